@@ -1,0 +1,5 @@
+import sys
+
+from envdoctor.cli import main
+
+sys.exit(main())

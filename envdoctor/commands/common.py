@@ -1,0 +1,71 @@
+"""Options and steps that several commands share."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Callable, Optional
+
+from envdoctor.errors import InputError
+from envdoctor.probes.base import ProbeContext
+from envdoctor.snapshot import Snapshot, load_snapshot
+
+DEFAULT_TORCH_TIMEOUT = 90.0
+DEFAULT_TIMEOUT = 20.0
+
+
+def add_python(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--python", metavar="PATH", help="the interpreter whose environment to probe (default: this one)")
+
+
+def add_snapshot(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--snapshot", metavar="FILE", help="use a snapshot taken earlier (here or elsewhere) instead of probing")
+
+
+def add_timeouts(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                        help=f"deadline for the torch probe (default {DEFAULT_TORCH_TIMEOUT:g}s; others {DEFAULT_TIMEOUT:g}s)")
+
+
+def target_python(value: Optional[str]) -> str:
+    if not value:
+        return sys.executable
+    path = Path(value)
+    if path.is_dir():
+        for cand in (path / "bin" / "python", path / "Scripts" / "python.exe"):
+            if cand.exists():
+                return str(cand)
+    if not path.exists():
+        raise InputError(f"--python {value}: no such interpreter")
+    if not os.access(path, os.X_OK):
+        raise InputError(f"--python {value}: not executable")
+    return str(path)
+
+
+def probe_context(args: argparse.Namespace) -> ProbeContext:
+    ctx = ProbeContext(python=target_python(getattr(args, "python", None)))
+    timeout = getattr(args, "timeout", None)
+    if timeout is not None:
+        if timeout <= 0:
+            raise InputError("--timeout must be positive")
+        ctx.torch_timeout = timeout
+        ctx.timeout = min(DEFAULT_TIMEOUT, timeout)
+    else:
+        ctx.torch_timeout = float(os.environ.get("ENVDOCTOR_TORCH_TIMEOUT", DEFAULT_TORCH_TIMEOUT))
+    return ctx
+
+
+def obtain_snapshot(args: argparse.Namespace, progress: Optional[Callable[[str], None]] = None) -> Snapshot:
+    """The snapshot a command works on: from --snapshot FILE, or probed here and now."""
+    if getattr(args, "snapshot", None):
+        return load_snapshot(args.snapshot)
+    from envdoctor.probes.runner import run_probes
+
+    ctx = probe_context(args)
+    on_event = None
+    if progress is not None:
+        def on_event(event):
+            progress(f"probe {event.record.name}: {event.record.status}")
+    return run_probes(ctx, on_event=on_event)

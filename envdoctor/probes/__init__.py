@@ -1,0 +1,1 @@
+"""Probes: one small module per source of facts. `runner.run_probes` runs them all."""

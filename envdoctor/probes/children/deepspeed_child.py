@@ -1,0 +1,57 @@
+"""Check DeepSpeed in the target interpreter; prints one JSON object. Stdlib only, Python 3.8+.
+
+Its build record (`git_version_info_installed.py`: prebuilt ops, the torch it was built with) is
+read with `ast.literal_eval` before the import, so a DeepSpeed that fails to import still tells it.
+"""
+import ast
+import json
+import os
+
+
+def build_record():
+    try:
+        import importlib.util
+        spec = importlib.util.find_spec("deepspeed")
+    except Exception:
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    for base in spec.submodule_search_locations:
+        path = os.path.join(base, "git_version_info_installed.py")
+        if not os.path.isfile(path):
+            continue
+        try:
+            with open(path) as fh:
+                tree = ast.parse(fh.read())
+        except (OSError, SyntaxError, ValueError):
+            return None
+        out = {}
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                try:
+                    out[node.targets[0].id] = ast.literal_eval(node.value)
+                except ValueError:
+                    pass
+        return out
+    return None
+
+
+def main():
+    try:
+        from importlib import metadata
+        version = metadata.version("deepspeed")
+    except Exception:
+        print(json.dumps({"installed": False}))
+        return
+    out = {"installed": True, "version": version, "build": build_record()}
+    try:
+        import deepspeed  # noqa: F401
+        out["importable"] = True
+    except BaseException as exc:
+        out["importable"] = False
+        out["error"] = "%s: %s" % (type(exc).__name__, exc)
+    print(json.dumps(out, default=str))
+
+
+if __name__ == "__main__":
+    main()

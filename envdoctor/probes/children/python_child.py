@@ -1,0 +1,94 @@
+"""Describe the target Python environment; prints one JSON object. Stdlib only, Python 3.8+."""
+import json
+import os
+import platform
+import re
+import sys
+import sysconfig
+
+# Distributions that matter for a GPU training stack.
+WATCH = (
+    "torch", "torchvision", "torchaudio", "triton", "pytorch-triton", "deepspeed", "flash-attn",
+    "flash_attn", "xformers", "bitsandbytes", "apex", "transformer-engine", "transformer_engine",
+    "vllm", "accelerate", "transformers", "numpy", "ninja", "nvidia-ml-py", "pynvml", "jax", "jaxlib",
+    "mamba-ssm", "causal-conv1d", "torchao", "megatron-core", "cupy", "onnxruntime-gpu", "tensorrt",
+)
+# Distributions whose binaries carry CUDA kernels worth checking against the GPUs.
+EXTENSIONS = (
+    "flash-attn", "flash_attn", "xformers", "bitsandbytes", "apex", "deepspeed", "transformer-engine",
+    "transformer_engine", "mamba-ssm", "causal-conv1d", "vllm", "torchao",
+)
+
+
+def _norm(name):
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def env_kind():
+    prefix = sys.prefix
+    if os.path.isdir(os.path.join(prefix, "conda-meta")):
+        return "conda"
+    cfg = os.path.join(prefix, "pyvenv.cfg")
+    if os.path.isfile(cfg):
+        try:
+            with open(cfg) as fh:
+                text = fh.read()
+        except OSError:
+            text = ""
+        return "uv" if re.search(r"^uv\s*=", text, re.M) else "venv"
+    if getattr(sys, "base_prefix", prefix) != prefix:
+        return "venv"
+    return "system"
+
+
+def externally_managed():
+    if sys.prefix != getattr(sys, "base_prefix", sys.prefix):
+        return False  # a venv is never externally managed
+    stdlib = sysconfig.get_path("stdlib")
+    return bool(stdlib) and os.path.isfile(os.path.join(stdlib, "EXTERNALLY-MANAGED"))
+
+
+def main():
+    from importlib import metadata
+
+    packages = {}
+    extensions = []
+    wanted = set(_norm(n) for n in WATCH)
+    ext_wanted = set(_norm(n) for n in EXTENSIONS)
+    for dist in metadata.distributions():
+        try:
+            name = _norm(dist.metadata["Name"] or "")
+        except Exception:
+            continue
+        if not name:
+            continue
+        if name in wanted or name.startswith("nvidia-"):
+            packages.setdefault(name, dist.version)
+        if name in ext_wanted:
+            files = []
+            for f in dist.files or []:
+                s = str(f)
+                if s.endswith(".so") or ".so." in s or s.endswith(".pyd"):
+                    try:
+                        files.append(str(dist.locate_file(f)))
+                    except Exception:
+                        pass
+            extensions.append({"name": name, "version": dist.version, "files": files[:400]})
+    include = sysconfig.get_paths().get("include") or ""
+    out = {
+        "version": platform.python_version(),
+        "implementation": platform.python_implementation(),
+        "executable": sys.executable,
+        "prefix": sys.prefix,
+        "env_kind": env_kind(),
+        "externally_managed": externally_managed(),
+        "packages": dict(sorted(packages.items())),
+        "python_headers": bool(include) and os.path.isfile(os.path.join(include, "Python.h")),
+        "extensions": extensions,
+        "gil_disabled": bool(sysconfig.get_config_var("Py_GIL_DISABLED")),
+    }
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()

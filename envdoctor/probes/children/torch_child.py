@@ -1,0 +1,125 @@
+"""Probe torch from inside the target interpreter; prints one JSON object. Stdlib only, Python 3.8+."""
+import json
+import sys
+import warnings
+
+LIBS = {"cudnn": "libcudnn", "nccl": "libnccl", "cublas": "libcublas", "cudart": "libcudart"}
+
+
+def _installed():
+    try:
+        from importlib import metadata
+    except ImportError:  # pragma: no cover - Python < 3.8
+        return None
+    try:
+        return metadata.version("torch")
+    except Exception:
+        return None
+
+
+def _guard(out, key, fn):
+    try:
+        out[key] = fn()
+    except Exception as exc:
+        out.setdefault("errors", {})[key] = "%s: %s" % (type(exc).__name__, exc)
+        out[key] = None
+
+
+def _mapped():
+    found = {}
+    try:
+        with open("/proc/self/maps") as fh:
+            for line in fh:
+                parts = line.split(None, 5)
+                if len(parts) < 6:
+                    continue
+                path = parts[5].strip()
+                name = path.rsplit("/", 1)[-1]
+                for key, prefix in LIBS.items():
+                    if name.startswith(prefix + ".") or name.startswith(prefix + "-") or name == prefix + ".so":
+                        if key == "cublas" and name.startswith("libcublasLt"):
+                            continue
+                        found.setdefault(key, path)
+    except OSError:
+        return None
+    return found
+
+
+def main():
+    dist_version = _installed()
+    out = {"installed": dist_version is not None, "dist_version": dist_version}
+    if dist_version is None:
+        # An importable torch without metadata (a source build on sys.path) still counts.
+        try:
+            import importlib.util
+            if importlib.util.find_spec("torch") is None:
+                print(json.dumps(out))
+                return
+        except Exception:
+            print(json.dumps(out))
+            return
+    sys.stdout.flush()
+    try:
+        import torch
+    except BaseException as exc:
+        out["importable"] = False
+        out["error"] = "%s: %s" % (type(exc).__name__, exc)
+        print(json.dumps(out))
+        return
+    out["importable"] = True
+    out["installed"] = True
+    out["version"] = str(torch.__version__)
+    out["path"] = getattr(torch, "__file__", None)
+    out["cuda"] = getattr(torch.version, "cuda", None)
+    out["hip"] = getattr(torch.version, "hip", None)
+    caught = []
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        _guard(out, "cuda_available", lambda: bool(torch.cuda.is_available()))
+        _guard(out, "device_count", lambda: int(torch.cuda.device_count()))
+        caught = [str(x.message) for x in w]
+    cuda_msgs = [m for m in caught if "CUDA" in m or "driver" in m or "GPU" in m]
+    out["cuda_init_error"] = cuda_msgs[0] if cuda_msgs else None
+    _guard(out, "arch_list", lambda: list(torch.cuda.get_arch_list()))
+
+    def cudnn():
+        v = torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None
+        return str(v) if v is not None else None
+
+    _guard(out, "cudnn", cudnn)
+
+    def nccl():
+        if not out.get("cuda"):
+            return None
+        v = torch.cuda.nccl.version()
+        return ".".join(str(x) for x in v) if isinstance(v, tuple) else str(v)
+
+    _guard(out, "nccl", nccl)
+
+    def backends():
+        import torch.distributed as dist
+        if not dist.is_available():
+            return {}
+        res = {}
+        for name in ("nccl", "gloo", "mpi", "ucc", "xccl"):
+            fn = getattr(dist, "is_%s_available" % name, None)
+            if fn is not None:
+                try:
+                    res[name] = bool(fn())
+                except Exception:
+                    res[name] = False
+        return res
+
+    _guard(out, "distributed_backends", backends)
+    if out.get("cuda_available"):
+        def init():
+            torch.cuda.init()
+            torch.zeros(1, device="cuda")
+            return True
+        _guard(out, "cuda_init", init)
+    out["loaded_libraries"] = _mapped()
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()

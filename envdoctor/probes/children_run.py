@@ -1,0 +1,37 @@
+"""Run a child script in the target interpreter and decode its one JSON line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Dict
+
+from envdoctor.probes.base import CommandResult, ProbeContext, run_command
+
+CHILDREN = Path(__file__).parent / "children"
+
+
+class ChildError(RuntimeError):
+    def __init__(self, message: str, result: CommandResult) -> None:
+        super().__init__(message)
+        self.result = result
+
+
+def run_child(ctx: ProbeContext, script: str, timeout: float) -> Dict[str, Any]:
+    """Return the child's JSON object; raise ChildError (crash, timeout, garbage) with a clear message."""
+    env = dict(ctx.env)
+    env.setdefault("PYTHONIOENCODING", "utf-8")
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    res = run_command([ctx.python, str(CHILDREN / script)], timeout=timeout, env=env)
+    if res.error:
+        raise ChildError(f"{ctx.python} {script}: {res.error}", res)
+    line = next((ln for ln in reversed(res.stdout.splitlines()) if ln.startswith("{")), None)
+    if res.returncode != 0 or line is None:
+        raise ChildError(res.describe(), res)
+    try:
+        data = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise ChildError(f"{script} printed invalid JSON: {exc}", res) from None
+    if not isinstance(data, dict):
+        raise ChildError(f"{script} printed {type(data).__name__}, not an object", res)
+    return data

@@ -1,0 +1,47 @@
+"""The target Python environment, and the CUDA extensions installed in it with their kernels."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List
+
+from envdoctor.probes.base import ProbeContext, ProbeOutput
+from envdoctor.probes.children_run import run_child
+from envdoctor.probes.fatbin import _arch_key, archs_in_file
+from envdoctor.snapshot import Extension, PythonEnv, Unavailable
+
+
+def probe(ctx: ProbeContext) -> ProbeOutput:
+    data = run_child(ctx, "python_child.py", ctx.timeout)
+    env = PythonEnv(version=str(data.get("version") or "unknown"))
+    for name in ("implementation", "executable", "env_kind", "externally_managed", "packages", "python_headers"):
+        value = data.get(name)
+        setattr(env, name, value if value is not None else Unavailable("not reported"))
+    if data.get("gil_disabled"):
+        env.extra["gil_disabled"] = True
+    sections: Dict[str, Any] = {"python": env, "extensions": extensions(data.get("extensions") or [])}
+    return ProbeOutput(sections)
+
+
+def extensions(raw: List[Dict[str, Any]]) -> List[Extension]:
+    out: List[Extension] = []
+    for item in raw:
+        archs: set = set()
+        errors: List[str] = []
+        for path in item.get("files") or []:
+            try:
+                archs.update(archs_in_file(path))
+            except (OSError, ValueError, IndexError) as exc:  # struct.error is a ValueError
+                errors.append(f"{path}: {exc}")
+        ext = Extension(name=str(item.get("name")), version=item.get("version") or Unavailable("unknown"))
+        if archs:
+            ext.arch_list = sorted(archs, key=_arch_key)
+        elif item.get("files"):
+            ext.arch_list = Unavailable("no CUDA kernels in its binaries (JIT-built or CPU-only)")
+        else:
+            ext.arch_list = Unavailable("no compiled files")
+        ext.torch_version = Unavailable("not recorded by the package")
+        ext.cuda_version = Unavailable("not recorded by the package")
+        if errors:
+            ext.extra["read_errors"] = errors[:5]
+        out.append(ext)
+    return out

@@ -1,0 +1,155 @@
+"""Run every probe concurrently, each under its own deadline, and assemble the snapshot.
+
+The torch probe starts first (it is the slowest: it imports torch); everything else overlaps it.
+A probe that raises becomes a `failed` record, one that overruns its deadline a `timeout` record,
+and the sections it owns are marked `ProbeFailed`, so the snapshot always comes back.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from dataclasses import dataclass
+from typing import Callable, Dict, Iterable, List, Optional, Tuple
+
+from envdoctor.probes import cuda_libs, gpu, network, pyenv, system, toolkit, torch_probe
+from envdoctor.probes.base import ProbeContext, ProbeOutput, ProbeSkipped
+from envdoctor.probes.children_run import ChildError
+from envdoctor.redact import relevant_env
+from envdoctor.snapshot import (
+    BuildTools,
+    Host,
+    ProbeFailed,
+    ProbeRecord,
+    PythonEnv,
+    Snapshot,
+    Unavailable,
+    now_iso,
+)
+
+
+def _env_probe(ctx: ProbeContext) -> ProbeOutput:
+    return ProbeOutput({"env": relevant_env(ctx.env)})
+
+
+@dataclass(frozen=True)
+class ProbeSpec:
+    name: str
+    fn: Callable[[ProbeContext], ProbeOutput]
+    owns: Tuple[str, ...]
+    slow: bool = False  # uses ctx.torch_timeout rather than ctx.timeout
+
+
+PROBES: Tuple[ProbeSpec, ...] = (
+    ProbeSpec("torch", torch_probe.probe, ("torch",), slow=True),
+    ProbeSpec("deepspeed", torch_probe.probe_deepspeed, ("deepspeed",), slow=True),
+    ProbeSpec("python", pyenv.probe, ("python", "extensions")),
+    ProbeSpec("nvml", gpu.probe, ("driver", "gpus", "topology")),
+    ProbeSpec("system", system.probe, ("host",)),
+    ProbeSpec("cuda_libraries", cuda_libs.probe, ("libraries",)),
+    ProbeSpec("cuda_toolkit", toolkit.probe, ("cuda_toolkit", "build_tools")),
+    ProbeSpec("network", network.probe, ("network", "fabric_manager")),
+    ProbeSpec("env", _env_probe, ("env",)),
+)
+PROBE_NAMES = tuple(p.name for p in PROBES)
+
+
+@dataclass
+class ProbeEvent:
+    """One finished probe, as the TUI streams them."""
+
+    record: ProbeRecord
+    output: Optional[ProbeOutput]
+
+
+def _run_one(spec: ProbeSpec, ctx: ProbeContext, out: queue.Queue[Tuple[str, ProbeRecord, Optional[ProbeOutput]]]) -> None:
+    start = time.monotonic()
+    try:
+        result = spec.fn(ctx)
+        record = ProbeRecord(name=spec.name, status=result.status, seconds=_secs(start),
+                             error=result.note)
+        out.put((spec.name, record, result))
+    except ProbeSkipped as exc:
+        out.put((spec.name, ProbeRecord(name=spec.name, status="skipped", seconds=_secs(start), error=str(exc)), None))
+    except ChildError as exc:
+        status = "timeout" if exc.result.error and exc.result.error.startswith("timed out") else "failed"
+        out.put((spec.name, ProbeRecord(name=spec.name, status=status, seconds=_secs(start), error=str(exc)), None))
+    except BaseException as exc:  # a probe bug must not cost the snapshot
+        error = f"{type(exc).__name__}: {exc}"
+        out.put((spec.name, ProbeRecord(name=spec.name, status="failed", seconds=_secs(start), error=error), None))
+
+
+def _secs(start: float) -> float:
+    return round(time.monotonic() - start, 3)
+
+
+def run_probes(
+    ctx: ProbeContext,
+    only: Optional[Iterable[str]] = None,
+    on_event: Optional[Callable[[ProbeEvent], None]] = None,
+) -> Snapshot:
+    """Probe this machine; never raises for a probe's sake."""
+    specs = [p for p in PROBES if only is None or p.name in set(only)]
+    results: queue.Queue[Tuple[str, ProbeRecord, Optional[ProbeOutput]]] = queue.Queue()
+    start = time.monotonic()
+    deadlines: Dict[str, float] = {}
+    for spec in specs:
+        limit = (ctx.torch_timeout if spec.slow else ctx.timeout) + 2.0  # grace over the child's own timeout
+        deadlines[spec.name] = start + limit
+        threading.Thread(target=_run_one, args=(spec, ctx, results), name=f"probe-{spec.name}", daemon=True).start()
+    done: Dict[str, Tuple[ProbeRecord, Optional[ProbeOutput]]] = {}
+    while len(done) < len(specs):
+        pending = [s.name for s in specs if s.name not in done]
+        wait = max(0.0, min(deadlines[n] for n in pending) - time.monotonic())
+        try:
+            name, record, output = results.get(timeout=wait)
+        except queue.Empty:
+            now = time.monotonic()
+            for n in pending:
+                if deadlines[n] <= now and n not in done:
+                    rec = ProbeRecord(name=n, status="timeout", seconds=round(now - start, 3),
+                                      error=f"no answer within {deadlines[n] - start:.0f}s")
+                    done[n] = (rec, None)
+                    if on_event:
+                        on_event(ProbeEvent(rec, None))
+            continue
+        if name in done:  # finished after its deadline was already recorded
+            continue
+        done[name] = (record, output)
+        if on_event:
+            on_event(ProbeEvent(record, output))
+    return assemble([done[s.name] for s in specs], [s for s in specs])
+
+
+def assemble(results: List[Tuple[ProbeRecord, Optional[ProbeOutput]]], specs: List[ProbeSpec]) -> Snapshot:
+    snap = Snapshot(created=now_iso(), host=Host(), python=PythonEnv(version="unknown"))
+    libaio = None
+    for (record, output), spec in zip(results, specs):
+        snap.probes.append(record)
+        if output is None:
+            marker = (Unavailable(str(record.error)) if record.status == "skipped"
+                      else ProbeFailed(f"{spec.name} probe {record.status}: {record.error}"))
+            for section in spec.owns:
+                _mark(snap, section, marker)
+            continue
+        for key, value in output.sections.items():
+            if key == "libaio":
+                libaio = value
+            else:
+                setattr(snap, key, value)
+    if isinstance(snap.build_tools, BuildTools):
+        snap.build_tools.libaio = libaio if libaio is not None else Unavailable("loader cache not read")
+    return snap
+
+
+def _mark(snap: Snapshot, section: str, marker: object) -> None:
+    if section == "gpus":
+        snap.gpus = []
+    elif section == "host":
+        snap.host = Host(os="other", arch="unknown")
+        snap.host.extra["error"] = str(marker)
+    elif section == "python":
+        snap.python = PythonEnv(version="unknown", executable=marker, packages=marker)  # type: ignore[arg-type]
+    else:
+        setattr(snap, section, marker)

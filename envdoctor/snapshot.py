@@ -1,0 +1,452 @@
+"""The machine snapshot: a typed model of `snapshot.schema.json` with a lossless JSON round-trip.
+
+A probed field holds a value, `Unavailable(why)` or `ProbeFailed(error)`. JSON keeps the schema's
+names: both markers are written as null, and their reasons go to the top-level `absent` map
+(path -> "unavailable: why" / "failed: error"), so reading the file back restores them.
+Keys this model does not know are kept in `extra` and written back unchanged.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import json
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Optional, TypeVar, Union
+
+SCHEMA = "envdoctor.snapshot/1"
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Unavailable:
+    """The fact does not exist here (no driver, not Linux, NotSupported by this GPU)."""
+
+    reason: str
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __str__(self) -> str:
+        return f"not available ({self.reason})"
+
+
+@dataclass(frozen=True)
+class ProbeFailed:
+    """The probe that should have read the fact failed."""
+
+    error: str
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __str__(self) -> str:
+        return f"probe failed ({self.error})"
+
+
+Absent = Union[Unavailable, ProbeFailed]
+NOT_PROBED = Unavailable("not probed")
+
+
+Field = Union[T, Unavailable, ProbeFailed]
+
+
+def is_absent(value: object) -> bool:
+    return isinstance(value, (Unavailable, ProbeFailed))
+
+
+def present(value: Any) -> bool:
+    return value is not None and not is_absent(value)
+
+
+def value_or(value: Any, default: Any = None) -> Any:
+    return default if is_absent(value) or value is None else value
+
+
+class SnapshotError(ValueError):
+    """A snapshot that cannot be read: the message names the file and the problem."""
+
+
+def _absent_field(default: Absent = NOT_PROBED) -> Any:
+    return field(default=default)
+
+
+@dataclass
+class Model:
+    extra: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def to_json(self, absent: Optional[Dict[str, str]] = None, path: str = "") -> Dict[str, Any]:
+        out: Dict[str, Any] = {}
+        for f in dataclasses.fields(self):
+            if f.name == "extra":
+                continue
+            out[f.name] = _dump(getattr(self, f.name), absent, _join(path, f.name))
+        for k, v in self.extra.items():
+            out.setdefault(k, v)
+        return out
+
+    @classmethod
+    def from_json(cls, data: Dict[str, Any], absent: Dict[str, str], path: str = "") -> Any:
+        hints = _hints(cls)
+        kwargs: Dict[str, Any] = {}
+        known = set()
+        for f in dataclasses.fields(cls):
+            if f.name == "extra":
+                continue
+            known.add(f.name)
+            if f.name in data:
+                kwargs[f.name] = _load(hints[f.name], data[f.name], absent, _join(path, f.name))
+            elif _join(path, f.name) in absent:
+                kwargs[f.name] = _marker(absent[_join(path, f.name)])
+        obj = cls(**kwargs)
+        obj.extra = {k: v for k, v in data.items() if k not in known}
+        return obj
+
+
+def _join(path: str, name: Union[str, int]) -> str:
+    return f"{path}.{name}" if path else str(name)
+
+
+_HINTS: Dict[type, Dict[str, Any]] = {}
+
+
+def _hints(cls: type) -> Dict[str, Any]:
+    if cls not in _HINTS:
+        _HINTS[cls] = typing.get_type_hints(cls)
+    return _HINTS[cls]
+
+
+def _marker(text: str) -> Absent:
+    kind, _, why = text.partition(": ")
+    return ProbeFailed(why) if kind == "failed" else Unavailable(why or kind)
+
+
+def _dump(value: Any, absent: Optional[Dict[str, str]], path: str) -> Any:
+    if isinstance(value, Unavailable):
+        if absent is not None:
+            absent[path] = f"unavailable: {value.reason}"
+        return None
+    if isinstance(value, ProbeFailed):
+        if absent is not None:
+            absent[path] = f"failed: {value.error}"
+        return None
+    if isinstance(value, Model):
+        return value.to_json(absent, path)
+    if isinstance(value, list):
+        return [_dump(v, absent, _join(path, i)) for i, v in enumerate(value)]
+    if isinstance(value, dict):
+        return {k: _dump(v, absent, _join(path, k)) for k, v in value.items()}
+    return value
+
+
+def _strip_markers(tp: Any) -> Any:
+    if typing.get_origin(tp) is Union:
+        args = [a for a in typing.get_args(tp) if a not in (Unavailable, ProbeFailed, type(None))]
+        return args[0] if len(args) == 1 else Union[tuple(args)]
+    return tp
+
+
+def _load(tp: Any, value: Any, absent: Dict[str, str], path: str) -> Any:
+    if value is None:
+        if path in absent:
+            return _marker(absent[path])
+        if typing.get_origin(tp) is Union and type(None) in typing.get_args(tp):
+            return None  # a plain Optional: None is a value ("no error")
+        return Unavailable("null in snapshot")
+    tp = _strip_markers(tp)
+    origin = typing.get_origin(tp)
+    if isinstance(tp, type) and issubclass(tp, Model):
+        return tp.from_json(value, absent, path)
+    if origin in (list, List):
+        (item,) = typing.get_args(tp) or (Any,)
+        return [_load(item, v, absent, _join(path, i)) for i, v in enumerate(value)]
+    if origin in (dict, Dict):
+        args = typing.get_args(tp)
+        item = args[1] if args else Any
+        return {k: _load(item, v, absent, _join(path, k)) for k, v in value.items()}
+    return value
+
+
+# --- the sections ---------------------------------------------------------------------------
+
+
+@dataclass
+class Cpu(Model):
+    model: Field[str] = _absent_field()
+    physical_cores: Field[int] = _absent_field()
+    logical_cpus: Field[int] = _absent_field()
+    sockets: Field[int] = _absent_field()
+
+
+@dataclass
+class NumaNode(Model):
+    id: int = 0
+    cpus: Field[str] = _absent_field()
+    memory_bytes: Field[int] = _absent_field()
+
+
+@dataclass
+class Host(Model):
+    os: str = "other"
+    arch: str = "unknown"
+    hostname: Field[str] = _absent_field()
+    kernel: Field[str] = _absent_field()
+    distro: Field[str] = _absent_field()
+    glibc: Field[str] = _absent_field()
+    container: Field[str] = _absent_field()
+    wsl: Field[bool] = _absent_field()
+    cpu: Field[Cpu] = _absent_field()
+    memory_bytes: Field[int] = _absent_field()
+    shm_bytes: Field[int] = _absent_field()
+    numa_nodes: Field[List[NumaNode]] = _absent_field()
+    iommu: Field[str] = _absent_field()
+    acs_enabled_bridges: Field[int] = _absent_field()
+    container_gpu_access: Field[bool] = _absent_field()
+    gpu_device_nodes: Field[List[str]] = _absent_field()
+    process_cpus: Field[str] = _absent_field()
+
+
+@dataclass
+class Driver(Model):
+    version: str = ""
+    cuda_driver_version: Field[str] = _absent_field()
+    source: Field[str] = _absent_field()
+
+
+@dataclass
+class Pcie(Model):
+    gen: Field[int] = _absent_field()
+    max_gen: Field[int] = _absent_field()
+    width: Field[int] = _absent_field()
+    max_width: Field[int] = _absent_field()
+
+
+@dataclass
+class NvLink(Model):
+    links_active: Field[int] = _absent_field()
+    version: Field[int] = _absent_field()
+
+
+@dataclass
+class Gpu(Model):
+    index: int = 0
+    name: str = ""
+    compute_capability: str = "0.0"
+    uuid: Field[str] = _absent_field()
+    pci_bus_id: Field[str] = _absent_field()
+    memory_bytes: Field[int] = _absent_field()
+    numa_node: Field[int] = _absent_field()
+    cpu_affinity: Field[str] = _absent_field()
+    pcie: Field[Pcie] = _absent_field()
+    nvlink: Field[NvLink] = _absent_field()
+    mig_enabled: Field[bool] = _absent_field()
+    persistence_mode: Field[bool] = _absent_field()
+    ecc_uncorrected: Field[int] = _absent_field()
+    retired_pages_pending: Field[bool] = _absent_field()
+
+    @property
+    def sm(self) -> int:
+        major, minor = self.compute_capability.split(".")
+        return int(major) * 10 + int(minor)
+
+
+@dataclass
+class Topology(Model):
+    links: List[List[str]] = field(default_factory=list)
+    p2p: Field[List[List[Optional[bool]]]] = _absent_field()
+
+
+@dataclass
+class CudaToolkit(Model):
+    nvcc_version: Field[str] = _absent_field()
+    cuda_home: Field[str] = _absent_field()
+    nvcc_path: Field[str] = _absent_field()
+
+
+@dataclass
+class LibCopy(Model):
+    version: Field[str] = _absent_field()
+    path: Field[str] = _absent_field()
+
+
+@dataclass
+class Libraries(Model):
+    cudnn: Field[List[LibCopy]] = _absent_field()
+    nccl: Field[List[LibCopy]] = _absent_field()
+    cudart: Field[List[LibCopy]] = _absent_field()
+    cublas: Field[List[LibCopy]] = _absent_field()
+
+
+@dataclass
+class PythonEnv(Model):
+    version: str = ""
+    implementation: Field[str] = _absent_field()
+    executable: Field[str] = _absent_field()
+    env_kind: Field[str] = _absent_field()
+    externally_managed: Field[bool] = _absent_field()
+    packages: Field[Dict[str, str]] = _absent_field()
+    python_headers: Field[bool] = _absent_field()
+
+
+@dataclass
+class Torch(Model):
+    importable: bool = False
+    error: Optional[str] = None
+    version: Field[str] = _absent_field()
+    cuda: Field[str] = _absent_field()
+    hip: Field[str] = _absent_field()
+    cudnn: Field[str] = _absent_field()
+    nccl: Field[str] = _absent_field()
+    arch_list: Field[List[str]] = _absent_field()
+    cuda_available: Field[bool] = _absent_field()
+    device_count: Field[int] = _absent_field()
+    distributed_backends: Field[Dict[str, bool]] = _absent_field()
+    loaded_libraries: Field[Dict[str, Optional[str]]] = _absent_field()
+    cuda_init_error: Optional[str] = None
+    path: Field[str] = _absent_field()
+
+
+@dataclass
+class DeepSpeed(Model):
+    version: Field[str] = _absent_field()
+    importable: Field[bool] = _absent_field()
+    error: Optional[str] = None
+    torch_info: Field[Dict[str, Any]] = _absent_field()
+
+
+@dataclass
+class ProbeRecord(Model):
+    name: str = ""
+    status: str = "skipped"
+    seconds: Optional[float] = None
+    error: Optional[str] = None
+
+
+@dataclass
+class Interface(Model):
+    name: str = ""
+    up: Field[bool] = _absent_field()
+    kind: Field[str] = _absent_field()
+    speed_mbps: Field[int] = _absent_field()
+    addresses: Field[List[str]] = _absent_field()
+
+
+@dataclass
+class RdmaDevice(Model):
+    name: str = ""
+    state: Field[str] = _absent_field()
+    link_layer: Field[str] = _absent_field()
+
+
+@dataclass
+class Network(Model):
+    interfaces: Field[List[Interface]] = _absent_field()
+    rdma_devices: Field[List[RdmaDevice]] = _absent_field()
+    peermem_loaded: Field[bool] = _absent_field()
+
+
+@dataclass
+class FabricManager(Model):
+    nvswitch_present: Field[bool] = _absent_field()
+    running: Field[bool] = _absent_field()
+    version: Field[str] = _absent_field()
+
+
+@dataclass
+class Extension(Model):
+    name: str = ""
+    version: Field[str] = _absent_field()
+    arch_list: Field[List[str]] = _absent_field()
+    torch_version: Field[str] = _absent_field()
+    cuda_version: Field[str] = _absent_field()
+
+
+@dataclass
+class BuildTools(Model):
+    """What compiling CUDA/C++ extensions (DeepSpeed ops, torch.compile's Inductor) needs."""
+
+    ninja: Field[str] = _absent_field()
+    cc: Field[str] = _absent_field()
+    cxx: Field[str] = _absent_field()
+    libaio: Field[bool] = _absent_field()
+
+
+@dataclass
+class Snapshot(Model):
+    created: str = ""
+    host: Host = field(default_factory=Host)
+    driver: Field[Driver] = _absent_field()
+    gpus: List[Gpu] = field(default_factory=list)
+    python: PythonEnv = field(default_factory=PythonEnv)
+    torch: Field[Torch] = _absent_field()
+    probes: List[ProbeRecord] = field(default_factory=list)
+    topology: Field[Topology] = _absent_field()
+    cuda_toolkit: Field[CudaToolkit] = _absent_field()
+    libraries: Field[Libraries] = _absent_field()
+    deepspeed: Field[DeepSpeed] = _absent_field()
+    env: Field[Dict[str, str]] = _absent_field()
+    network: Field[Network] = _absent_field()
+    fabric_manager: Field[FabricManager] = _absent_field()
+    extensions: Field[List[Extension]] = _absent_field()
+    build_tools: Field[BuildTools] = _absent_field()
+
+    def to_json(self, absent: Optional[Dict[str, str]] = None, path: str = "") -> Dict[str, Any]:
+        reasons: Dict[str, str] = {}
+        body = super().to_json(reasons, path)
+        body.pop("absent", None)
+        return {"schema": SCHEMA, **body, "absent": dict(sorted(reasons.items()))}
+
+    def dumps(self) -> str:
+        return json.dumps(self.to_json(), indent=2, sort_keys=False) + "\n"
+
+    def probe(self, name: str) -> Optional[ProbeRecord]:
+        return next((p for p in self.probes if p.name == name), None)
+
+
+def now_iso() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+def snapshot_from_json(data: Any, source: str = "<snapshot>") -> Snapshot:
+    """Validate a decoded JSON document against the schema and build the model."""
+    from envdoctor.jsonschema_lite import validate_snapshot
+
+    if not isinstance(data, dict):
+        raise SnapshotError(f"{source}: not a snapshot: expected a JSON object, got {type(data).__name__}")
+    schema = data.get("schema")
+    if schema != SCHEMA:
+        raise SnapshotError(
+            f"{source}: unknown snapshot schema {schema!r}; this envdoctor reads {SCHEMA!r}"
+        )
+    errors = validate_snapshot(data)
+    if errors:
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        raise SnapshotError(f"{source}: invalid snapshot: {errors[0]}{more}")
+    absent = data.get("absent") or {}
+    if not isinstance(absent, dict):
+        raise SnapshotError(f"{source}: invalid snapshot: 'absent' must be an object")
+    body = {k: v for k, v in data.items() if k not in ("schema", "absent")}
+    try:
+        return Snapshot.from_json(body, {str(k): str(v) for k, v in absent.items()})
+    except (TypeError, ValueError, AttributeError) as exc:  # a shape the schema allows but we cannot use
+        raise SnapshotError(f"{source}: invalid snapshot: {exc}") from None
+
+
+def load_snapshot(path: Union[str, Path]) -> Snapshot:
+    """Read a snapshot file; any problem is a SnapshotError naming the file."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SnapshotError(f"{p}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SnapshotError(f"{p}: cannot read: {exc}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        what = "truncated JSON" if exc.pos >= len(text.rstrip()) else "invalid JSON"
+        raise SnapshotError(f"{p}: {what} at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    return snapshot_from_json(data, str(p))
