@@ -1,0 +1,1 @@
+"""The rules database: `rules/*.json` at the top level, loaded by `registry`, evaluated by `engine`."""

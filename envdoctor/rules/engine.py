@@ -1,0 +1,95 @@
+"""Evaluate rules on a snapshot. A rule that crashes becomes a finding; the others still run."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Sequence
+
+from envdoctor.findings import SEVERITIES, Finding
+from envdoctor.rules.conditions import Context, evaluate
+from envdoctor.rules.predicates import PREDICATES
+from envdoctor.rules.registry import TEMPLATE_NAME, Rule
+from envdoctor.snapshot import Snapshot, is_absent, present
+
+
+def render(template: str, ctx: Context, bindings: Dict[str, Any]) -> str:
+    def sub(m: Any) -> str:
+        name, fmt = m.group(1), m.group(2)
+        if name in bindings:
+            value = bindings[name]
+        else:
+            head = name.split(".")[0]
+            value = ctx.child(**{head: bindings[head]}).resolve(name) if head in bindings else ctx.resolve(name)
+        return _fmt(value, fmt)
+
+    return TEMPLATE_NAME.sub(sub, template)
+
+
+def _fmt(value: Any, fmt: Any) -> str:
+    if is_absent(value) or value is None:
+        return "unknown"
+    if fmt == "count" and isinstance(value, list):
+        return str(len(value))
+    if fmt == "gib" and isinstance(value, (int, float)):
+        return f"{value / (1 << 30):.1f} GiB"
+    if fmt == "mib" and isinstance(value, (int, float)):
+        return f"{value / (1 << 20):.0f} MiB"
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value)
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
+
+
+def evaluate_rule(rule: Rule, snapshot: Snapshot) -> List[Finding]:
+    base = Context(snapshot)
+    if rule.for_each:
+        items = base.resolve(rule.for_each["in"])
+        contexts = [base.child(**{rule.for_each["as"]: item}) for item in items] if present(items) else []
+    else:
+        contexts = [base]
+    out: List[Finding] = []
+    for ctx in contexts:
+        bindings: Dict[str, Any] = {}
+        if not evaluate(rule.when, ctx, PREDICATES, bindings):
+            continue
+        severity = rule.severity
+        if rule.escalate and evaluate(rule.escalate["when"], ctx, PREDICATES, dict(bindings)):
+            severity = rule.escalate["to"]
+        out.append(Finding(
+            id=rule.id,
+            severity=severity,
+            category=rule.category,
+            title=render(rule.title, ctx, bindings),
+            detail=render(rule.detail, ctx, bindings),
+            fix=render(rule.fix, ctx, bindings),
+            subjects=[render(s, ctx, bindings) for s in rule.subjects],
+            safety=rule.fix_safety,
+            commands=[[render(a, ctx, bindings) for a in cmd] for cmd in rule.fix_commands],
+            references=list(rule.references),
+        ))
+    if rule.group_title and len(out) > 1:
+        subjects = [s for f in out for s in f.subjects]
+        names = {"count": len(out), "subjects": ", ".join(f.subjects[0] for f in out)}
+        first = out[0]
+        first.title = render(rule.group_title, base, names)
+        first.subjects = list(dict.fromkeys(subjects))
+        first.severity = max((f.severity for f in out), key=lambda sev: -SEVERITIES.index(sev))
+        return [first]
+    return out
+
+
+def evaluate_all(rules: Sequence[Rule], snapshot: Snapshot) -> List[Finding]:
+    findings: List[Finding] = []
+    for rule in rules:
+        if rule.status == "removed":
+            continue
+        try:
+            findings.extend(evaluate_rule(rule, snapshot))
+        except Exception as exc:  # a rule bug must not cost the other findings
+            findings.append(Finding(
+                id=rule.id, severity="warning", category="rule_crashed",
+                title=f"rule {rule.id} ({rule.name}) could not be evaluated",
+                detail=f"{type(exc).__name__}: {exc}. The other rules ran; this check is missing from the report.",
+                fix="Report this to envdoctor with `envdoctor report --markdown`.",
+            ))
+    return findings

@@ -1,0 +1,322 @@
+"""Named predicates for rules that need real computation. Each takes the evaluation context and
+returns a falsy value (no match) or a dict of names the rule's templates may use."""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any, Callable, Dict, List, Optional, Union
+
+from envdoctor import compat
+from envdoctor.probes.base import parse_cpulist
+from envdoctor.rules.conditions import Context
+from envdoctor.snapshot import Gpu, Snapshot, present
+from envdoctor.versions import cudnn_human, major_minor, parse
+
+Result = Union[bool, None, Dict[str, Any]]
+PREDICATES: Dict[str, Callable[[Context], Result]] = {}
+OUTPUTS: Dict[str, tuple] = {}  # predicate -> names it binds (checked against the templates on load)
+
+
+def predicate(*outputs: str) -> Callable[[Callable[[Context], Result]], Callable[[Context], Result]]:
+    def deco(fn: Callable[[Context], Result]) -> Callable[[Context], Result]:
+        PREDICATES[fn.__name__] = fn
+        OUTPUTS[fn.__name__] = outputs
+        return fn
+
+    return deco
+
+
+def _os(s: Snapshot) -> str:
+    return compat.driver_os(s.host.os, s.host.wsl)
+
+
+def _torch_cuda(s: Snapshot) -> Optional[str]:
+    t = s.torch
+    return t.cuda if present(t) and t.importable and present(t.cuda) else None
+
+
+@predicate("needed_driver", "cuda", "verdict")
+def driver_too_old_for_torch(ctx: Context) -> Result:
+    s = ctx.snapshot
+    cuda = _torch_cuda(s)
+    if cuda is None or not present(s.driver):
+        return None
+    verdict = compat.driver_supports(s.driver.version, cuda, _os(s))
+    if verdict.ok or verdict.needed is None:
+        return None
+    return {"needed_driver": verdict.needed, "cuda": cuda, "verdict": verdict.why}
+
+
+@predicate("needed_driver")
+def driver_too_old_for_gpu(ctx: Context) -> Result:
+    s = ctx.snapshot
+    gpu: Gpu = ctx.bound["gpu"]
+    need = compat.MIN_DRIVER_FOR_CC.get(gpu.compute_capability)
+    if need is None or not present(s.driver) or _os(s) != "linux":
+        return None
+    have, want = parse(s.driver.version), parse(need)
+    return {"needed_driver": need} if have is not None and want is not None and have < want else None
+
+
+@predicate("arch_list", "sm")
+def gpu_without_kernels(ctx: Context) -> Result:
+    """torch has CUDA kernels, but none (SASS or PTX) that runs on this GPU."""
+    t = ctx.snapshot.torch
+    gpu: Gpu = ctx.bound["gpu"]
+    if _torch_cuda(ctx.snapshot) is None or not present(t.arch_list) or not t.arch_list:
+        return None
+    if compat.kernel_for(t.arch_list, gpu.compute_capability):
+        return None
+    return {"arch_list": " ".join(t.arch_list), "sm": "sm_" + gpu.compute_capability.replace(".", "")}
+
+
+@predicate("missing_kernels")
+def extension_without_kernels(ctx: Context) -> Result:
+    ext = ctx.bound["ext"]
+    if not present(ext.arch_list) or not ext.arch_list:
+        return None
+    missing = [f"GPU {g.index} ({g.name}, sm_{g.compute_capability.replace('.', '')})"
+               for g in ctx.snapshot.gpus if not compat.kernel_for(ext.arch_list, g.compute_capability)]
+    return {"missing_kernels": "; ".join(missing)} if missing else None
+
+
+@predicate("built_with", "running")
+def deepspeed_built_for_other_torch(ctx: Context) -> Result:
+    s = ctx.snapshot
+    ds, t = s.deepspeed, s.torch
+    if not (present(ds) and present(ds.torch_info) and present(t) and t.importable):
+        return None
+    ops = ds.extra.get("installed_ops") or {}
+    if ops and not any(ops.values()):
+        return None  # nothing prebuilt: JIT builds against the torch that is there
+    built = major_minor(ds.torch_info.get("version"))
+    running = major_minor(t.version)
+    if built and running and built != running:
+        return {"built_with": "%d.%d" % built, "running": "%d.%d" % running}
+    return None
+
+
+@predicate("library", "loaded_path", "wheel_version", "loaded_version", "severity_hint")
+def shadowed_library(ctx: Context) -> Result:
+    """torch mapped a cuDNN/NCCL from outside its environment: a system copy shadows the wheel's."""
+    t = ctx.snapshot.torch
+    if not (present(t) and t.importable and present(t.loaded_libraries) and present(t.path)):
+        return None
+    site = os.path.dirname(os.path.dirname(str(t.path)))
+    for lib in ("cudnn", "nccl"):
+        path = t.loaded_libraries.get(lib)
+        if not path or path.startswith(site + os.sep):
+            continue
+        loaded_version = _version_in_name(path)
+        wheel = getattr(t, lib)
+        wheel_version = (cudnn_human(wheel) if lib == "cudnn" else str(wheel)) if present(wheel) else "unknown"
+        hint = "major" if loaded_version and wheel_version[:1] != loaded_version[:1] else "minor"
+        return {"library": lib, "loaded_path": path, "wheel_version": wheel_version,
+                "loaded_version": loaded_version or "unknown", "severity_hint": hint}
+    return None
+
+
+def _version_in_name(path: str) -> Optional[str]:
+    m = re.search(r"\.so\.(\d+(?:\.\d+)*)$", path)
+    return m.group(1) if m else None
+
+
+@predicate("nvcc", "cuda")
+def toolkit_major_mismatch(ctx: Context) -> Result:
+    s = ctx.snapshot
+    cuda = _torch_cuda(s)
+    tk = s.cuda_toolkit
+    if cuda is None or not present(tk) or not present(tk.nvcc_version):
+        return None
+    if compat.cuda_major_minor(tk.nvcc_version)[0] != compat.cuda_major_minor(cuda)[0]:
+        return {"nvcc": tk.nvcc_version, "cuda": cuda}
+    return None
+
+
+# DeepSpeed op_builder/builder.py `cuda_minor_mismatch_ok` (0.17.2 .. 0.19.8): no entry for 13.
+DS_MINOR_MISMATCH_OK = {
+    10: ("10.0", "10.1", "10.2"),
+    11: ("11.0", "11.1", "11.2", "11.3", "11.4", "11.5", "11.6", "11.7", "11.8"),
+    12: ("12.0", "12.1", "12.2", "12.3", "12.4", "12.5", "12.6", "12.8", "12.9"),
+}
+
+
+@predicate("nvcc", "cuda")
+def deepspeed_cuda_mismatch(ctx: Context) -> Result:
+    """DeepSpeed's own check: nvcc and torch's CUDA must agree in major.minor, unless both are in
+    its `cuda_minor_mismatch_ok` list for that major (there is none for 13)."""
+    s = ctx.snapshot
+    cuda = _torch_cuda(s)
+    tk = s.cuda_toolkit
+    if cuda is None or not present(s.deepspeed) or not present(tk) or not present(tk.nvcc_version):
+        return None
+    sys_mm = compat.cuda_major_minor(tk.nvcc_version)
+    torch_mm = compat.cuda_major_minor(cuda)
+    if sys_mm == torch_mm:
+        return None
+    if sys_mm[0] == torch_mm[0]:
+        ok = DS_MINOR_MISMATCH_OK.get(sys_mm[0], ())
+        if "%d.%d" % sys_mm in ok and "%d.%d" % torch_mm in ok:
+            return None
+    return {"nvcc": "%d.%d" % sys_mm, "cuda": "%d.%d" % torch_mm}
+
+
+@predicate("ifname", "interfaces")
+def socket_ifname_matches_nothing(ctx: Context) -> Result:
+    """NCCL_SOCKET_IFNAME semantics: comma list of prefixes; '^' excludes; '=' means exact names."""
+    s = ctx.snapshot
+    value = s.env.get("NCCL_SOCKET_IFNAME") if present(s.env) else None
+    if not value or not present(s.network) or not present(s.network.interfaces):
+        return None
+    names = [i.name for i in s.network.interfaces]
+    spec = value.strip()
+    exclude = spec.startswith("^")
+    spec = spec.lstrip("^")
+    exact = spec.startswith("=")
+    spec = spec.lstrip("=")
+    parts = [p.strip() for p in spec.split(",") if p.strip()]
+
+    def hit(name: str) -> bool:
+        return any(name == p if exact else name.startswith(p) for p in parts)
+
+    usable = [n for n in names if (not hit(n)) == exclude and n != "lo"] if exclude else [n for n in names if hit(n)]
+    if usable:
+        return None
+    return {"ifname": value, "interfaces": ", ".join(n for n in names if n != "lo") or "none"}
+
+
+@predicate("python", "supported")
+def python_unsupported(ctx: Context) -> Result:
+    s = ctx.snapshot
+    version = s.python.version
+    if not re.match(r"^\d+\.\d+", version or ""):
+        return None
+    if compat.torch_releases_for_python(version):
+        return None
+    lo, hi = compat.supported_python_range()
+    return {"python": ".".join(version.split(".")[:2]), "supported": f"{lo}–{hi}"}
+
+
+# The NCCL release that first supports a GPU generation (FACTS / nccl-taxonomy: H100 2.15, Blackwell 2.26).
+NCCL_MIN_FOR_CC = ((100, "2.26"), (90, "2.15"))
+
+
+@predicate("nccl", "needed_nccl", "gpu_name")
+def nccl_too_old_for_gpu(ctx: Context) -> Result:
+    t = ctx.snapshot.torch
+    if not (present(t) and t.importable and present(t.nccl)) or not ctx.snapshot.gpus:
+        return None
+    have = parse(t.nccl)
+    newest = max(ctx.snapshot.gpus, key=lambda g: compat.cc_number(g.compute_capability))
+    for min_cc, needed in NCCL_MIN_FOR_CC:
+        if compat.cc_number(newest.compute_capability) >= min_cc:
+            want = parse(needed)
+            if have is not None and want is not None and have < want:
+                return {"nccl": t.nccl, "needed_nccl": needed, "gpu_name": newest.name}
+            return None
+    return None
+
+
+@predicate("library")
+def import_error_missing_library(ctx: Context) -> Result:
+    t = ctx.snapshot.torch
+    text = str(t.error) if present(t) and t.error else ""
+    m = re.search(r"(lib[\w.+-]+\.so[\w.]*): cannot open shared object file", text)
+    if m:
+        return {"library": m.group(1)}
+    m = re.search(r"undefined symbol: (\w+)", text)
+    return {"library": f"a library exporting {m.group(1)}"} if m else None
+
+
+@predicate("gpu_cpus", "process_cpus")
+def gpu_cpus_outside_affinity(ctx: Context) -> Result:
+    s = ctx.snapshot
+    gpu: Gpu = ctx.bound["gpu"]
+    if not present(gpu.cpu_affinity) or not present(s.host.process_cpus):
+        return None
+    near = set(parse_cpulist(gpu.cpu_affinity))
+    allowed = set(parse_cpulist(s.host.process_cpus))
+    if near and allowed and not (near & allowed):
+        return {"gpu_cpus": gpu.cpu_affinity, "process_cpus": s.host.process_cpus}
+    return None
+
+
+@predicate("causes")
+def p2p_blocked(ctx: Context) -> Result:
+    s = ctx.snapshot
+    topo = s.topology
+    if not present(topo) or not present(topo.p2p) or len(s.gpus) < 2:
+        return None
+    blocked = [(i, j) for i, row in enumerate(topo.p2p) for j, v in enumerate(row) if i < j and v is False]
+    if not blocked:
+        return None
+    causes: List[str] = []
+    if any("GeForce" in g.name or "RTX" in g.name and "RTX A" not in g.name for g in s.gpus):
+        causes.append("GeForce/RTX consumer GPUs have peer-to-peer disabled by the driver")
+    if present(s.host.acs_enabled_bridges) and s.host.acs_enabled_bridges:
+        causes.append(f"{s.host.acs_enabled_bridges} PCIe bridge(s) have ACS redirect on, which routes P2P through the root complex")
+    if s.host.iommu == "translated":
+        causes.append("the IOMMU translates DMA addresses (not passthrough)")
+    if not causes:
+        causes.append("the GPUs sit under different root complexes or the platform blocks P2P")
+    pairs = ", ".join(f"{i}-{j}" for i, j in blocked[:8]) + (" ..." if len(blocked) > 8 else "")
+    return {"causes": "; ".join(causes) + f" (pairs {pairs})"}
+
+
+@predicate("links")
+def nvlink_present(ctx: Context) -> Result:
+    links = [g.nvlink.links_active for g in ctx.snapshot.gpus
+             if present(g.nvlink) and present(g.nvlink.links_active) and g.nvlink.links_active]
+    return {"links": max(links)} if links else None
+
+
+@predicate("shm_mib", "needed_mib")
+def shm_too_small(ctx: Context) -> Result:
+    s = ctx.snapshot
+    if not present(s.host.shm_bytes) or not s.gpus:
+        return None
+    need = max(1024, 256 * len(s.gpus))  # DataLoader workers plus NCCL's SHM transport per local rank
+    have = s.host.shm_bytes // (1 << 20)
+    return {"shm_mib": have, "needed_mib": need} if have < need else None
+
+
+@predicate("name")
+def probe_went_wrong(ctx: Context) -> Result:
+    p = ctx.bound["probe"]
+    return {"name": p.name} if p.status in ("failed", "timeout") else None
+
+
+@predicate()
+def shadowed_library_major(ctx: Context) -> Result:
+    found = shadowed_library(ctx)
+    return isinstance(found, dict) and found["severity_hint"] == "major"
+
+
+@predicate()
+def p2p_all_available(ctx: Context) -> Result:
+    topo = ctx.snapshot.topology
+    if not present(topo) or not present(topo.p2p) or len(topo.p2p) < 2:
+        return None
+    return all(v is True for i, row in enumerate(topo.p2p) for j, v in enumerate(row) if i != j)
+
+
+@predicate("ratio")
+def pcie_width_below_max(ctx: Context) -> Result:
+    p = ctx.bound["gpu"].pcie
+    if not (present(p) and present(p.width) and present(p.max_width)) or p.width >= p.max_width:
+        return None
+    return {"ratio": f"{p.width}/{p.max_width}"}
+
+
+@predicate()
+def pcie_gen_below_max(ctx: Context) -> Result:
+    p = ctx.bound["gpu"].pcie
+    return present(p) and present(p.gen) and present(p.max_gen) and p.gen < p.max_gen
+
+
+@predicate()
+def fabric_manager_mismatch(ctx: Context) -> Result:
+    s = ctx.snapshot
+    fm = s.fabric_manager
+    return present(s.driver) and present(fm) and present(fm.version) and fm.version != s.driver.version
