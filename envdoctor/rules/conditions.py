@@ -38,7 +38,7 @@ class Context:
     snapshot: Snapshot
     bound: Dict[str, Any] = field(default_factory=dict)
 
-    def child(self, **names: Any) -> "Context":
+    def child(self, **names: Any) -> Context:
         return Context(self.snapshot, {**self.bound, **names})
 
     def resolve(self, path: str) -> Any:

@@ -27,6 +27,10 @@ def predicate(*outputs: str) -> Callable[[Callable[[Context], Result]], Callable
     return deco
 
 
+def _mm(pair: tuple) -> str:
+    return f"{pair[0]}.{pair[1]}"
+
+
 def _os(s: Snapshot) -> str:
     return compat.driver_os(s.host.os, s.host.wsl)
 
@@ -93,7 +97,7 @@ def deepspeed_built_for_other_torch(ctx: Context) -> Result:
     built = major_minor(ds.torch_info.get("version"))
     running = major_minor(t.version)
     if built and running and built != running:
-        return {"built_with": "%d.%d" % built, "running": "%d.%d" % running}
+        return {"built_with": _mm(built), "running": _mm(running)}
     return None
 
 
@@ -157,9 +161,9 @@ def deepspeed_cuda_mismatch(ctx: Context) -> Result:
         return None
     if sys_mm[0] == torch_mm[0]:
         ok = DS_MINOR_MISMATCH_OK.get(sys_mm[0], ())
-        if "%d.%d" % sys_mm in ok and "%d.%d" % torch_mm in ok:
+        if _mm(sys_mm) in ok and _mm(torch_mm) in ok:
             return None
-    return {"nvcc": "%d.%d" % sys_mm, "cuda": "%d.%d" % torch_mm}
+    return {"nvcc": _mm(sys_mm), "cuda": _mm(torch_mm)}
 
 
 @predicate("ifname", "interfaces")
@@ -255,7 +259,8 @@ def p2p_blocked(ctx: Context) -> Result:
     if any("GeForce" in g.name or "RTX" in g.name and "RTX A" not in g.name for g in s.gpus):
         causes.append("GeForce/RTX consumer GPUs have peer-to-peer disabled by the driver")
     if present(s.host.acs_enabled_bridges) and s.host.acs_enabled_bridges:
-        causes.append(f"{s.host.acs_enabled_bridges} PCIe bridge(s) have ACS redirect on, which routes P2P through the root complex")
+        causes.append(f"{s.host.acs_enabled_bridges} PCIe bridge(s) have ACS redirect on, "
+                      "which routes P2P through the root complex")
     if s.host.iommu == "translated":
         causes.append("the IOMMU translates DMA addresses (not passthrough)")
     if not causes:
