@@ -30,13 +30,17 @@ def scrub_secrets(text: str) -> str:
     return _SECRET_VALUE[1].sub(lambda m: m.group(1) + REDACTED, text)
 
 
+def env_value(name: str, value: str) -> str:
+    """An environment value as it may be shown: secret-named variables never are."""
+    return REDACTED if _SECRET_NAME.search(name) else scrub_secrets(value)
+
+
 def relevant_env(environ: Mapping[str, str]) -> Dict[str, str]:
     out: Dict[str, str] = {}
     for name in sorted(environ):
         if not (name.startswith(ENV_PREFIXES) or name in ENV_NAMES):
             continue
-        value = environ[name]
-        out[name] = REDACTED if _SECRET_NAME.search(name) else scrub_secrets(value)
+        out[name] = env_value(name, environ[name])
     return out
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, List, Tuple
 
+from envdoctor.redact import env_value
 from envdoctor.snapshot import Gpu, Snapshot, is_absent, present
 from envdoctor.versions import cudnn_human
 
@@ -118,7 +119,7 @@ def fact_groups(snap: Snapshot) -> List[Tuple[str, List[Tuple[str, str]]]]:
     fm = snap.fabric_manager
     if present(fm) and fm.nvswitch_present is True:
         network.append(("Fabric Manager", f"running: {show(fm.running)}, version {show(fm.version)}"))
-    env = [(k, v) for k, v in sorted(snap.env.items()) if k not in ("PATH",)] if present(snap.env) else []
+    env = [(k, env_value(k, v)) for k, v in sorted(snap.env.items()) if k != "PATH"] if present(snap.env) else []
     groups = [
         ("Machine", machine),
         ("Driver and GPUs", driver + gpus + _topology(snap)),

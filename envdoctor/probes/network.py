@@ -125,7 +125,7 @@ def _process_running(ctx: ProbeContext, name: str) -> Any:
     except OSError:
         return Unavailable("no /proc")
     for entry in entries:
-        if (_read(entry / "comm") or "") == name[:15]:
+        if (_read(entry / "comm") or "") in (name, name[:15]):  # the kernel keeps 15 chars
             return True
     return False
 

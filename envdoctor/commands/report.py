@@ -1,0 +1,37 @@
+"""`envdoctor report [--markdown] [--no-redact]`: a report to paste into a bug tracker."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from envdoctor.commands.common import add_python, add_snapshot, add_timeouts, obtain_snapshot
+from envdoctor.diagnose import diagnose
+from envdoctor.findings import sort_findings
+from envdoctor.present.report import render_report
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("report", help="a report ready to paste into a bug tracker (secrets and host names removed)")
+    p.add_argument("--markdown", action="store_true", help="markdown (the default; kept for scripts that pass it)")
+    p.add_argument("--no-redact", action="store_true", help="keep host names, user names and addresses (never secrets)")
+    p.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
+    add_snapshot(p)
+    add_python(p)
+    add_timeouts(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    snap = obtain_snapshot(args)
+    text = render_report(snap, sort_findings(diagnose(snap)), redact=not args.no_redact)
+    if args.output:
+        from pathlib import Path
+
+        from envdoctor.commands.snapshot import write_atomic
+
+        write_atomic(Path(args.output), text)
+        print(f"envdoctor: report written to {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0

@@ -1,0 +1,69 @@
+"""All probes together under faults: the snapshot still comes back, within the bound, with records."""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+import time
+
+from envdoctor.probes.base import ProbeContext
+from envdoctor.probes.runner import PROBE_NAMES, PROBES, ProbeSpec, assemble, run_probes
+from envdoctor.snapshot import ProbeFailed
+from tests.probes.fake_nvml import LIBRARY_NOT_FOUND, FakeNvml
+from tests.probes.test_torch_probe import fake_torch
+
+
+def test_faults_everywhere_still_give_a_snapshot(tmp_path):
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    smi = bindir / "nvidia-smi"
+    smi.write_text("#!/bin/sh\nsleep 60\n")  # a GPU in a bad state makes nvidia-smi hang
+    smi.chmod(smi.stat().st_mode | stat.S_IEXEC)
+    site = fake_torch(tmp_path, "import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n")
+    root = tmp_path / "root"
+    (root / "sys" / "devices" / "system" / "node" / "node0" / "cpulist").mkdir(parents=True)  # unreadable
+    env = {"PATH": f"{bindir}{os.pathsep}/usr/bin:/bin", "PYTHONPATH": site}
+    ctx = ProbeContext(python=sys.executable, root=root, env=env, nvml=FakeNvml(init_error=LIBRARY_NOT_FOUND),
+                       timeout=4.0, torch_timeout=30.0)
+    start = time.monotonic()
+    snap = run_probes(ctx)
+    elapsed = time.monotonic() - start
+    assert elapsed < ctx.torch_timeout + 2.0
+    records = {p.name: p for p in snap.probes}
+    assert set(records) == set(PROBE_NAMES)
+    assert records["nvml"].status == "timeout" and "timed out" in records["nvml"].error
+    assert snap.torch.importable is False and "SIGSEGV" in snap.torch.error
+    assert isinstance(snap.driver, ProbeFailed)
+    assert snap.host.numa_nodes[0].cpus.reason == "cpulist unreadable"
+    assert snap.to_json()["schema"] == "envdoctor.snapshot/1"
+
+
+def test_a_probe_that_raises_or_hangs_becomes_a_record(monkeypatch):
+    def boom(ctx):
+        raise KeyError("ASCEND_HOME_PATH")  # the kind of bug ds_report ships
+
+    def hang(ctx):
+        time.sleep(30)
+
+    specs = (ProbeSpec("system", boom, ("host",)), ProbeSpec("network", hang, ("network", "fabric_manager")))
+    monkeypatch.setattr("envdoctor.probes.runner.PROBES", specs)
+    start = time.monotonic()
+    snap = run_probes(ProbeContext(timeout=1.0, torch_timeout=1.0))
+    assert time.monotonic() - start < 6
+    records = {p.name: p for p in snap.probes}
+    assert records["system"].status == "failed" and "KeyError" in records["system"].error
+    assert records["network"].status == "timeout"
+    assert isinstance(snap.network, ProbeFailed) and isinstance(snap.fabric_manager, ProbeFailed)
+
+
+def test_the_torch_probe_starts_first():
+    assert PROBES[0].name == "torch" and PROBES[0].slow
+
+
+def test_assemble_marks_owned_sections_of_a_failed_probe():
+    from envdoctor.snapshot import ProbeRecord
+
+    spec = next(p for p in PROBES if p.name == "cuda_toolkit")
+    snap = assemble([(ProbeRecord(name="cuda_toolkit", status="failed", error="boom"), None)], [spec])
+    assert isinstance(snap.cuda_toolkit, ProbeFailed) and isinstance(snap.build_tools, ProbeFailed)

@@ -1,0 +1,85 @@
+"""The torch and python probes run in a child of the target interpreter; a broken torch is a fact."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+import pytest
+
+from envdoctor.probes import pyenv, torch_probe
+from envdoctor.probes.base import ProbeContext
+from envdoctor.snapshot import Unavailable
+
+
+def fake_torch(tmp_path, init_body: str, version: str = "2.4.1"):
+    """A `torch` distribution on PYTHONPATH whose import does `init_body` (the boundary: its files)."""
+    site = tmp_path / "site"
+    pkg = site / "torch"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text(init_body)
+    info = site / f"torch-{version}.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: torch\nVersion: {version}\n")
+    return str(site)
+
+
+def ctx(tmp_path, pythonpath=None, timeout=60.0):
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    if pythonpath:
+        env["PYTHONPATH"] = pythonpath
+    return ProbeContext(python=sys.executable, env=env, torch_timeout=timeout, timeout=20.0, root=tmp_path)
+
+
+def test_real_cpu_torch_is_seen_through_the_child(tmp_path):
+    pytest.importorskip("torch")  # the test extra installs torch 2.13.0+cpu
+    out = torch_probe.probe(ctx(tmp_path))
+    t = out.sections["torch"]
+    assert t.importable and t.version.startswith("2.") and "+cpu" in t.version
+    assert isinstance(t.cuda, Unavailable) and t.cuda.reason == "CPU build"
+    assert t.arch_list == [] and t.cuda_available is False
+    assert t.distributed_backends["gloo"] is True
+    assert "torch" not in sys.modules or sys.modules["torch"].__name__ == "torch"  # the test may import it; we do not
+
+
+def test_torch_whose_import_segfaults(tmp_path):
+    site = fake_torch(tmp_path, "import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n")
+    out = torch_probe.probe(ctx(tmp_path, site))
+    t = out.sections["torch"]
+    assert t.importable is False and "SIGSEGV" in t.error
+    assert out.status == "ok"  # the probe worked: what it found is a broken torch
+
+
+def test_torch_whose_import_raises(tmp_path):
+    site = fake_torch(tmp_path, "raise ImportError('libcudnn.so.9: cannot open shared object file: No such file')\n")
+    t = torch_probe.probe(ctx(tmp_path, site)).sections["torch"]
+    assert t.importable is False and "libcudnn.so.9" in t.error and t.version == "2.4.1"
+
+
+def test_torch_import_that_hangs_times_out(tmp_path):
+    site = fake_torch(tmp_path, "import time\ntime.sleep(60)\n")
+    start = time.monotonic()
+    out = torch_probe.probe(ctx(tmp_path, site, timeout=2.0))
+    assert time.monotonic() - start < 8
+    assert out.status == "timeout" and "did not finish" in out.sections["torch"].error
+
+
+def test_no_torch_installed(tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    # -S equivalent: point at an interpreter environment without torch by hiding site-packages
+    c = ctx(tmp_path, str(empty))
+    c.python = sys.executable
+    c.env = {**c.env, "PYTHONNOUSERSITE": "1"}
+    data = {"installed": False}
+    assert isinstance(torch_probe.torch_from_child(data), Unavailable)
+
+
+def test_python_env_probe_reads_the_target(tmp_path):
+    out = pyenv.probe(ctx(tmp_path))
+    env = out.sections["python"]
+    assert env.version == ".".join(map(str, sys.version_info[:3]))
+    assert env.executable == sys.executable
+    assert env.env_kind in ("venv", "uv", "conda", "system")
+    assert isinstance(env.packages, dict)

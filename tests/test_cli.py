@@ -1,0 +1,152 @@
+"""The command line as users and scripts see it: exit codes, JSON contracts, stderr, import hygiene."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from envdoctor.jsonschema_lite import validate_snapshot
+from tests.conftest import ROOT, fixture_path, run_cli
+
+
+@pytest.fixture(scope="module")
+def this_machine():
+    res = run_cli(["snapshot"])
+    assert res.returncode == 0, res.stderr
+    return json.loads(res.stdout)
+
+
+def test_snapshot_of_this_gpu_less_machine(this_machine):
+    data = this_machine
+    assert validate_snapshot(data) == []
+    assert data["driver"] is None and data["gpus"] == []
+    assert data["torch"]["importable"] is True and data["torch"]["version"].startswith("2.13.0")
+    assert data["torch"]["cuda"] is None and data["absent"]["torch.cuda"] == "unavailable: CPU build"
+    records = {p["name"]: p for p in data["probes"]}
+    assert set(records) >= {"torch", "python", "nvml", "system", "cuda_libraries", "cuda_toolkit", "network", "env"}
+    assert records["nvml"]["status"] == "skipped" and "libnvidia-ml.so" in records["nvml"]["error"]
+    assert records["torch"]["status"] == "ok"
+
+
+def test_snapshot_to_file_then_check_it(tmp_path):
+    out = tmp_path / "me.json"
+    res = run_cli(["snapshot", "-o", str(out)])
+    assert res.returncode == 0 and res.stdout == "" and "written" in res.stderr
+    res = run_cli(["check", "--snapshot", str(out), "--json"])
+    doc = json.loads(res.stdout)
+    assert doc["schema"] == "envdoctor.check/1"
+    assert {"snapshot", "findings", "summary"} <= set(doc)
+    assert res.returncode == (1 if doc["summary"]["errors"] else 0)
+
+
+def test_check_json_contract_keys():
+    res = run_cli(["check", "--snapshot", str(fixture_path("b200_driver_575")), "--json"])
+    assert res.returncode == 1
+    doc = json.loads(res.stdout)
+    assert set(doc["summary"]) == {"errors", "warnings", "infos"}
+    f = doc["findings"][0]
+    assert {"id", "severity", "category", "title", "detail", "fix", "subjects"} <= set(f)
+    assert f["category"] == "driver_too_old" and f["severity"] == "error"
+    assert doc["snapshot"]["schema"] == "envdoctor.snapshot/1"
+
+
+def test_check_text_groups_facts_then_findings():
+    res = run_cli(["check", "--snapshot", str(fixture_path("rtx5090_old_torch"))])
+    assert res.returncode == 1
+    out = res.stdout
+    assert out.index("Driver and GPUs") < out.index("PyTorch") < out.index("ERROR ED102")
+    assert "\x1b[" not in out  # not a terminal: no colour codes
+
+
+def test_strict_turns_warnings_into_exit_1():
+    path = str(fixture_path("rtx4090_pair"))
+    assert run_cli(["check", "--snapshot", path]).returncode == 0
+    assert run_cli(["check", "--snapshot", path, "--strict"]).returncode == 1
+
+
+def test_healthy_machine_exits_0():
+    res = run_cli(["check", "--snapshot", str(fixture_path("h200_8x_healthy")), "--strict"])
+    assert res.returncode == 0 and "No problems found." in res.stdout
+
+
+def test_no_arguments_without_a_terminal_is_check():
+    res = run_cli([], stdin="")
+    assert "Probes" in res.stdout and res.returncode in (0, 1)
+
+
+def test_bad_arguments_exit_2():
+    assert run_cli(["check", "--no-such-flag"]).returncode == 2
+    res = run_cli(["snapshot", "--python", "/no/such/python"])
+    assert res.returncode == 2 and "no such interpreter" in res.stderr
+
+
+def test_baseline_reports_drift(tmp_path):
+    res = run_cli(["check", "--snapshot", str(fixture_path("h100_fm_mismatch")),
+                   "--baseline", str(fixture_path("h100_8x_nvswitch")), "--json"])
+    drift = [f for f in json.loads(res.stdout)["findings"] if f["category"] == "drift"]
+    assert [f["title"] for f in drift] == ["NVIDIA driver changed: 550.54.15 -> 550.90.07"]
+
+
+def test_fleet_names_the_odd_node(tmp_path):
+    nodes = []
+    for i in range(3):
+        data = json.loads(fixture_path("h100_8x_nvswitch").read_text())
+        data["host"]["hostname"] = f"node-{i}"
+        if i == 2:
+            data["torch"]["version"] = "2.4.1+cu121"
+            data["torch"]["nccl"] = "2.20.5"
+        p = tmp_path / f"n{i}.json"
+        p.write_text(json.dumps(data))
+        nodes.append(str(p))
+    res = run_cli(["fleet", *nodes, "--json"])
+    doc = json.loads(res.stdout)
+    assert doc["schema"] == "envdoctor.fleet/1" and [n["host"] for n in doc["nodes"]] == ["node-0", "node-1", "node-2"]
+    cats = {(f["title"], tuple(f["subjects"])) for f in doc["findings"]}
+    assert ("torch differs on node-2 (others: 2.5.1+cu124)", ("node-2",)) in cats
+    assert ("NCCL differs on node-2 (others: 2.21.5)", ("node-2",)) in cats
+    assert all(f["category"] == "fleet_mismatch" for f in doc["findings"])
+    assert res.returncode == 1
+
+
+def test_rules_list_and_explain():
+    res = run_cli(["rules", "list"])
+    assert res.returncode == 0 and "ED101" in res.stdout
+    res = run_cli(["rules", "explain", "driver-too-old-for-torch-cuda"])
+    assert res.returncode == 0 and "What it detects" in res.stdout and "Fixtures: fires on b200_driver_575" in res.stdout
+    assert run_cli(["rules", "explain", "ED999"]).returncode == 2
+
+
+def test_cli_never_imports_textual_or_torch():
+    code = (
+        "import sys, envdoctor.cli, envdoctor.diagnose, envdoctor.probes.runner, envdoctor.rules.engine;"
+        "envdoctor.cli.build_parser();"
+        "from envdoctor.snapshot import load_snapshot; from envdoctor.diagnose import diagnose;"
+        f"diagnose(load_snapshot({str(fixture_path('h100_8x_nvswitch'))!r}));"
+        "bad = [m for m in ('textual', 'torch', 'rich', 'deepspeed', 'requests') if m in sys.modules];"
+        "print(bad); sys.exit(1 if bad else 0)"
+    )
+    res = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert res.returncode == 0, res.stdout + res.stderr
+
+
+def test_report_removes_secrets_and_identity(tmp_path):
+    data = json.loads(fixture_path("h100_8x_nvswitch").read_text())
+    data["host"]["hostname"] = "secret-host-42"
+    data["env"]["HF_TOKEN"] = "hf_abcdefghijklmnopqrstuvwxyz0123"
+    data["env"]["WANDB_API_KEY"] = "0123456789abcdef0123456789abcdef01234567"
+    data["env"]["PIP_INDEX_URL"] = "https://carol:hunter2@pypi.internal.example/simple"
+    data["python"]["executable"] = "/home/carol/venvs/train/bin/python"
+    data["network"]["interfaces"][1]["addresses"] = ["10.1.2.3"]
+    p = tmp_path / "s.json"
+    p.write_text(json.dumps(data))
+    res = run_cli(["report", "--markdown", "--snapshot", str(p)])
+    assert res.returncode == 0
+    for secret in ("secret-host-42", "hf_abcdefghijklmnopqrstuvwxyz0123", "0123456789abcdef0123456789abcdef01234567",
+                   "hunter2", "carol", "10.1.2.3"):
+        assert secret not in res.stdout, secret
+    assert "<host>" in res.stdout and "/home/<user>/" in res.stdout
+    kept = run_cli(["report", "--no-redact", "--snapshot", str(p)]).stdout
+    assert "secret-host-42" in kept and "hunter2" not in kept and "hf_abcdefghijklmnopqrstuvwxyz0123" not in kept
