@@ -108,7 +108,8 @@ def kernel_for(arch_list: Iterable[str], cc: str) -> Optional[str]:
     """
     major, minor = cc_parts(cc)
     target = major * 10 + minor
-    ptx: Optional[str] = None
+    best_sass: Optional[Tuple[int, str]] = None
+    best_ptx: Optional[Tuple[int, str]] = None
     for arch in arch_list:
         parsed = _arch_num(arch)
         if parsed is None:
@@ -116,13 +117,13 @@ def kernel_for(arch_list: Iterable[str], cc: str) -> Optional[str]:
         kind, num, suffix = parsed
         a_major, a_minor = divmod(num, 10)
         if kind == "sm":
-            if suffix == "a" and num == target:
-                return arch
-            if suffix != "a" and a_major == major and a_minor <= minor:
-                return arch
-        elif num <= target and ptx is None:
-            ptx = arch
-    return ptx
+            fits = num == target if suffix == "a" else (a_major == major and a_minor <= minor)
+            if fits and (best_sass is None or num > best_sass[0]):
+                best_sass = (num, arch)
+        elif num <= target and (best_ptx is None or num > best_ptx[0]):
+            best_ptx = (num, arch)
+    best = best_sass or best_ptx
+    return best[1] if best else None
 
 
 def nearest_arches(arch_list: Iterable[str]) -> str:

@@ -1,0 +1,77 @@
+"""envdoctor check against its anchors, in one run: median wall time of N runs of each command.
+
+  python bench/check_bench.py [--runs 5] [--python PATH]
+
+Compares a full `envdoctor check` with a bare `python -c "import torch"` (the floor: envdoctor must
+import torch in a child to learn about it) and with `python -m torch.utils.collect_env`; and times
+`check --snapshot FILE`, which probes nothing. Writes bench/results/check.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def wall(argv, env, runs):
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        res = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True)
+        times.append(time.perf_counter() - start)
+        if res.returncode not in (0, 1):
+            raise SystemExit(f"{argv} failed ({res.returncode}): {res.stderr[-500:]}")
+    return {"median_s": round(statistics.median(times), 4), "min_s": round(min(times), 4),
+            "runs": [round(t, 4) for t in times]}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--python", default=sys.executable)
+    ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "check.json"))
+    args = ap.parse_args()
+    env = dict(os.environ, PYTHONPATH=str(ROOT), NO_COLOR="1")
+    py = args.python
+    fixture = str(ROOT / "tests" / "fixtures" / "snapshots" / "h100_8x_nvswitch.json")
+    # Interleave the commands so that cache state and machine load hit them alike.
+    commands = {
+        "import_torch": [py, "-c", "import torch"],
+        "envdoctor_check": [py, "-m", "envdoctor", "check"],
+        "envdoctor_check_snapshot": [py, "-m", "envdoctor", "check", "--snapshot", fixture],
+        "collect_env": [py, "-m", "torch.utils.collect_env"],
+    }
+    for argv in commands.values():  # warm the page cache once
+        subprocess.run(argv, cwd=ROOT, env=env, capture_output=True)
+    samples = {k: [] for k in commands}
+    for _ in range(args.runs):
+        for name, argv in commands.items():
+            samples[name].append(wall(argv, env, 1)["runs"][0])
+    results = {k: {"median_s": round(statistics.median(v), 4), "runs": v} for k, v in samples.items()}
+    floor = results["import_torch"]["median_s"]
+    ratios = {
+        "check_over_import_torch": round(results["envdoctor_check"]["median_s"] / floor, 3),
+        "collect_env_over_import_torch": round(results["collect_env"]["median_s"] / floor, 3),
+        "check_over_collect_env": round(results["envdoctor_check"]["median_s"] / results["collect_env"]["median_s"], 3),
+    }
+    doc = {"machine": f"{platform.machine()} {os.cpu_count()} cpus, Python {platform.python_version()}",
+           "runs": args.runs, "results": results, "ratios": ratios,
+           "targets": {"check_over_import_torch": "<= 1.15", "envdoctor_check_snapshot": "< 0.4 s"}}
+    Path(args.out).write_text(json.dumps(doc, indent=2) + "\n")
+    for k, v in results.items():
+        print(f"{k:28s} median {v['median_s']:.3f}s")
+    for k, v in ratios.items():
+        print(f"{k:34s} {v}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,101 @@
+"""Driver x CUDA x compute capability, exhaustively, against expectations written by hand from
+../shared/facts/FACTS.md (sections 1a-3), and through the rules that use them."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from envdoctor import compat
+from envdoctor.rules.engine import evaluate_rule
+from envdoctor.rules.registry import load_rules
+from envdoctor.snapshot import load_snapshot
+from tests.conftest import fixture_path
+
+DRIVERS = ["418.39", "450.51.06", "450.80.02", "470.256.02", "515.65.01", "520.61.05", "525.60.12", "525.60.13",
+           "535.104.05", "550.54.15", "560.35.03", "570.124.06", "575.57.08", "579.99", "580.65.06", "590.44.01"]
+CUDAS = ["11.7", "11.8", "12.1", "12.4", "12.6", "12.8", "12.9", "13.0", "13.2"]
+# Lowest driver index (into DRIVERS) that runs each CUDA on Linux: 11.x from 450.80.02, 12.x from
+# 525.60.13, 13.x from R580 (580.65.06); minor-version compatibility never crosses a major.
+FIRST_OK = {"11.7": 2, "11.8": 2, "12.1": 7, "12.4": 7, "12.6": 7, "12.8": 7, "12.9": 7, "13.0": 14, "13.2": 14}
+
+
+@pytest.mark.parametrize("driver, cuda", list(itertools.product(range(len(DRIVERS)), CUDAS)))
+def test_linux_driver_x_cuda(driver, cuda):
+    verdict = compat.driver_supports(DRIVERS[driver], cuda, "linux")
+    assert verdict.ok is (driver >= FIRST_OK[cuda]), verdict.why
+    if not verdict.ok:
+        assert verdict.needed == DRIVERS[FIRST_OK[cuda]]
+
+
+@pytest.mark.parametrize("driver, cuda, ok", [
+    ("452.39", "11.8", True), ("452.06", "11.8", False), ("528.33", "12.4", True), ("527.41", "12.1", False),
+    ("566.36", "12.6", True), ("576.57", "13.0", False), ("580.88", "13.0", True),
+])
+def test_windows_and_wsl_minimums(driver, cuda, ok):
+    assert compat.driver_supports(driver, cuda, "windows").ok is ok
+
+
+def test_minor_version_compat_is_flagged_in_the_reason():
+    assert "minor-version compatibility" in compat.driver_supports("535.104.05", "12.8").why
+    assert "minor-version" not in compat.driver_supports("575.57.08", "12.8").why
+
+
+@given(st.integers(400, 700), st.integers(0, 200), st.sampled_from(CUDAS))
+def test_newer_drivers_never_lose_support(major, minor, cuda):
+    older = f"{major}.{minor}"
+    newer = f"{major + 1}.{minor}"
+    if compat.driver_supports(older, cuda).ok:
+        assert compat.driver_supports(newer, cuda).ok
+
+
+# Compute capability x arch list -> the kernel that runs (None: "no kernel image is available").
+ARCH = {
+    "cu124": ["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"],
+    "cu128-2.7": ["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120", "compute_120"],
+    "cu130-2.14": ["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"],
+    "ext-90a": ["sm_80", "sm_90a"],
+}
+CC = ["6.0", "6.1", "7.0", "7.5", "8.0", "8.6", "8.7", "8.9", "9.0", "10.0", "10.3", "12.0", "12.1"]
+EXPECTED_KERNEL = {
+    "cu124": ["sm_60", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_86", "sm_86", "sm_90", None, None, None, None],
+    "cu128-2.7": [None, None, None, "sm_75", "sm_80", "sm_86", "sm_86", "sm_86", "sm_90", "sm_100", "sm_100",
+                  "sm_120", "sm_120"],
+    "cu130-2.14": [None, None, None, "sm_75", "sm_80", "sm_86", "sm_86", "sm_86", "sm_90", "sm_100", "sm_100",
+                   "sm_120", "sm_120"],
+    "ext-90a": [None, None, None, None, "sm_80", "sm_80", "sm_80", "sm_80", "sm_90a", None, None, None, None],
+}
+
+
+@pytest.mark.parametrize("build, i", [(b, i) for b in ARCH for i in range(len(CC))])
+def test_compute_capability_x_arch_list(build, i):
+    assert compat.kernel_for(ARCH[build], CC[i]) == EXPECTED_KERNEL[build][i]
+
+
+def test_ptx_jits_forward_only():
+    assert compat.kernel_for(["sm_80", "compute_80"], "9.0") == "compute_80"
+    assert compat.kernel_for(["compute_90"], "8.9") is None
+    assert compat.kernel_for(["sm_90", "compute_90"], "12.0") == "compute_90"
+
+
+ED101 = next(r for r in load_rules() if r.id == "ED101")
+ED102 = next(r for r in load_rules() if r.id == "ED102")
+
+
+@pytest.mark.parametrize("driver, cuda", list(itertools.product(range(len(DRIVERS)), CUDAS)))
+def test_driver_rule_matches_the_table(driver, cuda):
+    snap = load_snapshot(fixture_path("h100_8x_nvswitch"))
+    snap.driver.version = DRIVERS[driver]
+    snap.torch.cuda = cuda
+    assert bool(evaluate_rule(ED101, snap)) is (driver < FIRST_OK[cuda])
+
+
+@pytest.mark.parametrize("build, i", [(b, i) for b in ARCH if b != "ext-90a" for i in range(len(CC))])
+def test_arch_rule_matches_the_table(build, i):
+    snap = load_snapshot(fixture_path("rtx5090_old_torch"))
+    snap.gpus[0].compute_capability = CC[i]
+    snap.torch.arch_list = ARCH[build]
+    assert bool(evaluate_rule(ED102, snap)) is (EXPECTED_KERNEL[build][i] is None)
