@@ -191,8 +191,8 @@ def deepspeed_cuda_ok(nvcc_version: str, torch_cuda: str, mismatch_ok: Mapping[s
     Equal major.minor passes; different minors pass only when both are listed under the major in
     DeepSpeed's `cuda_minor_mismatch_ok` (there is no 13 entry: any 13.x mismatch fails).
     """
-    sysv = "%d.%d" % _major_minor(nvcc_version)
-    tv = "%d.%d" % _major_minor(torch_cuda)
+    sysv = "{}.{}".format(*_major_minor(nvcc_version))
+    tv = "{}.{}".format(*_major_minor(torch_cuda))
     if sysv == tv:
         return Verdict(True, f"nvcc {sysv} matches torch CUDA {tv}")
     major = sysv.split(".")[0]

@@ -58,7 +58,8 @@ def _aarch64(version: str, variant: str) -> dict | None:
                 "note": "aarch64 PyPI wheel became cu130 in 2.11; arch list assumed as 2.9/2.10, PTX not counted"}
     if variant in ("cu130", "cu132") and minor >= 12:
         return {"sm": full, "ptx": [], "ptx_unverified": ["compute_120"], "status": "UNVERIFIED",
-                "sources": ["PT_RELEASE_MD"], "note": "RELEASE.md says 12.0+PTX; the x86_64 2.14.1 wheel has none, so PTX is not counted"}
+                "sources": ["PT_RELEASE_MD"],
+                "note": "RELEASE.md says 12.0+PTX; the x86_64 2.14.1 wheel has none, so PTX is not counted"}
     if variant == "cu126" and minor >= 12:
         return {"sm": ["sm_80", "sm_90"], "ptx": [], "status": "secondary", "sources": ["PT_RELEASE_MD"]}
     return None
@@ -93,7 +94,8 @@ def build(matrix: dict) -> dict:
         },
         "toolkits": toolkits,
         "rule": matrix["cuda_minor_version_compat"]["rule"],
-        "ptx_jit_needs": "the toolkit GA driver of the CUDA version that produced the PTX (minor-version compatibility does not cover PTX JIT)",
+        "ptx_jit_needs": ("the toolkit GA driver of the CUDA version that produced the PTX "
+                          "(minor-version compatibility does not cover PTX JIT)"),
     }
 
     releases = []
@@ -196,7 +198,8 @@ def build(matrix: dict) -> dict:
         "facts_as_of": matrix["as_of"],
         "doc": "Built by tools/build_index.py from the fact base. status: verified | secondary | UNVERIFIED. "
                "sm = SASS targets; ptx = embedded PTX; *_unverified = targets that may exist but are not counted. "
-               "Drivers: a CUDA X.y build needs families[X] (minor-version compatibility); PTX JIT needs toolkits[X.y].toolkit_ga.",
+               "Drivers: a CUDA X.y build needs families[X] (minor-version compatibility); "
+               "PTX JIT needs toolkits[X.y].toolkit_ga.",
         "default_index_base": "https://download.pytorch.org/whl",
         "platforms": list(PLATFORMS),
         "sources": matrix["sources"],

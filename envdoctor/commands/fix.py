@@ -7,7 +7,7 @@ import json
 import os
 import re
 import sys
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, Optional
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 

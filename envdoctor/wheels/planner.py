@@ -471,7 +471,8 @@ def deepspeed_ops(m: MachineFacts, torch_cuda: Optional[str], ds: DeepSpeedRelea
     cuda_ops = check["ok"] and ninja
     ops = {
         "cpu_adam": {"buildable": ninja, "why": "C++ op: needs ninja and a C++ compiler" if not ninja else "ninja present"},
-        "fused_adam": {"buildable": cuda_ops, "why": check["why"] if not check["ok"] else ("ninja missing" if not ninja else "ok")},
+        "fused_adam": {"buildable": cuda_ops,
+                       "why": check["why"] if not check["ok"] else ("ninja missing" if not ninja else "ok")},
         "async_io": {"buildable": bool(ninja and m.libaio),
                      "why": "libaio found" if m.libaio else ("libaio not found (apt install libaio-dev)" if m.libaio is False
                                                              else "libaio not probed")},
@@ -513,7 +514,8 @@ def _explain_impossible(out: Plan, m: MachineFacts, index: WheelIndex, wishes: W
         out.upgrade.append(f"driver >= {lowest[1]}")
         if newest_need[1] != lowest[1]:
             out.upgrade.append(f"driver >= {newest_need[1]} for {newest_need[2]}")
-        out.reason = f"NVIDIA driver {m.driver or 'unknown'} is too old for every torch build{spec} with kernels for the GPUs"
+        out.reason = (f"NVIDIA driver {m.driver or 'unknown'} is too old for every torch build{spec} "
+                      "with kernels for the GPUs")
     elif arch_ok_pythons:
         out.upgrade.append(f"Python {py_range(arch_ok_pythons)}")
         out.reason = f"no torch{spec} for the GPUs has a wheel for Python {m.python}"

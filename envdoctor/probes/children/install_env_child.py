@@ -22,8 +22,8 @@ def externally_managed():
 
 
 def main():
-    from importlib import metadata
     import importlib.util
+    from importlib import metadata
 
     with_files = "--files" in sys.argv
     dists = []
