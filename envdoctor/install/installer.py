@@ -270,7 +270,7 @@ def wheelhouse_names(wheelhouse: Path) -> List[str]:
 def verify(python: str, plan: Plan, exact: Dict[str, str], ccs: List[str], timeout: float) -> List[str]:
     torch = plan.torch
     want = {"torch": exact.get("torch") if torch else None, "cuda": None, "ccs": ccs if torch else [],
-            "packages": {p.name: exact[p.name] for p in plan.packages if p.name in exact}}
+            "packages": {p.name: exact[p.name] for p in plan.packages if p.name in exact and "*" not in exact[p.name]}}
     if torch is not None:
         from envdoctor.compat import variant_cuda
 
@@ -319,7 +319,8 @@ def execute(plan: Plan, python: str, ccs: List[str], progress: Progress, break_s
     pins = []
     for p in plan.packages:
         ver = exact[p.name]
-        exact[p.name] = ver if "+" in ver or not p.variant else f"{ver}+{p.variant}"
+        # A series the index could not resolve ("0.29.*") cannot carry a local label; pip picks within it.
+        exact[p.name] = ver if "+" in ver or "*" in ver or not p.variant else f"{ver}+{p.variant}"
         pins.append(f"{p.name}=={exact[p.name]}")
     uv = find_uv()
     commands = build_commands(plan, python, str(wheelhouse), uv, pins, has_pip=desc["has_pip"])
