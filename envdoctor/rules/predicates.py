@@ -11,6 +11,7 @@ from envdoctor import compat
 from envdoctor.probes.base import parse_cpulist
 from envdoctor.rules.conditions import Context
 from envdoctor.snapshot import Gpu, Snapshot, present
+from envdoctor.wheels.index import load_index
 from envdoctor.versions import cudnn_human, major_minor, parse
 
 Result = Union[bool, None, Dict[str, Any]]
@@ -47,9 +48,10 @@ def driver_too_old_for_torch(ctx: Context) -> Result:
     if cuda is None or not present(s.driver):
         return None
     verdict = compat.driver_supports(s.driver.version, cuda, _os(s))
-    if verdict.ok or verdict.needed is None:
+    needed, _ga = compat.min_driver(cuda, _os(s))
+    if verdict.ok or needed is None:
         return None
-    return {"needed_driver": verdict.needed, "cuda": cuda, "verdict": verdict.why}
+    return {"needed_driver": needed, "cuda": cuda, "verdict": verdict.why}
 
 
 @predicate("needed_driver")
@@ -138,32 +140,20 @@ def toolkit_major_mismatch(ctx: Context) -> Result:
     return None
 
 
-# DeepSpeed op_builder/builder.py `cuda_minor_mismatch_ok` (0.17.2 .. 0.19.8): no entry for 13.
-DS_MINOR_MISMATCH_OK = {
-    10: ("10.0", "10.1", "10.2"),
-    11: ("11.0", "11.1", "11.2", "11.3", "11.4", "11.5", "11.6", "11.7", "11.8"),
-    12: ("12.0", "12.1", "12.2", "12.3", "12.4", "12.5", "12.6", "12.8", "12.9"),
-}
-
-
 @predicate("nvcc", "cuda")
 def deepspeed_cuda_mismatch(ctx: Context) -> Result:
-    """DeepSpeed's own check: nvcc and torch's CUDA must agree in major.minor, unless both are in
-    its `cuda_minor_mismatch_ok` list for that major (there is none for 13)."""
+    """DeepSpeed's own check: nvcc and torch's CUDA agree in major.minor, or both sit in its
+    `cuda_minor_mismatch_ok` list (from the wheel index; there is none for 13.x)."""
     s = ctx.snapshot
     cuda = _torch_cuda(s)
     tk = s.cuda_toolkit
     if cuda is None or not present(s.deepspeed) or not present(tk) or not present(tk.nvcc_version):
         return None
-    sys_mm = compat.cuda_major_minor(tk.nvcc_version)
-    torch_mm = compat.cuda_major_minor(cuda)
-    if sys_mm == torch_mm:
+    index = load_index()
+    ds = next((r for r in index.deepspeed if str(r.key) == str(s.deepspeed.version)), None) or index.deepspeed[0]
+    if compat.deepspeed_cuda_ok(tk.nvcc_version, cuda, ds.cuda_minor_mismatch_ok):
         return None
-    if sys_mm[0] == torch_mm[0]:
-        ok = DS_MINOR_MISMATCH_OK.get(sys_mm[0], ())
-        if _mm(sys_mm) in ok and _mm(torch_mm) in ok:
-            return None
-    return {"nvcc": _mm(sys_mm), "cuda": _mm(torch_mm)}
+    return {"nvcc": _mm(compat.cuda_major_minor(tk.nvcc_version)), "cuda": _mm(compat.cuda_major_minor(cuda))}
 
 
 @predicate("ifname", "interfaces")
@@ -193,13 +183,14 @@ def socket_ifname_matches_nothing(ctx: Context) -> Result:
 @predicate("python", "supported")
 def python_unsupported(ctx: Context) -> Result:
     s = ctx.snapshot
-    version = s.python.version
-    if not re.match(r"^\d+\.\d+", version or ""):
+    m = re.match(r"^(\d+\.\d+)", s.python.version or "")
+    if not m:
         return None
-    if compat.torch_releases_for_python(version):
+    releases = load_index().releases  # newest first
+    if any(m.group(1) in r.python for r in releases):
         return None
-    lo, hi = compat.supported_python_range()
-    return {"python": ".".join(version.split(".")[:2]), "supported": f"{lo}–{hi}"}
+    newest = releases[0].python
+    return {"python": m.group(1), "supported": f"{newest[0]}–{newest[-1]}"}
 
 
 # The NCCL release that first supports a GPU generation (FACTS / nccl-taxonomy: H100 2.15, Blackwell 2.26).

@@ -1,0 +1,165 @@
+"""`envdoctor fix`: plan the PyTorch (and DeepSpeed) install that runs here and, with --yes, carry it out."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+from typing import Any, Dict, Optional
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+from envdoctor.commands.common import add_timeouts, obtain_snapshot, target_python
+from envdoctor.errors import InputError
+
+TORCH_INDEX_ENV = "ENVDOCTOR_TORCH_INDEX"
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("fix", help="plan the compatible PyTorch (and DeepSpeed) install and, with --yes, carry it out")
+    p.add_argument("--snapshot", metavar="FILE", help="plan for a snapshot taken elsewhere (plans only, installs nothing)")
+    p.add_argument("--dry-run", action="store_true", help="print the plan and the exact commands, install nothing")
+    p.add_argument("--yes", action="store_true", help="install without asking")
+    p.add_argument("--torch", metavar="SPEC", help="torch versions to choose from, e.g. '2.9', '>=2.8,<2.11'")
+    p.add_argument("--deepspeed", nargs="?", const="", default=None, metavar="SPEC", help="also install DeepSpeed")
+    p.add_argument("--python", metavar="PATH",
+                   help="the interpreter whose environment to fix; with --snapshot, the Python version to plan for (3.12)")
+    p.add_argument("--index-base", metavar="URL",
+                   help=f"PyTorch wheel index or mirror laid out as URL/<variant>/<package>/ (or ${TORCH_INDEX_ENV})")
+    p.add_argument("--break-system-packages", action="store_true", help="allow installing into a PEP 668 system environment")
+    p.add_argument("--json", action="store_true", help="print the envdoctor.plan/1 JSON document")
+    add_timeouts(p)
+    p.set_defaults(func=run)
+
+
+def parse_spec(text: Optional[str], what: str) -> Optional[SpecifierSet]:
+    if text is None or not text.strip():
+        return None
+    text = text.strip()
+    if re.fullmatch(r"\d+\.\d+", text):
+        text = f"=={text}.*"
+    elif re.fullmatch(r"\d+\.\d+\.\d+", text):
+        text = f"=={text}"
+    try:
+        return SpecifierSet(text)
+    except InvalidSpecifier:
+        raise InputError(f"{what} {text!r}: not a version specifier (e.g. '2.9' or '>=2.8,<2.11')") from None
+
+
+def index_base(args: argparse.Namespace, default: str) -> str:
+    from envdoctor.install.resolve import check_index_url
+
+    if args.index_base:
+        return check_index_url(args.index_base, "--index-base")
+    if os.environ.get(TORCH_INDEX_ENV):
+        return check_index_url(os.environ[TORCH_INDEX_ENV], TORCH_INDEX_ENV)
+    return check_index_url(default, "the wheel index's default_index_base")
+
+
+def make_plan(args: argparse.Namespace, warn: Any = None) -> Any:
+    """(plan, snapshot, target python path or None)."""
+    from envdoctor.wheels.index import load_index
+    from envdoctor.wheels.planner import Wishes, facts_from_snapshot, plan
+
+    index = load_index(warn=warn)
+    base = index_base(args, index.default_index_base)
+    wishes = Wishes(torch=parse_spec(args.torch, "--torch"), deepspeed=args.deepspeed is not None,
+                    deepspeed_spec=parse_spec(args.deepspeed, "--deepspeed"), index_base=base)
+    python_path = None
+    if args.snapshot:
+        if args.python and not re.fullmatch(r"3\.\d{1,2}t?", args.python):
+            raise InputError(f"--python {args.python!r}: with --snapshot it names the Python version to plan for, e.g. 3.12")
+        wishes.python = args.python
+        snap_args = argparse.Namespace(snapshot=args.snapshot)
+        snap = obtain_snapshot(snap_args)
+    else:
+        python_path = target_python(args.python)
+        snap = obtain_snapshot(argparse.Namespace(snapshot=None, python=python_path, timeout=args.timeout))
+    facts = facts_from_snapshot(snap, wishes.python)
+    return plan(facts, index, wishes), snap, python_path
+
+
+def render(doc: Dict[str, Any]) -> str:
+    lines = [f"plan: {doc['status']} - {doc.get('reason', '')}"]
+    for p in doc["packages"]:
+        lines.append(f"  install {p['pin']}" + (f"  from {p['index_url']}" if p["index_url"] else "  from your pip index"))
+        lines.append(f"    because {p['reason']}" + (f" [{p['status']}]" if p["status"] != "verified" else ""))
+    for k in doc.get("kept") or []:
+        lines.append(f"  keep {k}")
+    for u in doc.get("upgrade") or []:
+        lines.append(f"  upgrade: {u}")
+    for n in doc.get("notes") or []:
+        lines.append(f"  note: {n}")
+    ops = doc.get("deepspeed_ops")
+    if ops:
+        lines.append(f"  DeepSpeed ops ({'JIT at first use' if ops['build_env'].get('DS_BUILD_OPS') == '0' else 'prebuilt'}):"
+                     f" nvcc {ops['nvcc'] or 'missing'}, torch CUDA {ops['torch_cuda'] or '-'}: {ops['cuda_check']['why']}")
+        for name, op in ops["ops"].items():
+            lines.append(f"    {name:<12} {'[OKAY]' if op['buildable'] else '[NO]  '} {op['why']}")
+    rej = doc.get("rejected") or []
+    if rej:
+        lines.append(f"  rejected ({len(rej)}):")
+        for r in rej[:12]:
+            lines.append(f"    {r['name']} {r['version']} {r['variant']}: {r['why']}")
+        if len(rej) > 12:
+            lines.append(f"    ... {len(rej) - 12} more (--json lists all)")
+    if doc["commands"]:
+        lines.append("  commands:")
+        for c in doc["commands"]:
+            lines.append("    " + " ".join(_quote(a) for a in c))
+    if doc.get("env"):
+        lines.append("  with environment: " + " ".join(f"{k}={v}" for k, v in doc["env"].items()))
+    if doc.get("message"):
+        lines.append(f"  {doc['message']}")
+    return "\n".join(lines) + "\n"
+
+
+def _quote(arg: str) -> str:
+    import shlex
+
+    return shlex.quote(arg)
+
+
+def run(args: argparse.Namespace) -> int:
+    from envdoctor.install.installer import build_commands, describe_env, execute, find_uv, state_dir
+
+    def say(msg: str) -> None:
+        print(f"envdoctor: {msg}", file=sys.stderr, flush=True)
+
+    the_plan, snap, python_path = make_plan(args, warn=say)
+    uv = find_uv()
+    if the_plan.packages:
+        if python_path:
+            desc = describe_env(python_path)
+            wh = str(state_dir(desc["prefix"]) / "wheelhouse")
+            the_plan.commands = build_commands(the_plan, python_path, wh, uv, has_pip=desc["has_pip"])
+        else:
+            exe = getattr(snap.python, "executable", None)
+            the_plan.commands = build_commands(the_plan, exe if isinstance(exe, str) and exe else "python", "WHEELHOUSE", None)
+    doc = the_plan.to_json()
+    install = the_plan.status == "planned" and not args.dry_run and not args.snapshot
+    if install and not args.yes:
+        if sys.stdin.isatty() and sys.stdout.isatty():
+            sys.stdout.write(render(doc))
+            answer = input("install this plan? [y/N] ").strip().lower()
+            install = answer in ("y", "yes")
+            if not install:
+                return 0
+        else:
+            say("not installing: stdin is not a terminal and --yes was not given")
+            install = False
+    if install:
+        ccs = [g.compute_capability for g in snap.gpus]
+        out = execute(the_plan, python_path or sys.executable, ccs, say,
+                      break_system_packages=args.break_system_packages)
+        doc["status"] = out.status
+        doc["commands"] = out.commands
+        doc["message"] = out.message
+        doc["rollback_ok"] = out.rollback_ok
+        say(out.message)
+    sys.stdout.write(json.dumps(doc, indent=2) + "\n" if args.json else render(doc))
+    if doc["status"] == "rolled_back":
+        return 3
+    return 1 if doc["status"] == "impossible" else 0

@@ -1,0 +1,29 @@
+"""`envdoctor undo`: put back the packages that the last `fix --yes` replaced in an environment."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from envdoctor.commands.common import target_python
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("undo", help="put back the packages that the last `fix --yes` replaced")
+    p.add_argument("--python", metavar="PATH", help="the environment to restore (default: this one)")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from envdoctor.install.installer import undo
+
+    python = target_python(args.python)
+    out = undo(python, lambda m: print(f"envdoctor: {m}", file=sys.stderr, flush=True))
+    if args.json:
+        sys.stdout.write(json.dumps({"schema": "envdoctor.undo/1", "status": out.status, "message": out.message,
+                                     "before": out.before, "after": out.after}, indent=2) + "\n")
+    else:
+        sys.stdout.write(out.message + "\n")
+    return 0 if out.status == "undone" else 3

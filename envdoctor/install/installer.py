@@ -1,0 +1,421 @@
+"""Carry out a plan in a target interpreter, and put everything back when anything fails.
+
+Steps: (1) describe the environment (every distribution, its files); (2) `pip download` the exact pins
+into a wheelhouse: the torch index is added with --extra-index-url, everything else comes from the
+user's own pip configuration (mirrors, certificates), and pip checks the index's hashes. A failure
+here has changed nothing. (3) keep the files of every installed distribution the wheelhouse replaces
+(hard links, copies across file systems) and list the install directories; (4) install from the
+wheelhouse only (`pip install --no-index --find-links`, or `uv pip install --python`); (5) verify in
+a child of the target interpreter. Any failure or interruption in (4)-(5): files that were not there
+are removed, files that were are put back, and the distribution list must equal the one before.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from envdoctor.errors import InputError
+from envdoctor.probes.children_run import CHILDREN
+from envdoctor.wheels.index import user_cache_dir
+from envdoctor.wheels.planner import Plan
+
+Progress = Callable[[str], None]
+_SDIST = re.compile(r"^(?P<name>.+)-(?P<ver>[^-]+)\.(tar\.gz|zip)$")
+
+
+class InstallFailed(Exception):
+    """A step failed; the environment is rolled back by the caller."""
+
+
+@dataclass
+class Outcome:
+    status: str  # installed | rolled_back | nothing_to_do
+    message: str
+    commands: List[List[str]] = field(default_factory=list)
+    before: Dict[str, str] = field(default_factory=dict)
+    after: Dict[str, str] = field(default_factory=dict)
+    rollback_ok: Optional[bool] = None
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def state_dir(prefix: str) -> Path:
+    """Per-environment state: the last fix and the files it replaced."""
+    key = hashlib.sha256(os.path.realpath(prefix).encode()).hexdigest()[:16]
+    return user_cache_dir() / "state" / key
+
+
+def describe_env(python: str, files: bool = False, timeout: float = 120.0) -> Dict[str, Any]:
+    argv = [python, str(CHILDREN / "install_env_child.py")] + (["--files"] if files else [])
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTHONIOENCODING="utf-8")
+    res = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env, check=False)
+    line = next((ln for ln in reversed(res.stdout.splitlines()) if ln.startswith("{")), None)
+    if res.returncode != 0 or line is None:
+        raise InputError(f"{python}: cannot describe the environment: {(res.stderr.strip().splitlines() or ['?'])[-1][:300]}")
+    return json.loads(line)
+
+
+def versions(desc: Dict[str, Any]) -> Dict[str, str]:
+    return {d["name"]: d["version"] for d in desc["dists"]}
+
+
+def find_uv() -> Optional[str]:
+    choice = os.environ.get("ENVDOCTOR_INSTALLER", "").lower()
+    if choice == "pip":
+        return None
+    return shutil.which("uv")
+
+
+def build_commands(plan: Plan, python: str, wheelhouse: str, uv: Optional[str], pins: Optional[List[str]] = None,
+                   has_pip: bool = True) -> List[List[str]]:
+    """The exact argv lists `fix --yes` runs: download (pip), then install from the wheelhouse only."""
+    pins = pins or [p.pin for p in plan.packages]
+    extra: List[str] = []
+    for url in dict.fromkeys(p.index_url for p in plan.packages if p.index_url):
+        extra += ["--extra-index-url", url]
+    if has_pip:
+        download = [python, "-m", "pip", "download", "--dest", wheelhouse, "--progress-bar", "off", *extra, *pins]
+    else:  # a uv-made venv without pip: envdoctor's own pip downloads binary wheels for the target's Python
+        download = [sys.executable, "-m", "pip", "download", "--dest", wheelhouse, "--only-binary=:all:",
+                    "--python-version", plan.python.rstrip("t"), *extra, *pins]
+    if uv:
+        install = [uv, "pip", "install", "--python", python, "--no-index", "--find-links", wheelhouse, *pins]
+    else:
+        install = [python, "-m", "pip", "install", "--no-index", "--find-links", wheelhouse, "--progress-bar", "off", *pins]
+    return [download, install]
+
+
+# --- file-level backup and restore --------------------------------------------------------------
+
+
+def _roots(desc: Dict[str, Any]) -> List[Path]:
+    roots = {desc["paths"].get(k) for k in ("purelib", "platlib", "scripts")}
+    return sorted(Path(r) for r in roots if r and os.path.isdir(r))
+
+
+def listing(roots: List[Path]) -> Dict[str, Tuple[int, int]]:
+    """path -> (size, mtime_ns) of every file under the install directories."""
+    out: Dict[str, Tuple[int, int]] = {}
+    for root in roots:
+        for dirpath, _dirs, files in os.walk(root):
+            for f in files:
+                p = os.path.join(dirpath, f)
+                try:
+                    st = os.lstat(p)
+                except OSError:
+                    continue
+                out[p] = (st.st_size, st.st_mtime_ns)
+    return out
+
+
+def _keep(src: str, dst: Path) -> None:
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    if os.path.islink(src):
+        os.symlink(os.readlink(src), dst)
+        return
+    try:
+        os.link(src, dst)  # pip and uv unlink before writing, so a hard link keeps the old content
+    except OSError:
+        shutil.copy2(src, dst)
+
+
+def backup(desc: Dict[str, Any], names: List[str], dest: Path) -> Dict[str, Any]:
+    """Keep every file of these installed distributions under dest/files/<absolute path>."""
+    if dest.exists():
+        shutil.rmtree(dest)
+    (dest / "files").mkdir(parents=True)
+    kept: List[str] = []
+    for d in desc["dists"]:
+        if d["name"] not in names:
+            continue
+        for f in d.get("files") or []:
+            if os.path.lexists(f) and not os.path.isdir(f):
+                _keep(f, dest / "files" / f.lstrip(os.sep).replace(":", ""))
+                kept.append(f)
+    manifest = {"dists": {d["name"]: d["version"] for d in desc["dists"] if d["name"] in names}, "files": kept}
+    (dest / "manifest.json").write_text(json.dumps(manifest))
+    return manifest
+
+
+def restore(before: Dict[str, Tuple[int, int]], roots: List[Path], bdir: Path) -> List[str]:
+    """Remove what was added under the roots, put back what was changed or removed; return what could not be."""
+    now = listing(roots)
+    problems: List[str] = []
+    for p in sorted(set(now) - set(before), reverse=True):
+        try:
+            os.unlink(p)
+        except OSError as exc:
+            problems.append(f"cannot remove {p}: {exc}")
+    for p, stat in before.items():
+        cur = now.get(p)
+        if cur == stat and os.path.lexists(p):
+            continue
+        src = bdir / "files" / p.lstrip(os.sep).replace(":", "")
+        if not os.path.lexists(src):
+            if p.endswith(".pyc"):
+                continue  # byte code is rebuilt on import
+            problems.append(f"no backup of {p}")
+            continue
+        if os.path.lexists(p):
+            os.unlink(p)
+        Path(p).parent.mkdir(parents=True, exist_ok=True)
+        if os.path.islink(src):
+            os.symlink(os.readlink(src), p)
+        else:
+            try:
+                os.link(src, p)
+            except OSError:
+                shutil.copy2(src, p)
+    _prune_dirs(roots, before)
+    return problems
+
+
+def _prune_dirs(roots: List[Path], before: Dict[str, Tuple[int, int]]) -> None:
+    keep_dirs = {os.path.dirname(p) for p in before}
+    for root in roots:
+        for dirpath, dirs, files in os.walk(root, topdown=False):
+            if dirpath in keep_dirs or Path(dirpath) in roots or files or any(
+                    os.path.exists(os.path.join(dirpath, d)) for d in dirs):
+                continue
+            if not any(k.startswith(dirpath + os.sep) for k in keep_dirs):
+                try:
+                    os.rmdir(dirpath)
+                except OSError:
+                    pass
+
+
+def undo_by_record(desc_now: Dict[str, Any], before: Dict[str, str], bdir: Path) -> List[str]:
+    """Undo a finished fix: remove the files of every distribution it added or changed, restore the kept ones."""
+    problems: List[str] = []
+    manifest = json.loads((bdir / "manifest.json").read_text())
+    for d in desc_now["dists"]:
+        if before.get(d["name"]) == d["version"]:
+            continue
+        for f in d.get("files") or []:
+            if os.path.lexists(f) and not os.path.isdir(f):
+                try:
+                    os.unlink(f)
+                except OSError as exc:
+                    problems.append(f"cannot remove {f}: {exc}")
+            if f.endswith(".py"):
+                cache = Path(f).parent / "__pycache__"
+                for pyc in cache.glob(Path(f).stem + ".*.pyc") if cache.is_dir() else []:
+                    pyc.unlink()
+    for f in manifest["files"]:
+        src = bdir / "files" / f.lstrip(os.sep).replace(":", "")
+        Path(f).parent.mkdir(parents=True, exist_ok=True)
+        if os.path.lexists(f):
+            os.unlink(f)
+        try:
+            os.link(src, f)
+        except OSError:
+            shutil.copy2(src, f)
+    return problems
+
+
+# --- running the tools --------------------------------------------------------------------------
+
+
+def _stream(argv: List[str], env: Dict[str, str], progress: Progress, timeout: float) -> int:
+    """Run argv in its own process group, echo its output as progress; kill the group on interruption."""
+    progress("$ " + " ".join(argv))
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
+                            start_new_session=True, text=True, errors="replace")
+    deadline = time.monotonic() + timeout
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            progress("  " + line.rstrip())
+            if time.monotonic() > deadline:
+                raise InstallFailed(f"{Path(argv[0]).name} timed out after {timeout:g}s")
+        return proc.wait()
+    finally:
+        if proc.poll() is None:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                proc.kill()
+            proc.wait()
+
+
+def _sigterm_as_interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+def wheelhouse_names(wheelhouse: Path) -> List[str]:
+    names = []
+    for f in wheelhouse.iterdir():
+        if f.name.endswith(".whl"):
+            names.append(_norm(f.name.split("-")[0]))
+        else:
+            m = _SDIST.match(f.name)
+            if m:
+                names.append(_norm(m.group("name")))
+    return sorted(set(names))
+
+
+def verify(python: str, plan: Plan, exact: Dict[str, str], ccs: List[str], timeout: float) -> List[str]:
+    torch = plan.torch
+    want = {"torch": exact.get("torch") if torch else None, "cuda": None, "ccs": ccs if torch else [],
+            "packages": {p.name: exact[p.name] for p in plan.packages if p.name in exact and "*" not in exact[p.name]}}
+    if torch is not None:
+        from envdoctor.compat import variant_cuda
+
+        want["cuda"] = variant_cuda(torch.variant)
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    try:
+        res = subprocess.run([python, str(CHILDREN / "install_verify_child.py"), json.dumps(want)], capture_output=True,
+                             text=True, timeout=timeout, env=env, check=False, start_new_session=True)
+    except subprocess.TimeoutExpired:
+        return [f"verification did not finish in {timeout:g}s"]
+    line = next((ln for ln in reversed(res.stdout.splitlines()) if ln.startswith("{")), None)
+    if line is None:
+        tail = (res.stderr.strip().splitlines() or ["no output"])[-1][:300]
+        return [f"verification crashed (exit {res.returncode}): {tail}"]
+    return list(json.loads(line).get("problems") or [])
+
+
+def execute(plan: Plan, python: str, ccs: List[str], progress: Progress, break_system_packages: bool = False,
+            timeout: float = 3600.0, verify_timeout: float = 300.0) -> Outcome:
+    """Install a plan in the target interpreter; on any failure put the environment back (status rolled_back)."""
+    from envdoctor.install.resolve import resolve_versions
+
+    desc = describe_env(python, files=True)
+    if desc["externally_managed"] and not break_system_packages:
+        raise InputError(f"{python}: this environment is managed by the system (PEP 668); use a virtual environment, "
+                         "or pass --break-system-packages")
+    before_versions = versions(desc)
+    sdir = state_dir(desc["prefix"])
+    sdir.mkdir(parents=True, exist_ok=True)
+    wheelhouse = sdir / "wheelhouse"
+    if wheelhouse.exists():
+        shutil.rmtree(wheelhouse)
+    wheelhouse.mkdir()
+
+    # Exact versions, read from the variant index where it answers.
+    exact = {p.name: p.version for p in plan.packages}
+    wants = {p.name: (".".join(p.version.split(".")[:2]), p.variant) for p in plan.packages if p.variant and p.index_url}
+    base = next((p.index_url.rsplit("/", 1)[0] for p in plan.packages if p.index_url), "")
+    if wants and base:
+        found, notes = resolve_versions(base, wants, desc["python"] if not plan.python else plan.python.rstrip("t"),
+                                        plan.platform)
+        for n in notes:
+            progress(n)
+        for name, ver in found.items():
+            exact[name] = ver
+    pins = []
+    for p in plan.packages:
+        ver = exact[p.name]
+        # A series the index could not resolve ("0.29.*") cannot carry a local label; pip picks within it.
+        exact[p.name] = ver if "+" in ver or "*" in ver or not p.variant else f"{ver}+{p.variant}"
+        pins.append(f"{p.name}=={exact[p.name]}")
+    uv = find_uv()
+    commands = build_commands(plan, python, str(wheelhouse), uv, pins, has_pip=desc["has_pip"])
+    if not desc["has_pip"] and not uv:
+        raise InputError(f"{python}: neither pip in the environment nor uv on PATH")
+    env = dict(os.environ)
+    env.update(plan.env)
+    outcome = Outcome("rolled_back", "", commands, before=before_versions)
+
+    old_term = signal.getsignal(signal.SIGTERM)
+    signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
+    try:
+        try:
+            progress("downloading (nothing in the environment changes yet)")
+            rc = _stream(commands[0], env, progress, timeout)
+        except KeyboardInterrupt:
+            outcome.message = "interrupted while downloading; nothing was changed"
+            outcome.rollback_ok = True
+            return outcome
+        if rc != 0:
+            outcome.message = f"download failed (exit {rc}); nothing was changed"
+            outcome.rollback_ok = versions(describe_env(python)) == before_versions
+            return outcome
+        names = wheelhouse_names(wheelhouse)
+        replaced = [n for n in names if n in before_versions]
+        progress(f"keeping the files of {', '.join(replaced) or 'nothing'} for a rollback")
+        roots = _roots(desc)
+        bdir = sdir / "pending"
+        backup(desc, replaced, bdir)
+        before_files = listing(roots)
+        error = ""
+        try:
+            rc = _stream(commands[1], env, progress, timeout)
+            if rc != 0:
+                error = f"install failed (exit {rc})" if rc > 0 else f"installer killed by signal {-rc}"
+            else:
+                progress("verifying in a fresh interpreter")
+                problems = verify(python, plan, exact, ccs, verify_timeout)
+                if problems:
+                    error = "verification failed: " + "; ".join(problems)
+        except KeyboardInterrupt:
+            error = "interrupted"
+        except InstallFailed as exc:
+            error = str(exc)
+        if error:
+            progress(f"{error}; rolling back")
+            problems = restore(before_files, roots, bdir)
+            after = versions(describe_env(python))
+            outcome.rollback_ok = after == before_versions and not problems
+            outcome.after = after
+            outcome.message = error + ("; the environment is as it was" if outcome.rollback_ok else
+                                       "; ROLLBACK INCOMPLETE: " + "; ".join(problems[:5]))
+            shutil.rmtree(bdir, ignore_errors=True)
+            return outcome
+        after = versions(describe_env(python))
+        last = sdir / "backup"
+        if last.exists():
+            shutil.rmtree(last)
+        bdir.rename(last)
+        (sdir / "last_fix.json").write_text(json.dumps({
+            "schema": "envdoctor.fix_state/1", "python": python, "prefix": desc["prefix"],
+            "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "before": before_versions, "after": after,
+            "packages": [p.to_json() for p in plan.packages], "backup": str(last),
+        }, indent=1))
+        outcome.status, outcome.after, outcome.rollback_ok = "installed", after, None
+        outcome.message = "installed " + ", ".join(pins)
+        return outcome
+    finally:
+        signal.signal(signal.SIGTERM, old_term)
+        shutil.rmtree(wheelhouse, ignore_errors=True)
+
+
+def undo(python: str, progress: Progress) -> Outcome:
+    desc = describe_env(python, files=True)
+    sdir = state_dir(desc["prefix"])
+    state_file = sdir / "last_fix.json"
+    if not state_file.is_file():
+        raise InputError(f"{python}: no fix to undo in this environment")
+    try:
+        state = json.loads(state_file.read_text())
+        before = dict(state["before"])
+    except (OSError, ValueError, KeyError) as exc:
+        raise InputError(f"{state_file}: unreadable fix state: {exc}") from None
+    bdir = Path(state["backup"])
+    now = versions(desc)
+    changed = sorted(n for n in set(now) | set(before) if now.get(n) != before.get(n))
+    what = ", ".join(f"{n} {before.get(n, '(none)')}" for n in changed) or "nothing"
+    progress(f"putting back: {what}")
+    problems = undo_by_record(desc, before, bdir)
+    after = versions(describe_env(python))
+    ok = after == before and not problems
+    out = Outcome("undone" if ok else "rolled_back", "", before=now, after=after, rollback_ok=ok)
+    out.message = "the environment is as before the last fix" if ok else "undo incomplete: " + "; ".join(
+        problems[:5] or [f"{n}: {after.get(n)} != {before.get(n)}" for n in changed if after.get(n) != before.get(n)])
+    if ok:
+        state_file.unlink()
+        shutil.rmtree(bdir, ignore_errors=True)
+    return out

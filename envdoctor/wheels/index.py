@@ -1,0 +1,370 @@
+"""The wheel index (`wheels_index.json`): where it lives, its schema check, and typed access.
+
+Location, first that exists: `ENVDOCTOR_WHEELS_INDEX` (an explicit file: invalid -> InputError), the
+user copy written by `envdoctor index update` (used only when valid and built from this bundled copy),
+the bundled copy (`envdoctor/_bundled/wheels_index.json` in a wheel, `wheels_index.json` at the root
+of a checkout). Validation collects every problem, each naming the file and the entry.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+from envdoctor.errors import InputError
+
+SCHEMA = "envdoctor.wheels_index/1"
+STATUSES = ("verified", "secondary", "UNVERIFIED")
+KINDS = ("cpu", "cuda", "rocm", "xpu")
+PLATFORMS = ("linux_x86_64", "linux_aarch64", "win_amd64")
+_ARCH = re.compile(r"^(sm|compute)_\d{2,3}[af]?$")
+_PY = re.compile(r"^3\.\d{1,2}t?$")
+_DRIVER = re.compile(r"^\d{3}(\.\d{1,3}){0,2}$")
+_VARIANT = {"cuda": re.compile(r"^cu\d{2,3}$"), "rocm": re.compile(r"^rocm\d+(\.\d+)*$"), "cpu": re.compile(r"^cpu$"),
+            "xpu": re.compile(r"^xpu$")}
+
+
+def bundled_path() -> Path:
+    """The index shipped with envdoctor: inside an installed wheel, or at the root of a checkout."""
+    pkg = Path(__file__).resolve().parents[1]
+    inside = pkg / "_bundled" / "wheels_index.json"
+    if inside.is_file():
+        return inside
+    return pkg.parent / "wheels_index.json"
+
+
+def user_cache_dir() -> Path:
+    if sys.platform.startswith("win"):
+        base = os.environ.get("LOCALAPPDATA") or str(Path.home() / "AppData" / "Local")
+        return Path(base) / "envdoctor" / "Cache"
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Caches" / "envdoctor"
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "envdoctor"
+
+
+def user_copy_path() -> Path:
+    return user_cache_dir() / "wheels_index.json"
+
+
+@dataclass
+class Variant:
+    release: str
+    name: str
+    kind: str
+    cuda: Optional[str]
+    status: str
+    platforms: Dict[str, Dict[str, Any]]
+    cudnn: Optional[str] = None
+    nccl: Optional[str] = None
+    note: Optional[str] = None
+
+    def archs(self, platform: str) -> Tuple[List[str], List[str]]:
+        """(SASS, PTX) counted for planning on a platform; *_unverified targets are left out."""
+        p = self.platforms.get(platform) or {}
+        return list(p.get("sm") or []), list(p.get("ptx") or [])
+
+
+@dataclass
+class Release:
+    version: str
+    latest_patch: str
+    patch_status: str
+    python: List[str]
+    python_experimental: List[str]
+    pypi_default: Dict[str, str]
+    variants: Dict[str, Variant]
+    companions: Dict[str, Dict[str, Any]]
+    key: Version = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.key = Version(self.version)
+
+
+@dataclass
+class DeepSpeedRelease:
+    version: str
+    torch: SpecifierSet
+    cuda_minor_mismatch_ok: Dict[str, List[str]]
+    status: str
+    key: Version = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.key = Version(self.version)
+
+
+@dataclass
+class WheelIndex:
+    path: str
+    raw: Dict[str, Any]
+    releases: List[Release]  # newest first
+    drivers: Dict[str, Any]
+    deepspeed: List[DeepSpeedRelease]  # newest first
+    default_index_base: str
+
+    def release(self, version: str) -> Optional[Release]:
+        mm = ".".join(str(version).split("+")[0].split(".")[:2])
+        return next((r for r in self.releases if r.version == mm), None)
+
+    @property
+    def generated(self) -> str:
+        return str(self.raw.get("generated", ""))
+
+
+def validate(data: Any, source: str) -> List[str]:
+    """Every problem in an index document, each as 'FILE: ENTRY: what'."""
+    errs: List[str] = []
+
+    def err(where: str, what: str) -> None:
+        errs.append(f"{source}: {where}: {what}")
+
+    if not isinstance(data, dict):
+        return [f"{source}: not a wheel index: expected a JSON object"]
+    if data.get("schema") != SCHEMA:
+        err("schema", f"is {data.get('schema')!r}, expected {SCHEMA!r}")
+    base = data.get("default_index_base")
+    if not isinstance(base, str) or not re.match(r"^(https?|file)://", base):
+        err("default_index_base", "must be an http(s) or file URL")
+    drivers = data.get("drivers")
+    fams: Dict[str, Any] = {}
+    tks: Dict[str, Any] = {}
+    if not isinstance(drivers, dict):
+        err("drivers", "missing or not an object")
+    else:
+        fams = drivers.get("families") if isinstance(drivers.get("families"), dict) else {}
+        tks = drivers.get("toolkits") if isinstance(drivers.get("toolkits"), dict) else {}
+        if not fams:
+            err("drivers.families", "missing or empty")
+        if not tks:
+            err("drivers.toolkits", "missing or empty")
+        for fam, row in fams.items():
+            where = f"drivers.families[{fam}]"
+            if not isinstance(row, dict):
+                err(where, "not an object")
+                continue
+            for osn in ("linux", "windows"):
+                if not isinstance(row.get(osn), str) or not _DRIVER.match(row[osn]):
+                    err(where, f"{osn}: {row.get(osn)!r} is not a driver version like 525.60.13")
+            _check_status(row, where, err)
+        for tk, row in tks.items():
+            where = f"drivers.toolkits[{tk}]"
+            if not re.match(r"^\d+\.\d+$", tk):
+                err(where, "key is not a CUDA version like 12.8")
+            if not isinstance(row, dict) or not isinstance(row.get("toolkit_ga"), dict):
+                err(where, "needs a toolkit_ga object")
+                continue
+            for osn in ("linux", "windows"):
+                val = row["toolkit_ga"].get(osn)
+                if val is not None and (not isinstance(val, str) or not _DRIVER.match(val)):
+                    err(where, f"toolkit_ga.{osn}: {val!r} is not a driver version or null")
+            if tk.split(".")[0] not in fams:
+                err(where, f"no drivers.families entry for CUDA {tk.split('.')[0]}.x")
+            _check_status(row, where, err)
+    torch = data.get("torch")
+    if not isinstance(torch, list) or not torch:
+        err("torch", "missing or empty list")
+        torch = []
+    seen = set()
+    for i, rel in enumerate(torch):
+        where = f"torch[{i}]"
+        if not isinstance(rel, dict):
+            err(where, "not an object")
+            continue
+        ver = rel.get("version")
+        if not isinstance(ver, str) or not re.match(r"^\d+\.\d+$", ver):
+            err(where, f"version {ver!r} is not a minor release like 2.9")
+        else:
+            where = f"torch[{ver}]"
+            if ver in seen:
+                err(where, "listed twice")
+            seen.add(ver)
+        patch = rel.get("latest_patch")
+        if not isinstance(patch, str) or not isinstance(ver, str) or not patch.startswith(f"{ver}."):
+            err(where, f"latest_patch {patch!r} is not a patch release of {ver}")
+        if rel.get("patch_status") not in STATUSES:
+            err(where, f"patch_status {rel.get('patch_status')!r} not one of {', '.join(STATUSES)}")
+        for key in ("python", "python_experimental"):
+            pys = rel.get(key)
+            if not isinstance(pys, list) or (key == "python" and not pys):
+                err(where, f"{key} must be a list of versions like 3.12")
+                continue
+            for p in pys:
+                if not isinstance(p, str) or not _PY.match(p):
+                    err(where, f"{key}: {p!r} is not a Python version like 3.12 or 3.13t")
+        variants = rel.get("variants")
+        if not isinstance(variants, dict) or not variants:
+            err(where, "variants missing or empty")
+            variants = {}
+        for name, var in variants.items():
+            _check_variant(var, f"{where}.variants.{name}", name, tks, err)
+        pypi = rel.get("pypi_default")
+        if not isinstance(pypi, dict):
+            err(where, "pypi_default must be an object")
+        else:
+            for plat, row in pypi.items():
+                if plat not in PLATFORMS:
+                    err(f"{where}.pypi_default", f"unknown platform {plat!r}")
+                if not isinstance(row, dict) or row.get("variant") not in variants:
+                    err(f"{where}.pypi_default.{plat}", f"names variant {(row or {}).get('variant')!r}, which the release lacks")
+        comp = rel.get("companions")
+        if not isinstance(comp, dict):
+            err(where, "companions must be an object")
+        else:
+            for name, row in comp.items():
+                if not isinstance(row, dict) or not isinstance(row.get("series"), str):
+                    err(f"{where}.companions.{name}", "needs a series like 0.24")
+                elif row.get("version") is not None and not str(row["version"]).startswith(row["series"] + "."):
+                    err(f"{where}.companions.{name}", f"version {row['version']!r} is not in series {row['series']}")
+    ds = data.get("deepspeed")
+    if not isinstance(ds, dict) or not isinstance(ds.get("releases"), list):
+        err("deepspeed", "needs a releases list")
+    else:
+        for i, rel in enumerate(ds["releases"]):
+            where = f"deepspeed.releases[{i}]"
+            if not isinstance(rel, dict):
+                err(where, "not an object")
+                continue
+            try:
+                Version(str(rel.get("version")))
+                where = f"deepspeed.releases[{rel['version']}]"
+            except InvalidVersion:
+                err(where, f"version {rel.get('version')!r} is not a version")
+            try:
+                SpecifierSet(str(rel.get("torch", "")))
+            except InvalidSpecifier:
+                err(where, f"torch {rel.get('torch')!r} is not a version specifier")
+            mm = rel.get("cuda_minor_mismatch_ok")
+            if not isinstance(mm, dict) or not all(isinstance(v, list) for v in mm.values()):
+                err(where, "cuda_minor_mismatch_ok must map a CUDA major to a list of versions")
+            _check_status(rel, where, err)
+    return errs
+
+
+def _check_status(row: Dict[str, Any], where: str, err: Any) -> None:
+    if row.get("status") not in STATUSES:
+        err(where, f"status {row.get('status')!r} not one of {', '.join(STATUSES)}")
+
+
+def _check_variant(var: Any, where: str, name: str, tks: Dict[str, Any], err: Any) -> None:
+    if not isinstance(var, dict):
+        err(where, "not an object")
+        return
+    kind = var.get("kind")
+    if kind not in KINDS:
+        err(where, f"kind {kind!r} not one of {', '.join(KINDS)}")
+        return
+    if not _VARIANT[kind].match(name):
+        err(where, f"name does not fit kind {kind}")
+    _check_status(var, where, err)
+    if kind == "cuda":
+        cuda = var.get("cuda")
+        expect = f"{int(name[2:-1])}.{name[-1]}" if _VARIANT["cuda"].match(name) else None
+        if cuda != expect:
+            err(where, f"cuda {cuda!r} does not match the variant name (expected {expect!r})")
+        elif cuda not in tks:
+            err(where, f"no drivers.toolkits entry for CUDA {cuda}")
+    plats = var.get("platforms")
+    if not isinstance(plats, dict) or not plats:
+        err(where, "platforms missing or empty")
+        return
+    for plat, row in plats.items():
+        pw = f"{where}.platforms.{plat}"
+        if plat not in PLATFORMS:
+            err(pw, f"unknown platform (known: {', '.join(PLATFORMS)})")
+        if not isinstance(row, dict):
+            err(pw, "not an object")
+            continue
+        _check_status(row, pw, err)
+        if kind == "cuda":
+            if not isinstance(row.get("sm"), list) or not isinstance(row.get("ptx"), list):
+                err(pw, "needs sm and ptx lists")
+                continue
+            for key in ("sm", "ptx", "sm_unverified", "ptx_unverified"):
+                for a in row.get(key) or []:
+                    prefix = "sm_" if key.startswith("sm") else "compute_"
+                    if not isinstance(a, str) or not _ARCH.match(a) or not a.startswith(prefix):
+                        err(pw, f"{key}: {a!r} is not an arch like {prefix}90")
+
+
+def _build(data: Dict[str, Any], source: str) -> WheelIndex:
+    releases = []
+    for rel in data["torch"]:
+        variants = {
+            name: Variant(release=rel["version"], name=name, kind=v["kind"], cuda=v.get("cuda"), status=v["status"],
+                          platforms=v["platforms"], cudnn=v.get("cudnn"), nccl=v.get("nccl"), note=v.get("note"))
+            for name, v in rel["variants"].items()
+        }
+        releases.append(Release(
+            version=rel["version"], latest_patch=rel["latest_patch"], patch_status=rel["patch_status"],
+            python=list(rel["python"]), python_experimental=list(rel.get("python_experimental") or []),
+            pypi_default={p: row["variant"] for p, row in rel["pypi_default"].items()},
+            variants=variants, companions=dict(rel.get("companions") or {}),
+        ))
+    releases.sort(key=lambda r: r.key, reverse=True)
+    ds = [DeepSpeedRelease(version=r["version"], torch=SpecifierSet(r.get("torch") or ""),
+                           cuda_minor_mismatch_ok={k: list(v) for k, v in r["cuda_minor_mismatch_ok"].items()},
+                           status=r["status"]) for r in data["deepspeed"]["releases"]]
+    ds.sort(key=lambda r: r.key, reverse=True)
+    return WheelIndex(path=source, raw=data, releases=releases, drivers=data["drivers"], deepspeed=ds,
+                      default_index_base=data["default_index_base"])
+
+
+def parse_index(data: Any, source: str) -> WheelIndex:
+    """Validate a decoded document; raise InputError listing every problem."""
+    errors = validate(data, source)
+    if errors:
+        raise InputError(f"invalid wheel index ({len(errors)} problem{'s' if len(errors) > 1 else ''}): " + "; ".join(errors))
+    return _build(data, source)
+
+
+def read_index(path: Path) -> WheelIndex:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read the wheel index: {exc.strerror or exc}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    return parse_index(data, str(path))
+
+
+_CACHE: Dict[Tuple[str, float], WheelIndex] = {}
+
+
+def _cached(path: Path) -> WheelIndex:
+    try:
+        key = (str(path), path.stat().st_mtime)
+    except OSError:
+        key = (str(path), -1.0)
+    if key not in _CACHE:
+        _CACHE[key] = read_index(path)
+    return _CACHE[key]
+
+
+def load_index(path: Optional[str] = None, warn: Any = None) -> WheelIndex:
+    """The wheel index to use (see the module doc for the order). `warn(msg)` hears about a skipped user copy."""
+    explicit = path or os.environ.get("ENVDOCTOR_WHEELS_INDEX")
+    if explicit:
+        return _cached(Path(explicit))
+    bundled = _cached(bundled_path())
+    user = user_copy_path()
+    if user.is_file():
+        try:
+            idx = _cached(user)
+        except InputError as exc:
+            if warn:
+                warn(f"ignoring the user copy of the wheel index: {exc}")
+            return bundled
+        if idx.raw.get("based_on") == bundled.generated:
+            return idx
+        if warn:
+            warn(f"ignoring {user}: built from an older bundled index; run `envdoctor index update`")
+    return bundled

@@ -1,0 +1,525 @@
+"""The planner: (machine, wheel index, wishes) -> the torch (and DeepSpeed) install that runs here.
+
+A pure function: it reads plain values pulled from a snapshot (`MachineFacts`) and the index, and
+returns a `Plan` whose JSON is `envdoctor.plan/1`. Nothing here runs a process or touches the network.
+
+Choice, in order: a working install is kept unless `--torch SPEC` excludes it; a broken one is fixed
+by the smallest change (the same minor release with another variant when one works); otherwise the
+newest release with a build that has kernels for every GPU, whose CUDA the driver supports and that
+has a wheel for this Python and platform. Within a release: a variant DeepSpeed can build ops for
+with the local nvcc (when DeepSpeed is wanted), then one the driver fully supports (no reliance on
+minor-version compatibility), then the PyPI default, then the newest CUDA.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from packaging.specifiers import SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+from envdoctor import compat
+from envdoctor.wheels.index import DeepSpeedRelease, Release, Variant, WheelIndex
+
+PLAN_SCHEMA = "envdoctor.plan/1"
+
+
+@dataclass
+class Wishes:
+    torch: Optional[SpecifierSet] = None
+    deepspeed: bool = False
+    deepspeed_spec: Optional[SpecifierSet] = None
+    python: Optional[str] = None  # "3.12": plan for this Python instead of the snapshot's
+    index_base: str = "https://download.pytorch.org/whl"
+
+
+@dataclass
+class GpuFact:
+    index: int
+    name: str
+    cc: str
+
+
+@dataclass
+class MachineFacts:
+    """What the planner needs from a snapshot, as plain values."""
+
+    os: str = "linux"
+    arch: str = "x86_64"
+    python: str = ""  # "3.12" or "3.13t"
+    driver: Optional[str] = None
+    gpus: List[GpuFact] = field(default_factory=list)
+    torch_version: Optional[str] = None  # "2.5.1+cu124"; None when torch is not importable/installed
+    torch_cuda: Optional[str] = None
+    torch_arch_list: Optional[List[str]] = None
+    torch_cuda_available: Optional[bool] = None
+    torch_broken: Optional[str] = None  # import error
+    packages: Dict[str, str] = field(default_factory=dict)
+    nvcc: Optional[str] = None
+    ninja: Optional[bool] = None
+    libaio: Optional[bool] = None
+
+    @property
+    def platform(self) -> Optional[str]:
+        osn, arch = self.os.lower(), self.arch.lower()
+        if osn == "linux" and arch in ("x86_64", "amd64"):
+            return "linux_x86_64"
+        if osn == "linux" and arch in ("aarch64", "arm64"):
+            return "linux_aarch64"
+        if osn.startswith("win") and arch in ("x86_64", "amd64"):
+            return "win_amd64"
+        return None
+
+
+@dataclass
+class PlannedPackage:
+    name: str
+    version: str
+    variant: str
+    index_url: Optional[str]
+    reason: str
+    pin: str
+    status: str = "verified"
+
+    def to_json(self) -> Dict[str, Any]:
+        return {"name": self.name, "version": self.version, "variant": self.variant, "index_url": self.index_url,
+                "reason": self.reason, "pin": self.pin, "status": self.status}
+
+
+@dataclass
+class Rejected:
+    name: str
+    version: str
+    variant: str
+    why: str
+
+    def to_json(self) -> Dict[str, Any]:
+        return {"name": self.name, "version": self.version, "variant": self.variant, "why": self.why}
+
+
+@dataclass
+class Plan:
+    status: str  # planned | nothing_to_do | impossible (installed | rolled_back are set by the installer)
+    packages: List[PlannedPackage] = field(default_factory=list)
+    rejected: List[Rejected] = field(default_factory=list)
+    commands: List[List[str]] = field(default_factory=list)
+    reason: str = ""
+    upgrade: List[str] = field(default_factory=list)
+    notes: List[str] = field(default_factory=list)
+    kept: List[str] = field(default_factory=list)
+    env: Dict[str, str] = field(default_factory=dict)
+    python: str = ""
+    platform: Optional[str] = None
+    deepspeed_ops: Optional[Dict[str, Any]] = None
+
+    @property
+    def torch(self) -> Optional[PlannedPackage]:
+        return next((p for p in self.packages if p.name == "torch"), None)
+
+    def to_json(self) -> Dict[str, Any]:
+        out: Dict[str, Any] = {
+            "schema": PLAN_SCHEMA,
+            "status": self.status,
+            "reason": self.reason,
+            "packages": [p.to_json() for p in self.packages],
+            "rejected": [r.to_json() for r in self.rejected],
+            "commands": [list(c) for c in self.commands],
+            "python": self.python,
+            "platform": self.platform,
+            "kept": list(self.kept),
+            "upgrade": list(self.upgrade),
+            "notes": list(self.notes),
+            "env": dict(self.env),
+        }
+        if self.deepspeed_ops is not None:
+            out["deepspeed_ops"] = self.deepspeed_ops
+        return out
+
+
+# --- reading a snapshot -------------------------------------------------------------------------
+
+
+def facts_from_snapshot(snapshot: Any, python: Optional[str] = None) -> MachineFacts:
+    """Pull the plain values the planner needs out of an envdoctor Snapshot."""
+    from envdoctor.snapshot import present
+
+    f = MachineFacts(os=str(snapshot.host.os), arch=str(snapshot.host.arch))
+    pyv = python or str(snapshot.python.version or "")
+    f.python = short_python(pyv) + ("t" if snapshot.python.extra.get("gil_disabled") and not python else "")
+    if present(snapshot.driver) and snapshot.driver.version:
+        f.driver = str(snapshot.driver.version)
+    f.gpus = [GpuFact(g.index, g.name, g.compute_capability) for g in snapshot.gpus]
+    t = snapshot.torch
+    if present(t):
+        if t.importable and present(t.version):
+            f.torch_version = str(t.version)
+            f.torch_cuda = str(t.cuda) if present(t.cuda) else None
+            f.torch_arch_list = list(t.arch_list) if present(t.arch_list) else None
+            f.torch_cuda_available = bool(t.cuda_available) if present(t.cuda_available) else None
+        elif not t.importable and t.error:
+            f.torch_broken = str(t.error)
+    if present(snapshot.python.packages):
+        f.packages = {str(k).lower(): str(v) for k, v in snapshot.python.packages.items()}
+    if present(snapshot.cuda_toolkit) and present(snapshot.cuda_toolkit.nvcc_version):
+        f.nvcc = str(snapshot.cuda_toolkit.nvcc_version)
+    if present(snapshot.build_tools):
+        f.ninja = present(snapshot.build_tools.ninja) or None
+        f.libaio = bool(snapshot.build_tools.libaio) if present(snapshot.build_tools.libaio) else None
+    return f
+
+
+def short_python(text: str) -> str:
+    m = re.match(r"^\s*(\d+)\.(\d+)", text)
+    return f"{m.group(1)}.{m.group(2)}" if m else text.strip()
+
+
+def variant_of(version: Optional[str], cuda: Optional[str]) -> str:
+    """The wheel-index tag of an installed torch: its local label, else its CUDA version, else cpu."""
+    if version and "+" in version:
+        return version.split("+", 1)[1]
+    if cuda:
+        return compat.cuda_variant(cuda)
+    return "cpu"
+
+
+def py_range(pythons: Sequence[str]) -> str:
+    vals = sorted({p for p in pythons if not p.endswith("t")}, key=lambda p: tuple(int(x) for x in p.split(".")))
+    if not vals:
+        return ""
+    return vals[0] if len(vals) == 1 else f"{vals[0]}-{vals[-1]}"
+
+
+# --- the planner ---------------------------------------------------------------------------------
+
+
+@dataclass
+class _Candidate:
+    release: Release
+    variant: Variant
+    version: str
+    notes: List[str]
+    full_driver: bool
+    ds_ok: bool
+
+
+def plan(machine: MachineFacts, index: WheelIndex, wishes: Wishes) -> Plan:
+    out = Plan(status="planned", python=machine.python, platform=machine.platform)
+    platform = machine.platform
+    if platform is None:
+        out.status = "impossible"
+        out.reason = f"no PyTorch wheels in the index for {machine.os} {machine.arch}"
+        out.upgrade.append("a Linux x86_64/aarch64 or Windows x86_64 machine")
+        return out
+    gpu_machine = bool(machine.gpus)
+    newest_ds = _newest_deepspeed(index, wishes)
+
+    broken_why = _installed_problem(machine, index, platform)
+    installed_rel = index.release(machine.torch_version) if machine.torch_version else None
+    installed_ok = machine.torch_version is not None and broken_why is None
+    spec_ok = installed_ok and (wishes.torch is None or _in_spec(wishes.torch, machine.torch_version))
+    if installed_ok and spec_ok:
+        out.kept.append(f"torch {machine.torch_version}")
+        out.reason = f"torch {machine.torch_version} already works here" + _gpu_phrase(machine)
+        if wishes.deepspeed:
+            _plan_deepspeed(out, machine, index, wishes, machine.torch_version or "", machine.torch_cuda)
+        out.status = "planned" if out.packages else "nothing_to_do"
+        return out
+
+    candidates: List[_Candidate] = []
+    for rel in index.releases:
+        version = _version_in_spec(rel, wishes.torch)
+        if version is None:
+            continue
+        if machine.python not in rel.python:
+            exp = " (experimental builds not planned)" if machine.python in rel.python_experimental else ""
+            out.rejected.append(Rejected("torch", rel.latest_patch, "*",
+                                         f"no wheel for Python {machine.python}{exp}: torch {rel.version} has "
+                                         f"{py_range(rel.python)}"))
+            continue
+        for var in _variants(rel, gpu_machine):
+            why, notes, full = _check_variant(var, machine, platform, index)
+            if why:
+                out.rejected.append(Rejected("torch", version, var.name, why))
+                continue
+            ds_ok = True
+            if wishes.deepspeed and machine.nvcc and var.cuda and newest_ds is not None:
+                ds_ok = bool(compat.deepspeed_cuda_ok(machine.nvcc, var.cuda, newest_ds.cuda_minor_mismatch_ok))
+            candidates.append(_Candidate(rel, var, version, notes, full, ds_ok))
+
+    if not candidates:
+        out.status = "impossible"
+        _explain_impossible(out, machine, index, wishes, platform)
+        return out
+
+    def rank(c: _Candidate) -> Tuple[Any, ...]:
+        same = installed_rel is not None and c.release.version == installed_rel.version and wishes.torch is None
+        return (same, c.release.key, c.ds_ok, c.full_driver,
+                rel_default(c.release, platform) == c.variant.name, Version(c.variant.cuda or "0"))
+
+    best = max(candidates, key=rank)
+    rel, var = best.release, best.variant
+    why = [f"newest torch in the index that runs here{_gpu_phrase(machine)}" if gpu_machine else
+           "newest torch with a wheel for this Python and platform (no NVIDIA GPU: CPU build)"]
+    if machine.torch_version and broken_why:
+        why = [f"installed torch {machine.torch_version} is broken: {broken_why}"]
+        if installed_rel is not None and rel.version == installed_rel.version and wishes.torch is None:
+            why.append(f"smallest fix: same release {rel.version}, variant {var.name}")
+    elif machine.torch_version and not spec_ok:
+        why = [f"--torch {wishes.torch} excludes the installed {machine.torch_version}"]
+    if rel_default(rel, platform) == var.name:
+        why.append("the PyPI default variant")
+    why.extend(best.notes)
+    base = wishes.index_base.rstrip("/")
+    out.packages.append(PlannedPackage("torch", best.version, var.name, f"{base}/{var.name}", "; ".join(why),
+                                       f"torch=={best.version}+{var.name}", _status(var, platform, rel)))
+    for comp in ("torchvision", "torchaudio"):
+        if comp in machine.packages:
+            info = rel.companions.get(comp) or {}
+            ver = info.get("version") or f"{info.get('series')}.*"
+            pin = f"{comp}=={ver}+{var.name}" if "*" not in ver else f"{comp}=={ver}"
+            out.packages.append(PlannedPackage(comp, ver, var.name, f"{base}/{var.name}",
+                                               f"installed {comp} {machine.packages[comp]} must match torch {rel.version}",
+                                               pin, str(info.get("status", "UNVERIFIED"))))
+    for c in candidates:
+        if c is not best:
+            out.rejected.append(Rejected("torch", c.version, c.variant.name, _lost_why(c, best, rank)))
+    out.reason = why[0]
+    if wishes.deepspeed:
+        _plan_deepspeed(out, machine, index, wishes, best.version, var.cuda)
+    return out
+
+
+def rel_default(rel: Release, platform: str) -> Optional[str]:
+    return rel.pypi_default.get(platform)
+
+
+def _lost_why(c: _Candidate, best: _Candidate, rank: Any) -> str:
+    if c.release.key < best.release.key:
+        return f"runs here, but torch {best.release.version} is newer"
+    if not c.ds_ok and best.ds_ok:
+        return f"runs here, but DeepSpeed cannot build ops with the local nvcc and CUDA {c.variant.cuda}"
+    if not c.full_driver and best.full_driver:
+        return "runs here only through minor-version compatibility; another variant is fully supported by the driver"
+    return f"runs here; {best.variant.name} preferred (PyPI default or newer CUDA)"
+
+
+def _gpu_phrase(machine: MachineFacts) -> str:
+    if not machine.gpus:
+        return ""
+    ccs = sorted({g.cc for g in machine.gpus}, key=compat.parse_cc)
+    return f" (GPUs cc {', '.join(ccs)}, driver {machine.driver or 'unknown'})"
+
+
+def _status(var: Variant, platform: str, rel: Release) -> str:
+    order = {"verified": 0, "secondary": 1, "UNVERIFIED": 2}
+    st = [var.status, (var.platforms.get(platform) or {}).get("status", "UNVERIFIED")]
+    return max(st, key=lambda s: order.get(s, 2))
+
+
+def _in_spec(spec: SpecifierSet, version: Optional[str]) -> bool:
+    try:
+        return Version(str(version).split("+")[0]) in spec
+    except InvalidVersion:
+        return False
+
+
+def _version_in_spec(rel: Release, spec: Optional[SpecifierSet]) -> Optional[str]:
+    if spec is None:
+        return rel.latest_patch
+    for v in (rel.latest_patch, f"{rel.version}.0"):
+        if Version(v) in spec:
+            return v
+    return None
+
+
+def _variants(rel: Release, gpu_machine: bool) -> List[Variant]:
+    kinds = ("cuda", "cpu") if gpu_machine else ("cpu",)
+    return [v for v in rel.variants.values() if v.kind in kinds]
+
+
+def _check_variant(var: Variant, m: MachineFacts, platform: str, index: WheelIndex) -> Tuple[str, List[str], bool]:
+    """('' if it runs else why, notes, fully supported by the driver)."""
+    notes: List[str] = []
+    if platform not in var.platforms:
+        return f"no {platform} wheel", notes, False
+    if var.kind == "cpu":
+        if m.gpus:
+            return "CPU-only build on a machine with NVIDIA GPUs", notes, False
+        return "", notes, True
+    sm, ptx = var.archs(platform)
+    osn = "windows" if platform.startswith("win") else "linux"
+    missing = []
+    for g in m.gpus:
+        v = compat.runs_on(sm + ptx, g.cc)
+        if not v:
+            missing.append(f"GPU {g.index} {g.name} (cc {g.cc})")
+            continue
+        if v.via == "ptx":
+            if m.driver is None:
+                return "GPU needs PTX JIT and the driver version is unknown", notes, False
+            jit = compat.ptx_jit_ok(m.driver, var.cuda or "", osn, index.drivers)
+            if not jit:
+                return f"GPU {g.index} {g.name} (cc {g.cc}) has no SASS; {jit.why}", notes, False
+            notes.append(f"GPU {g.index} runs JIT-compiled PTX (slow first start)")
+    if missing:
+        unv = (var.platforms.get(platform) or {}).get("sm_unverified")
+        extra = f"; {', '.join(unv)} may be present but is UNVERIFIED, so not counted" if unv else ""
+        return f"no kernels for {'; '.join(missing)}: build has {', '.join(sm + ptx) or 'none'}{extra}", notes, False
+    if m.driver is None:
+        return "the NVIDIA driver version is unknown", notes, False
+    d = compat.driver_supports(m.driver, var.cuda or "", osn, index.drivers)
+    if not d:
+        return d.why, notes, False
+    _fam, ga = compat.min_driver(var.cuda or "", osn, index.drivers)
+    full = ga is not None and compat.driver_version(m.driver) >= compat.driver_version(ga)  # type: ignore[operator]
+    if not full:
+        notes.append(d.why)
+    if var.status == "UNVERIFIED":
+        notes.append(f"{var.name} arch list is UNVERIFIED in the index; the install is verified before it is kept")
+    return "", notes, full
+
+
+def _installed_problem(m: MachineFacts, index: WheelIndex, platform: str) -> Optional[str]:
+    """Why the installed torch does not work here, or None when it does (or nothing is installed)."""
+    if m.torch_version is None:
+        return f"torch does not import: {m.torch_broken}" if m.torch_broken else None
+    if not m.gpus:
+        return None
+    cuda = m.torch_cuda or compat.variant_cuda(variant_of(m.torch_version, None))
+    if not cuda:
+        return "CPU-only build on a machine with NVIDIA GPUs"
+    osn = "windows" if platform.startswith("win") else "linux"
+    if m.driver is None:
+        return "the NVIDIA driver version is unknown"
+    d = compat.driver_supports(m.driver, cuda, osn, index.drivers)
+    if not d:
+        return d.why
+    archs = m.torch_arch_list
+    if archs is None:
+        rel = index.release(m.torch_version)
+        var = rel.variants.get(variant_of(m.torch_version, cuda)) if rel else None
+        if var is not None and platform in var.platforms:
+            sm, ptx = var.archs(platform)
+            archs = sm + ptx
+    for g in m.gpus:
+        if archs is not None:
+            v = compat.runs_on(archs, g.cc)
+            if not v:
+                return f"GPU {g.index} {g.name}: {v.why}"
+            if v.via == "ptx" and not compat.ptx_jit_ok(m.driver, cuda, osn, index.drivers):
+                return f"GPU {g.index} {g.name} needs PTX JIT, which driver {m.driver} cannot do for CUDA {cuda}"
+    if m.torch_cuda_available is False:
+        return "torch.cuda.is_available() is False"
+    return None
+
+
+def _newest_deepspeed(index: WheelIndex, wishes: Wishes) -> Optional[DeepSpeedRelease]:
+    for r in index.deepspeed:
+        if wishes.deepspeed_spec is None or r.key in wishes.deepspeed_spec:
+            return r
+    return None
+
+
+def _plan_deepspeed(out: Plan, m: MachineFacts, index: WheelIndex, wishes: Wishes, torch_version: str,
+                    torch_cuda: Optional[str]) -> None:
+    tv = Version(torch_version.split("+")[0]) if torch_version else None
+    chosen: Optional[DeepSpeedRelease] = None
+    for r in index.deepspeed:
+        if wishes.deepspeed_spec is not None and r.key not in wishes.deepspeed_spec:
+            continue
+        if tv is not None and len(r.torch) and tv not in r.torch:
+            out.rejected.append(Rejected("deepspeed", r.version, "", f"needs torch {r.torch}, plan has {tv}"))
+            continue
+        chosen = r
+        break
+    if chosen is None:
+        out.notes.append("no DeepSpeed release in the index fits the wishes and the torch version")
+        if out.status == "planned" and not out.packages:
+            out.status = "impossible"
+        return
+    ops = deepspeed_ops(m, torch_cuda, chosen)
+    out.deepspeed_ops = ops
+    installed = m.packages.get("deepspeed")
+    if installed and (wishes.deepspeed_spec is None or _in_spec(wishes.deepspeed_spec, installed)) and \
+            (tv is None or not len(chosen.torch) or tv in chosen.torch) and not any(p.name == "torch" for p in out.packages):
+        out.kept.append(f"deepspeed {installed}")
+        return
+    reason = f"newest DeepSpeed for torch {torch_version}; ops JIT-built at first use (DS_BUILD_OPS=0)"
+    if not ops["cuda_check"]["ok"]:
+        reason += f"; WARNING: {ops['cuda_check']['why']}"
+    out.packages.append(PlannedPackage("deepspeed", chosen.version, "", None, reason, f"deepspeed=={chosen.version}",
+                                       chosen.status))
+    out.env["DS_BUILD_OPS"] = "0"
+    if m.gpus:
+        archs = ";".join(sorted({g.cc for g in m.gpus}, key=compat.parse_cc))
+        out.notes.append(f"set TORCH_CUDA_ARCH_LIST={archs} when DeepSpeed builds ops (its default list includes "
+                         "archs that CUDA 13 dropped)")
+
+
+def deepspeed_ops(m: MachineFacts, torch_cuda: Optional[str], ds: DeepSpeedRelease) -> Dict[str, Any]:
+    """What `ds_report` would say about building ops here, from the snapshot only (DeepSpeed is not imported)."""
+    ninja = bool(m.ninja) or "ninja" in m.packages
+    if not m.nvcc:
+        check = {"ok": False, "why": "no nvcc (CUDA_HOME): DeepSpeed raises MissingCUDAException when it builds CUDA ops"}
+    elif not torch_cuda:
+        check = {"ok": False, "why": "torch is a CPU build: no CUDA ops"}
+    else:
+        v = compat.deepspeed_cuda_ok(m.nvcc, torch_cuda, ds.cuda_minor_mismatch_ok)
+        check = {"ok": v.ok, "why": v.why}
+    cuda_ops = check["ok"] and ninja
+    ops = {
+        "cpu_adam": {"buildable": ninja, "why": "C++ op: needs ninja and a C++ compiler" if not ninja else "ninja present"},
+        "fused_adam": {"buildable": cuda_ops,
+                       "why": check["why"] if not check["ok"] else ("ninja missing" if not ninja else "ok")},
+        "async_io": {"buildable": bool(ninja and m.libaio),
+                     "why": "libaio found" if m.libaio else ("libaio not found (apt install libaio-dev)" if m.libaio is False
+                                                             else "libaio not probed")},
+    }
+    return {"deepspeed": ds.version, "nvcc": m.nvcc, "torch_cuda": torch_cuda, "cuda_check": check, "ninja": ninja,
+            "compute_capabilities": sorted({g.cc for g in m.gpus}, key=compat.parse_cc), "ops": ops,
+            "build_env": {"DS_BUILD_OPS": "0"}}
+
+
+def _explain_impossible(out: Plan, m: MachineFacts, index: WheelIndex, wishes: Wishes, platform: str) -> None:
+    """Name what to upgrade: the driver, the Python version, or neither (no build has kernels for a GPU)."""
+    osn = "windows" if platform.startswith("win") else "linux"
+    arch_ok_pythons: List[str] = []
+    driver_needs: List[Tuple[Version, str, str]] = []
+    for rel in index.releases:
+        if _version_in_spec(rel, wishes.torch) is None:
+            continue
+        for var in _variants(rel, bool(m.gpus)):
+            if platform not in var.platforms or (var.kind == "cpu" and m.gpus):
+                continue
+            if var.kind == "cuda":
+                sm, ptx = var.archs(platform)
+                if not all(compat.runs_on(sm + ptx, g.cc) for g in m.gpus):
+                    continue
+            py_fits = m.python in rel.python
+            arch_ok_pythons.extend(rel.python)
+            if var.kind == "cuda" and py_fits:
+                fam, ga = compat.min_driver(var.cuda or "", osn, index.drivers)
+                need = fam
+                sm, ptx = var.archs(platform)
+                if any(compat.runs_on(sm + ptx, g.cc).via == "ptx" for g in m.gpus):
+                    need = ga or fam
+                if need:
+                    driver_needs.append((Version(need), need, f"torch {rel.version} {var.name}"))
+    spec = f" within --torch {wishes.torch}" if wishes.torch is not None else ""
+    if driver_needs:
+        lowest = min(driver_needs)
+        newest_need = next(d for d in driver_needs)  # releases are newest first
+        out.upgrade.append(f"driver >= {lowest[1]}")
+        if newest_need[1] != lowest[1]:
+            out.upgrade.append(f"driver >= {newest_need[1]} for {newest_need[2]}")
+        out.reason = (f"NVIDIA driver {m.driver or 'unknown'} is too old for every torch build{spec} "
+                      "with kernels for the GPUs")
+    elif arch_ok_pythons:
+        out.upgrade.append(f"Python {py_range(arch_ok_pythons)}")
+        out.reason = f"no torch{spec} for the GPUs has a wheel for Python {m.python}"
+    else:
+        ccs = ", ".join(sorted({g.cc for g in m.gpus}))
+        out.reason = f"no torch build{spec} in the index has kernels for compute capability {ccs} on {platform}"
+        out.upgrade.append("a newer wheel index (`envdoctor index update`) or a source build")

@@ -1,0 +1,306 @@
+"""`fix --yes` and `undo` against a real PEP 503 index on 127.0.0.1, in throwaway venvs.
+
+The index serves small fake wheels built here: `torch` whose __init__ reports a version, version.cuda
+and cuda.get_arch_list(); `fakedep` stands for torch's dependencies and comes from PIP_INDEX_URL (the
+user's pip configuration), torch from --index-base. The machine's own pip configuration (find-links,
+constraints, extra indexes) is switched off with PIP_CONFIG_FILE=os.devnull and no PIP_* variables.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import http.server
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def build_wheel(out: Path, name: str, version: str, files: dict, requires=(), pad_files: int = 0) -> Path:
+    files = dict(files)
+    for i in range(pad_files):
+        files[f"{name}/pad/f{i}.py"] = f"X = {i}\n" + "#" * 2000 + "\n"
+    di = f"{name}-{version}.dist-info"
+    meta = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n" + "".join(f"Requires-Dist: {r}\n" for r in requires)
+    files[f"{di}/METADATA"] = meta
+    files[f"{di}/WHEEL"] = "Wheel-Version: 1.0\nGenerator: envdoctor-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+    record = []
+    for path, text in files.items():
+        data = text.encode()
+        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+        record.append(f"{path},sha256={digest},{len(data)}")
+    record.append(f"{di}/RECORD,,")
+    files[f"{di}/RECORD"] = "\n".join(record) + "\n"
+    whl = out / f"{name}-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(whl, "w", zipfile.ZIP_DEFLATED) as zf:
+        for path, text in files.items():
+            zf.writestr(path, text)
+    return whl
+
+
+def fake_torch(out: Path, version: str, reports: str = None, cuda=None, archs=(), requires=(), pad_files=0) -> Path:
+    init = (f"__version__ = {reports or version!r}\n"
+            f"class version:\n    cuda = {cuda!r}\n"
+            "class cuda:\n"
+            f"    @staticmethod\n    def get_arch_list():\n        return {list(archs)!r}\n"
+            "    @staticmethod\n    def is_available():\n        return False\n"
+            "    @staticmethod\n    def device_count():\n        return 0\n")
+    return build_wheel(out, "torch", version, {"torch/__init__.py": init}, requires, pad_files)
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def write_page(directory: Path, links: list) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    body = "".join(f'<a href="{href}">{text}</a><br>\n' for href, text in links)
+    (directory / "index.html").write_text(f"<!DOCTYPE html><html><body>\n{body}</body></html>\n")
+
+
+class Index:
+    """A PEP 503 tree under root: whl/<variant>/torch/ (the torch index) and simple/<name>/ (the user's index)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.files = root / "files"
+        self.files.mkdir(parents=True)
+        self.truncate: set = set()
+        self.torch: list = []
+        self.simple: dict = {}
+
+    def add_torch(self, whl: Path, variant: str = "cpu", hash_override: str = None) -> None:
+        shutil.copy(whl, self.files / whl.name)
+        self.torch.append((whl.name, hash_override or sha256(whl), variant))
+        self._write()
+
+    def add_simple(self, whl: Path, name: str) -> None:
+        shutil.copy(whl, self.files / whl.name)
+        self.simple.setdefault(name, []).append((whl.name, sha256(whl)))
+        self._write()
+
+    def _write(self) -> None:
+        for variant in {v for _n, _h, v in self.torch}:
+            links = [(f"/files/{n.replace('+', '%2B')}#sha256={h}", n) for n, h, v in self.torch if v == variant]
+            write_page(self.root / "whl" / variant / "torch", links)
+        write_page(self.root / "simple", [(f"{n}/", n) for n in self.simple])
+        for name, items in self.simple.items():
+            write_page(self.root / "simple" / name, [(f"/files/{n}#sha256={h}", n) for n, h in items])
+
+
+def serve(index: Index):
+    class Handler(http.server.SimpleHTTPRequestHandler):
+        def __init__(self, *a, **kw):
+            super().__init__(*a, directory=str(index.root), **kw)
+
+        def log_message(self, *a):
+            pass
+
+        def do_GET(self):
+            name = self.path.rsplit("/", 1)[-1].replace("%2B", "+")
+            if name in index.truncate:
+                data = (index.files / name).read_bytes()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/octet-stream")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data[: len(data) // 3])
+                self.wfile.flush()
+                self.connection.shutdown(2)  # the server dies mid-transfer
+                self.close_connection = True
+                return
+            super().do_GET()
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+@pytest.fixture(scope="session")
+def wheels(tmp_path_factory):
+    d = tmp_path_factory.mktemp("wheels")
+    return {
+        "old_torch": fake_torch(d, "2.13.0+cpu", requires=["fakedep>=1"]),
+        "dep1": build_wheel(d, "fakedep", "1.0", {"fakedep/__init__.py": "V = 1\n"}),
+        "dep2": build_wheel(d, "fakedep", "2.0", {"fakedep/__init__.py": "V = 2\n"}),
+    }
+
+
+@pytest.fixture(scope="session")
+def venv_template(tmp_path_factory, wheels):
+    """One venv with pip, the old fake torch 2.13.0+cpu and fakedep 1.0; each test copies it."""
+    d = tmp_path_factory.mktemp("venv") / "v"
+    subprocess.run([sys.executable, "-m", "venv", str(d)], check=True)
+    subprocess.run([str(d / "bin" / "python"), "-m", "pip", "install", "-q", "--no-index", "--find-links",
+                    str(wheels["dep1"].parent), "torch==2.13.0+cpu", "fakedep==1.0"], check=True, env=clean_env())
+    return d
+
+
+def clean_env(**extra) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "ENVDOCTOR_", "UV_"))}
+    env.update(PIP_CONFIG_FILE=os.devnull, PIP_DISABLE_PIP_VERSION_CHECK="1")
+    env.update(extra)
+    return env
+
+
+@pytest.fixture
+def site(tmp_path, venv_template, wheels):
+    venv = tmp_path / "venv"
+    shutil.copytree(venv_template, venv, symlinks=True)
+    index = Index(tmp_path / "index")
+    index.add_simple(wheels["dep1"], "fakedep")
+    index.add_simple(wheels["dep2"], "fakedep")
+    server = serve(index)
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    env = clean_env(PIP_INDEX_URL=f"{url}/simple", XDG_CACHE_HOME=str(tmp_path / "cache"), PIP_CACHE_DIR=str(tmp_path / "pipc"),
+                    ENVDOCTOR_INSTALLER="pip", PYTHONDONTWRITEBYTECODE="1")
+    yield type("Site", (), {"venv": venv, "python": str(venv / "bin" / "python"), "index": index, "url": url,
+                            "env": env, "tmp": tmp_path, "server": server})
+    server.shutdown()
+
+
+def freeze(site) -> str:
+    return subprocess.run([site.python, "-m", "pip", "freeze", "--all"], capture_output=True, text=True, check=True,
+                          env=site.env).stdout
+
+
+def fix(site, *extra, timeout=180, popen=False):
+    argv = [sys.executable, "-m", "envdoctor", "fix", "--python", site.python, "--torch", "2.14.1",
+            "--index-base", f"{site.url}/whl", "--json", *extra]
+    if popen:
+        return subprocess.Popen(argv, cwd=ROOT, env=site.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.run(argv, cwd=ROOT, env=site.env, capture_output=True, text=True, timeout=timeout)
+
+
+def assert_rolled_back(site, res, before):
+    assert res.returncode == 3, res.stderr[-3000:]
+    doc = json.loads(res.stdout)
+    assert doc["status"] == "rolled_back" and doc["rollback_ok"] is True, doc.get("message")
+    assert freeze(site) == before
+    out = subprocess.run([site.python, "-c", "import torch, fakedep; print(torch.__version__, fakedep.V)"],
+                         capture_output=True, text=True, env=site.env)
+    assert out.stdout.split() == ["2.13.0+cpu", "1"], out.stderr
+
+
+def test_clean_install_then_undo(site):
+    site.index.add_torch(fake_torch(site.tmp, "2.14.1+cpu", requires=["fakedep>=2"]))
+    before = freeze(site)
+    assert "torch==2.13.0+cpu" in before and "fakedep==1.0" in before
+    res = fix(site, "--yes")
+    assert res.returncode == 0, res.stderr[-3000:]
+    doc = json.loads(res.stdout)
+    assert doc["status"] == "installed"
+    download, install = doc["commands"]
+    assert download[1:4] == ["-m", "pip", "download"] and f"{site.url}/whl/cpu" in download
+    assert "--no-index" in install and "torch==2.14.1+cpu" in install
+    assert not any("127.0.0.1" in a and "simple" in a for a in download)  # the dependency index is pip's own config
+    after = freeze(site)
+    assert "torch==2.14.1+cpu" in after and "fakedep==2.0" in after
+    res = subprocess.run([sys.executable, "-m", "envdoctor", "undo", "--python", site.python], cwd=ROOT, env=site.env,
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert freeze(site) == before
+    # Nothing left to undo.
+    res = subprocess.run([sys.executable, "-m", "envdoctor", "undo", "--python", site.python], cwd=ROOT, env=site.env,
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 2 and "no fix to undo" in res.stderr
+
+
+def test_verification_failure_rolls_back(site):
+    # The wheel says it is 2.14.1+cpu but the module reports a CUDA build.
+    site.index.add_torch(fake_torch(site.tmp, "2.14.1+cpu", reports="2.14.1+cu130", cuda="13.0", requires=["fakedep>=2"]))
+    before = freeze(site)
+    res = fix(site, "--yes")
+    assert_rolled_back(site, res, before)
+    assert "verification failed" in json.loads(res.stdout)["message"]
+
+
+def test_bad_hash_changes_nothing(site):
+    site.index.add_torch(fake_torch(site.tmp, "2.14.1+cpu", requires=["fakedep>=2"]), hash_override="0" * 64)
+    before = freeze(site)
+    res = fix(site, "--yes")
+    assert_rolled_back(site, res, before)
+    assert "download failed" in json.loads(res.stdout)["message"]
+    assert "HASHES" in res.stderr.upper()
+
+
+def test_truncated_wheel_rolls_back(site):
+    whl = fake_torch(site.tmp, "2.14.1+cpu", requires=["fakedep>=2"])
+    whl.write_bytes(whl.read_bytes()[:200])  # a broken zip whose hash the index states correctly
+    site.index.add_torch(whl)
+    before = freeze(site)
+    assert_rolled_back(site, fix(site, "--yes"), before)
+
+
+def test_server_dying_mid_transfer(site):
+    whl = fake_torch(site.tmp, "2.14.1+cpu", requires=["fakedep>=2"], pad_files=200)
+    site.index.add_torch(whl)
+    site.index.truncate.add(whl.name)
+    before = freeze(site)
+    assert_rolled_back(site, fix(site, "--yes"), before)
+
+
+def _pip_install_pid(python: str):
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            cmd = Path(f"/proc/{d}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if cmd and cmd[0].decode(errors="replace") == python and b"install" in cmd and b"--no-index" in cmd:
+            return int(d)
+    return None
+
+
+@pytest.mark.parametrize("how", ["kill_pip", "sigint_envdoctor"])
+def test_interrupted_install_rolls_back(site, how):
+    # A big wheel so that pip is still writing files when it is stopped.
+    site.index.add_torch(fake_torch(site.tmp, "2.14.1+cpu", requires=["fakedep>=2"], pad_files=4000))
+    before = freeze(site)
+    proc = fix(site, "--yes", popen=True)
+    old_dist = next((site.venv / "lib").glob("python3.*/site-packages/torch-2.13.0+cpu.dist-info"))
+    deadline = time.monotonic() + 120
+    pid = None
+    while time.monotonic() < deadline and proc.poll() is None:
+        pid = pid or _pip_install_pid(site.python)
+        if pid and not old_dist.exists():  # pip has removed the old torch and is writing the new one
+            break
+        time.sleep(0.002)
+    assert pid, "pip install never started"
+    if how == "kill_pip":
+        os.kill(pid, signal.SIGKILL)
+    else:
+        proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=180)
+    res = subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+    assert_rolled_back(site, res, before)
+    message = json.loads(out)["message"]
+    assert message.startswith("installer killed by signal 9" if how == "kill_pip" else "interrupted"), message
+    assert "keeping the files of fakedep, torch" in err
+
+
+def test_without_yes_and_without_a_terminal_nothing_is_installed(site):
+    site.index.add_torch(fake_torch(site.tmp, "2.14.1+cpu", requires=["fakedep>=2"]))
+    before = freeze(site)
+    res = fix(site)
+    assert res.returncode == 0 and "not installing" in res.stderr
+    assert json.loads(res.stdout)["status"] == "planned"
+    assert freeze(site) == before
+
+
+def test_only_http_or_file_index_urls(site):
+    res = subprocess.run([sys.executable, "-m", "envdoctor", "fix", "--snapshot", str(ROOT / "tests/data/h100_575.json"),
+                          "--index-base", "ftp://mirror/whl"], cwd=ROOT, env=site.env, capture_output=True, text=True)
+    assert res.returncode == 2 and "only http://, https:// or file://" in res.stderr

@@ -1,0 +1,224 @@
+"""Build wheels_index.json from the fact base (../shared/facts/matrix.json) plus the few choices made here.
+
+Usage: python tools/build_index.py [MATRIX_JSON] [-o wheels_index.json]
+
+Everything the facts mark UNVERIFIED keeps that status here; values added from memory (patch
+versions, torchvision/torchaudio pairings, CUDA 11.7 drivers) are marked UNVERIFIED too, and the
+installer re-resolves exact versions from the live index before installing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_MATRIX = Path("/work/shared/facts/matrix.json")
+PLATFORMS = ("linux_x86_64", "linux_aarch64", "win_amd64")
+
+# Latest patch of each minor release. From the facts: 2.14.1 (LOCAL_2141), 2.13.0 (LOCAL_2130CPU).
+# Others: ≤2.9 from memory; 2.10-2.12: the .0 release, which exists for every minor (conservative).
+PATCHES = {
+    "2.0": ("2.0.1", "UNVERIFIED"), "2.1": ("2.1.2", "UNVERIFIED"), "2.2": ("2.2.2", "UNVERIFIED"),
+    "2.3": ("2.3.1", "UNVERIFIED"), "2.4": ("2.4.1", "UNVERIFIED"), "2.5": ("2.5.1", "UNVERIFIED"),
+    "2.6": ("2.6.0", "UNVERIFIED"), "2.7": ("2.7.1", "UNVERIFIED"), "2.8": ("2.8.0", "UNVERIFIED"),
+    "2.9": ("2.9.1", "UNVERIFIED"), "2.10": ("2.10.0", "UNVERIFIED"), "2.11": ("2.11.0", "UNVERIFIED"),
+    "2.12": ("2.12.0", "UNVERIFIED"), "2.13": ("2.13.0", "verified"), "2.14": ("2.14.1", "verified"),
+}
+# torchvision 0.(15+N) pairs with torch 2.N; torchaudio 2.N pairs with torch 2.N (from memory).
+TV_PATCH = {"2.0": "0.15.2", "2.1": "0.16.2", "2.2": "0.17.2", "2.3": "0.18.1", "2.4": "0.19.1", "2.5": "0.20.1",
+            "2.6": "0.21.0", "2.7": "0.22.1", "2.8": "0.23.0", "2.9": "0.24.1"}
+TA_PATCH = {"2.0": "2.0.2", "2.1": "2.1.2", "2.2": "2.2.2", "2.3": "2.3.1", "2.4": "2.4.1", "2.5": "2.5.1",
+            "2.6": "2.6.0", "2.7": "2.7.1", "2.8": "2.8.0", "2.9": "2.9.1"}
+
+TOOLKIT_EXTRA = {  # not in the fact base's driver table
+    "11.7": {"toolkit_ga": {"linux": "515.43.04", "windows": "516.01"}, "status": "UNVERIFIED",
+             "sources": [], "note": "GA drivers from memory; the 11.x family minimum (450.80.02 / 452.39) is from NV_RN"},
+}
+
+
+def _sm(arch: str) -> str:
+    major, minor = arch.split(".")
+    return f"sm_{major}{minor}"
+
+
+def _aarch64(version: str, variant: str) -> dict | None:
+    """aarch64 CUDA builds the facts describe (FACTS.md 1a); None = no aarch64 wheel recorded."""
+    minor = int(version.split(".")[1])
+    full = ["sm_80", "sm_90", "sm_100", "sm_110", "sm_120"]
+    if variant == "cu124" and minor in (4, 5):
+        return {"sm": ["sm_90"], "ptx": [], "status": "verified", "sources": ["BUILDER"]}
+    if variant == "cu130" and minor in (9, 10):
+        return {"sm": full, "ptx": ["compute_120"], "status": "verified" if minor == 9 else "secondary",
+                "sources": ["PT_BC_29"]}
+    if variant == "cu130" and minor == 11:
+        return {"sm": full, "ptx": [], "ptx_unverified": ["compute_120"], "status": "UNVERIFIED", "sources": ["TI_PYPI"],
+                "note": "aarch64 PyPI wheel became cu130 in 2.11; arch list assumed as 2.9/2.10, PTX not counted"}
+    if variant in ("cu130", "cu132") and minor >= 12:
+        return {"sm": full, "ptx": [], "ptx_unverified": ["compute_120"], "status": "UNVERIFIED",
+                "sources": ["PT_RELEASE_MD"],
+                "note": "RELEASE.md says 12.0+PTX; the x86_64 2.14.1 wheel has none, so PTX is not counted"}
+    if variant == "cu126" and minor >= 12:
+        return {"sm": ["sm_80", "sm_90"], "ptx": [], "status": "secondary", "sources": ["PT_RELEASE_MD"]}
+    return None
+
+
+def build(matrix: dict) -> dict:
+    toolkits = {}
+    for tk in matrix["cuda_toolkits"]:
+        ga = tk["toolkit_driver_ga"]
+        entry = {
+            "toolkit_ga": {
+                "linux": ga["linux"] if isinstance(ga, dict) else None,
+                "windows": ga["windows"] if isinstance(ga, dict) and ga["windows"] != "N/A" else None,
+            },
+            "status": "verified" if isinstance(ga, dict) else "UNVERIFIED",
+            "sources": tk["sources"],
+        }
+        if isinstance(ga, dict) and ga["windows"] == "N/A":
+            entry["note"] = "Windows: the toolkit no longer bundles a driver (NV_RN); the 13.x family minimum applies"
+        if not isinstance(ga, dict):
+            entry["note"] = ga
+        toolkits[tk["toolkit"]] = entry
+    toolkits.update(TOOLKIT_EXTRA)
+    toolkits = dict(sorted(toolkits.items(), key=lambda kv: tuple(int(x) for x in kv[0].split("."))))
+    drivers = {
+        "families": {
+            "11": {"linux": "450.80.02", "windows": "452.39", "status": "verified", "sources": ["NV_RN", "LTT", "UV"]},
+            "12": {"linux": "525.60.13", "windows": "528.33", "status": "verified", "sources": ["NV_RN", "LTT", "UV"],
+                   "note": "older Table 2 exact values; Windows 527.41-528.32 is a grey zone (12.0 GA is 527.41)"},
+            "13": {"linux": "580.65.06", "windows": "580", "status": "secondary", "sources": ["NV_RN", "NV_MVC", "LTT", "UV"],
+                   "note": "NV_MVC says >= 580; 580.65.06 is the 13.0 GA driver (ltt's value), used here to be conservative"},
+        },
+        "toolkits": toolkits,
+        "rule": matrix["cuda_minor_version_compat"]["rule"],
+        "ptx_jit_needs": ("the toolkit GA driver of the CUDA version that produced the PTX "
+                          "(minor-version compatibility does not cover PTX JIT)"),
+    }
+
+    releases = []
+    for rel in matrix["torch_releases"]:
+        v = rel["version"]
+        patch, patch_status = PATCHES[v]
+        variants = {}
+        for name, var in rel["variants"].items():
+            if name == "cpu":
+                variants["cpu"] = {"kind": "cpu", "status": var["status"], "sources": var["sources"], "platforms": {
+                    "linux_x86_64": {"status": "verified"},
+                    "linux_aarch64": {"status": "secondary"},
+                    "win_amd64": {"status": "secondary"},
+                }}
+                continue
+            if name == "xpu":
+                variants["xpu"] = {"kind": "xpu", "status": var["status"], "sources": var["sources"], "platforms": {
+                    "linux_x86_64": {"status": "verified"}, "win_amd64": {"status": "UNVERIFIED"}}}
+                continue
+            cuda = f"{int(name[2:-1])}.{name[-1]}"
+            sm = list(var["sm"])
+            sm_unverified = []
+            note = var.get("note")
+            if v == "2.10" and name == "cu128":
+                sm.remove("sm_70")
+                sm_unverified = ["sm_70"]
+            ptx = list(var.get("ptx") or [])
+            ptx_unverified = []
+            if v in ("2.12", "2.13") and name in ("cu130", "cu132") or v == "2.14" and name == "cu132":
+                ptx_unverified = ["compute_120"]
+            linux = {"sm": sm, "ptx": ptx, "status": var["status"], "sources": var["sources"]}
+            if sm_unverified:
+                linux["sm_unverified"] = sm_unverified
+            if ptx_unverified:
+                linux["ptx_unverified"] = ptx_unverified
+            platforms = {"linux_x86_64": linux}
+            aarch = _aarch64(v, name)
+            if aarch:
+                platforms["linux_aarch64"] = aarch
+            win = {"sm": sm, "ptx": [], "status": "UNVERIFIED", "sources": var["sources"],
+                   "note": "Windows arch list assumed equal to Linux; PTX not counted (+PTX is Linux-only where stated)"}
+            if ptx:
+                win["ptx_unverified"] = ptx
+            platforms["win_amd64"] = win
+            entry = {"kind": "cuda", "cuda": cuda, "torch_cuda_arch_list": var["torch_cuda_arch_list"],
+                     "cudnn": var.get("cudnn"), "nccl": var.get("nccl"), "status": var["status"],
+                     "sources": var["sources"], "platforms": platforms}
+            if note:
+                entry["note"] = note
+            variants[name] = entry
+        for rocm in rel["rocm"]:
+            variants[rocm] = {"kind": "rocm", "rocm": rocm[4:], "status": "verified", "sources": ["TI"],
+                              "platforms": {"linux_x86_64": {"status": "verified"}}}
+        minor = int(v.split(".")[1])
+        pypi = {"linux_x86_64": {"variant": rel["pypi_default_linux_x86_64"], "status": "verified",
+                                 "sources": rel["pypi_sources"]}}
+        if minor >= 11:
+            pypi["linux_aarch64"] = {"variant": "cu130", "status": "verified", "sources": ["TI_PYPI"]}
+        pypi["win_amd64"] = {"variant": "cpu", "status": "UNVERIFIED", "sources": [],
+                             "note": "the PyPI Windows wheel is the CPU build (from memory)"}
+        companions = {
+            "torchvision": {"series": f"0.{15 + minor}", "version": TV_PATCH.get(v), "status": "UNVERIFIED"},
+            "torchaudio": {"series": v, "version": TA_PATCH.get(v), "status": "UNVERIFIED"},
+        }
+        entry = {"version": v, "latest_patch": patch, "patch_status": patch_status,
+                 "python": rel["python"], "python_experimental": rel.get("python_experimental", []),
+                 "pypi_default": pypi, "variants": variants, "companions": companions}
+        if rel.get("nccl_pypi_default_UNVERIFIED_from_memory"):
+            entry["nccl_pypi_default_UNVERIFIED"] = rel["nccl_pypi_default_UNVERIFIED_from_memory"]
+        releases.append(entry)
+    releases.sort(key=lambda r: tuple(int(x) for x in r["version"].split(".")), reverse=True)
+
+    ds = matrix["deepspeed"]
+    mm = {k: v for k, v in ds["cuda_check"]["minor_mismatch_ok"].items() if isinstance(v, list)}
+    mm_old = dict(mm)
+    mm_old["12"] = [x for x in mm["12"] if x not in ("12.8", "12.9")]
+    ds_rel = []
+    for ver, date in (("0.19.8", "2026-10"), ("0.19.5", "2026-08-09"), ("0.19.1", None), ("0.19.0", "2026-05-06"),
+                      ("0.18.3", "2025-12-09"), ("0.18.0", "2025-10-07"), ("0.17.2", None), ("0.17.0", "2025-06-02"),
+                      ("0.16.0", "2024-11-25")):
+        parts = tuple(int(x) for x in ver.split("."))
+        ds_rel.append({
+            "version": ver, "date": date,
+            "torch": ">=2.0.0" if parts >= (0, 19, 1) else "",
+            "cuda_minor_mismatch_ok": mm if parts >= (0, 17, 2) else mm_old,
+            "status": "verified" if parts >= (0, 17, 2) else "secondary",
+            "sources": ["DS"],
+        })
+    deepspeed = {
+        "releases": ds_rel,
+        "build_ops_default": {"linux": 0, "windows": 1},
+        "skip_cuda_check_env": "DS_SKIP_CUDA_CHECK",
+        "default_compute_capabilities": "6.0;6.1;7.0",
+        "notes": [ds["default_compute_caps_without_gpu"], "no cuda_minor_mismatch_ok entry for CUDA 13 in any release"],
+        "sources": ["DS"],
+    }
+    return {
+        "schema": "envdoctor.wheels_index/1",
+        "generated": matrix["as_of"],
+        "facts_as_of": matrix["as_of"],
+        "doc": "Built by tools/build_index.py from the fact base. status: verified | secondary | UNVERIFIED. "
+               "sm = SASS targets; ptx = embedded PTX; *_unverified = targets that may exist but are not counted. "
+               "Drivers: a CUDA X.y build needs families[X] (minor-version compatibility); "
+               "PTX JIT needs toolkits[X.y].toolkit_ga.",
+        "default_index_base": "https://download.pytorch.org/whl",
+        "platforms": list(PLATFORMS),
+        "sources": matrix["sources"],
+        "drivers": drivers,
+        "torch": releases,
+        "deepspeed": deepspeed,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("matrix", nargs="?", default=str(DEFAULT_MATRIX))
+    ap.add_argument("-o", "--output", default=str(ROOT / "wheels_index.json"))
+    args = ap.parse_args(argv)
+    index = build(json.loads(Path(args.matrix).read_text(encoding="utf-8")))
+    Path(args.output).write_text(json.dumps(index, indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {args.output}: {len(index['torch'])} torch releases", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
