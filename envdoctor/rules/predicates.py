@@ -11,8 +11,8 @@ from envdoctor import compat
 from envdoctor.probes.base import parse_cpulist
 from envdoctor.rules.conditions import Context
 from envdoctor.snapshot import Gpu, Snapshot, present
-from envdoctor.wheels.index import load_index
 from envdoctor.versions import cudnn_human, major_minor, parse
+from envdoctor.wheels.index import load_index
 
 Result = Union[bool, None, Dict[str, Any]]
 PREDICATES: Dict[str, Callable[[Context], Result]] = {}
