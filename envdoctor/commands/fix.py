@@ -58,27 +58,49 @@ def index_base(args: argparse.Namespace, default: str) -> str:
     return check_index_url(default, "the wheel index's default_index_base")
 
 
-def make_plan(args: argparse.Namespace, warn: Any = None) -> Any:
-    """(plan, snapshot, target python path or None)."""
+def plan_for(snap: Any, torch: Optional[str] = None, deepspeed: Optional[str] = None, python: Optional[str] = None,
+             index_base_url: Optional[str] = None, warn: Any = None) -> Any:
+    """The plan for a snapshot: `torch` and `deepspeed` are --torch/--deepspeed texts (deepspeed None: not wanted),
+    `python` a Python version to plan for instead of the snapshot's. Shared by `fix` and the TUI."""
     from envdoctor.wheels.index import load_index
     from envdoctor.wheels.planner import Wishes, facts_from_snapshot, plan
 
     index = load_index(warn=warn)
-    base = index_base(args, index.default_index_base)
-    wishes = Wishes(torch=parse_spec(args.torch, "--torch"), deepspeed=args.deepspeed is not None,
-                    deepspeed_spec=parse_spec(args.deepspeed, "--deepspeed"), index_base=base)
+    base = index_base(argparse.Namespace(index_base=index_base_url), index.default_index_base)
+    wishes = Wishes(torch=parse_spec(torch, "--torch"), deepspeed=deepspeed is not None,
+                    deepspeed_spec=parse_spec(deepspeed, "--deepspeed"), index_base=base, python=python)
+    return plan(facts_from_snapshot(snap, wishes.python), index, wishes)
+
+
+def make_plan(args: argparse.Namespace, warn: Any = None) -> Any:
+    """(plan, snapshot, target python path or None)."""
     python_path = None
+    python_version = None
     if args.snapshot:
         if args.python and not re.fullmatch(r"3\.\d{1,2}t?", args.python):
             raise InputError(f"--python {args.python!r}: with --snapshot it names the Python version to plan for, e.g. 3.12")
-        wishes.python = args.python
-        snap_args = argparse.Namespace(snapshot=args.snapshot)
-        snap = obtain_snapshot(snap_args)
+        python_version = args.python
+        snap = obtain_snapshot(argparse.Namespace(snapshot=args.snapshot))
     else:
         python_path = target_python(args.python)
         snap = obtain_snapshot(argparse.Namespace(snapshot=None, python=python_path, timeout=args.timeout))
-    facts = facts_from_snapshot(snap, wishes.python)
-    return plan(facts, index, wishes), snap, python_path
+    the_plan = plan_for(snap, args.torch, args.deepspeed, python_version, args.index_base, warn=warn)
+    return the_plan, snap, python_path
+
+
+def attach_commands(the_plan: Any, snap: Any, python_path: Optional[str]) -> None:
+    """Fill in the exact commands `fix --yes` would run (for a snapshot from elsewhere, with placeholders)."""
+    from envdoctor.install.installer import build_commands, describe_env, find_uv, state_dir
+
+    if not the_plan.packages:
+        return
+    if python_path:
+        desc = describe_env(python_path)
+        wh = str(state_dir(desc["prefix"]) / "wheelhouse")
+        the_plan.commands = build_commands(the_plan, python_path, wh, find_uv(), has_pip=desc["has_pip"])
+    else:
+        exe = getattr(snap.python, "executable", None)
+        the_plan.commands = build_commands(the_plan, exe if isinstance(exe, str) and exe else "python", "WHEELHOUSE", None)
 
 
 def render(doc: Dict[str, Any]) -> str:
@@ -123,21 +145,13 @@ def _quote(arg: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from envdoctor.install.installer import build_commands, describe_env, execute, find_uv, state_dir
+    from envdoctor.install.installer import execute
 
     def say(msg: str) -> None:
         print(f"envdoctor: {msg}", file=sys.stderr, flush=True)
 
     the_plan, snap, python_path = make_plan(args, warn=say)
-    uv = find_uv()
-    if the_plan.packages:
-        if python_path:
-            desc = describe_env(python_path)
-            wh = str(state_dir(desc["prefix"]) / "wheelhouse")
-            the_plan.commands = build_commands(the_plan, python_path, wh, uv, has_pip=desc["has_pip"])
-        else:
-            exe = getattr(snap.python, "executable", None)
-            the_plan.commands = build_commands(the_plan, exe if isinstance(exe, str) and exe else "python", "WHEELHOUSE", None)
+    attach_commands(the_plan, snap, python_path)
     doc = the_plan.to_json()
     install = the_plan.status == "planned" and not args.dry_run and not args.snapshot
     if install and not args.yes:

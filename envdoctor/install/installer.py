@@ -20,6 +20,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -330,8 +331,11 @@ def execute(plan: Plan, python: str, ccs: List[str], progress: Progress, break_s
     env.update(plan.env)
     outcome = Outcome("rolled_back", "", commands, before=before_versions)
 
+    # SIGTERM rolls back like Ctrl-C; signal handlers can only be set from the main thread (the TUI runs this in a worker).
+    in_main = threading.current_thread() is threading.main_thread()
     old_term = signal.getsignal(signal.SIGTERM)
-    signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
+    if in_main:
+        signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
     try:
         try:
             progress("downloading (nothing in the environment changes yet)")
@@ -389,7 +393,8 @@ def execute(plan: Plan, python: str, ccs: List[str], progress: Progress, break_s
         outcome.message = "installed " + ", ".join(pins)
         return outcome
     finally:
-        signal.signal(signal.SIGTERM, old_term)
+        if in_main:
+            signal.signal(signal.SIGTERM, old_term)
         shutil.rmtree(wheelhouse, ignore_errors=True)
 
 
