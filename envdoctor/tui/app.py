@@ -1,0 +1,466 @@
+"""The envdoctor app: `make_app(...)` builds it from data; `run_tui()` is what `envdoctor` runs in a terminal.
+
+The app is the only controller: it runs the core (probes, rules, planner, installer, self-tests, NCCL
+diagnosis) in thread workers, which post typed messages back; it hands the results down to the panes.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import time
+from pathlib import Path
+from typing import Any, Dict, Iterable, List, Optional, Tuple
+
+from rich.text import Text
+from textual import on, work
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import Footer, Header, TabbedContent, TabPane
+from textual.worker import Worker, WorkerState, get_current_worker
+
+from envdoctor.findings import Finding, exit_code, sort_findings
+from envdoctor.probes.base import ProbeContext
+from envdoctor.snapshot import ProbeRecord, Snapshot
+from envdoctor.tui import messages as msg
+from envdoctor.tui.modals import ConfirmScreen, ErrorScreen, ExportScreen
+from envdoctor.tui.panes import (
+    FindingsPane,
+    FixPane,
+    GpusPane,
+    NcclPane,
+    OverviewPane,
+    SelftestPane,
+    Unavailable,
+    fix_wishes,
+)
+
+TABS = (("overview", "Overview", "o"), ("gpus", "GPUs & topology", "g"), ("findings", "Findings", "f"),
+        ("fix", "Fix", "x"), ("selftest", "Self-tests", "s"), ("nccl", "NCCL", "n"))
+NCCL_TEXTAREA_MAX = 2 << 20  # a log bigger than this is diagnosed (streamed) but not loaded into the editor
+
+
+def _has(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:
+        return False
+
+
+class EnvDoctorApp(App[int]):
+    CSS_PATH = "app.tcss"
+    TITLE = "envdoctor"
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
+    BINDINGS = [
+        Binding("q", "quit", "Quit"),
+        Binding("e", "export", "Export"),
+        Binding("r", "reprobe", "Re-probe"),
+        *(Binding(key, f"show_tab('{tab}')", label.split(" ")[0]) for tab, label, key in TABS),
+    ]
+
+    def __init__(self, snapshot: Optional[Snapshot] = None, probe_context: Optional[ProbeContext] = None,
+                 fix_python: Optional[str] = None, index_base: Optional[str] = None, torch: Optional[str] = None,
+                 deepspeed: Optional[str] = None, report_path: str = "envdoctor-report.md") -> None:
+        super().__init__()
+        self.live = snapshot is None
+        self.probe_context = probe_context if probe_context is not None or not self.live else _default_context()
+        self.snapshot: Optional[Snapshot] = snapshot
+        self.findings: Optional[List[Finding]] = None
+        self.fix_target = fix_python or (self.probe_context.python if self.live and self.probe_context else None)
+        self.index_base = index_base
+        self.wishes = (torch, deepspeed)
+        self.report_path = report_path
+        self.plan: Any = None
+        self.timings: Dict[str, float] = {"start": time.monotonic()}
+        self._probe_results: Dict[str, Tuple[ProbeRecord, Any]] = {}
+        self.selftest_available = _has("envdoctor.selftest")
+        self.nccl_available = _has("envdoctor.nccl")
+
+    # --- layout -------------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield Header(show_clock=False)
+        with TabbedContent(id="tabs", initial="overview"):
+            with TabPane("Overview", id="overview"):
+                yield OverviewPane(id="overview-pane")
+            with TabPane("GPUs & topology", id="gpus"):
+                yield GpusPane(id="gpus-pane")
+            with TabPane("Findings", id="findings"):
+                yield FindingsPane(id="findings-pane")
+            with TabPane("Fix", id="fix"):
+                yield FixPane(id="fix-pane")
+            with TabPane("Self-tests", id="selftest"):
+                if self.selftest_available:
+                    yield SelftestPane(id="selftest-pane")
+                else:
+                    yield Unavailable("Self-tests are not part of this build of envdoctor (the envdoctor.selftest "
+                                      "module is missing), so there is nothing to run here.", classes="unavailable")
+            with TabPane("NCCL", id="nccl"):
+                if self.nccl_available:
+                    yield NcclPane(id="nccl-pane")
+                else:
+                    yield Unavailable("NCCL diagnosis is not part of this build of envdoctor (the envdoctor.nccl "
+                                      "module is missing).", classes="unavailable")
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        from envdoctor.probes.runner import PROBE_NAMES
+
+        overview = self.query_one(OverviewPane)
+        fix = self.query_one(FixPane)
+        fix.target = self.fix_target
+        fix.set_wishes(*self.wishes)
+        self.sub_title = "probing this machine…" if self.live else f"snapshot taken {self.snapshot.created}"
+        if self.live:
+            overview.probe_names = PROBE_NAMES
+            overview.probes = {n: ProbeRecord(name=n, status="running") for n in PROBE_NAMES}
+            self._probe()
+        else:
+            overview.probe_names = tuple(p.name for p in self.snapshot.probes)
+            overview.probes = {p.name: p for p in self.snapshot.probes}
+            self._show_snapshot(self.snapshot)
+            self._diagnose(self.snapshot)
+            self._plan(fix.wishes())
+        self.call_after_refresh(self._mark, "first_paint")
+
+    def _mark(self, what: str) -> None:
+        self.timings.setdefault(what, time.monotonic())
+
+    def _show_snapshot(self, snap: Snapshot) -> None:
+        self.query_one(OverviewPane).snapshot = snap
+        self.query_one(GpusPane).snapshot = snap
+
+    # --- probing and diagnosis ----------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, group="probes", exit_on_error=False, description="probing this machine")
+    def _probe(self) -> None:
+        from envdoctor.probes.runner import run_probes
+
+        worker = get_current_worker()
+
+        def on_event(event: Any) -> None:
+            if not worker.is_cancelled:
+                self.post_message(msg.ProbeFinished(event))
+
+        snap = run_probes(self.probe_context, on_event=on_event)
+        if not worker.is_cancelled:
+            self.post_message(msg.ProbesDone(snap))
+
+    @on(msg.ProbeFinished)
+    def _probe_finished(self, message: msg.ProbeFinished) -> None:
+        from envdoctor.probes.runner import PROBES, assemble
+
+        record = message.event.record
+        self._probe_results[record.name] = (record, message.event.output)
+        overview = self.query_one(OverviewPane)
+        overview.probes = {**overview.probes, record.name: record}
+        # What is known so far: the finished probes' sections; the rest still reads "not probed".
+        done = [s for s in PROBES if s.name in self._probe_results]
+        self._show_snapshot(assemble([self._probe_results[s.name] for s in done], done))
+
+    @on(msg.ProbesDone)
+    def _probes_done(self, message: msg.ProbesDone) -> None:
+        self.snapshot = message.snapshot
+        overview = self.query_one(OverviewPane)
+        overview.probes = {p.name: p for p in message.snapshot.probes}
+        self._show_snapshot(message.snapshot)
+        self.sub_title = f"this machine, probed {message.snapshot.created}"
+        self.call_after_refresh(self._mark, "all_probes_shown")
+        self._diagnose(message.snapshot)
+        self._plan(self.query_one(FixPane).wishes())
+
+    @work(thread=True, exclusive=True, group="diagnose", exit_on_error=False, description="diagnosing")
+    def _diagnose(self, snap: Snapshot) -> None:
+        from envdoctor.diagnose import diagnose
+
+        findings = sort_findings(diagnose(snap))
+        if not get_current_worker().is_cancelled:
+            self.post_message(msg.FindingsReady(findings))
+
+    @on(msg.FindingsReady)
+    def _findings_ready(self, message: msg.FindingsReady) -> None:
+        self.findings = message.findings
+        self.query_one(OverviewPane).findings = message.findings
+        self.query_one(FindingsPane).findings = message.findings
+        self.call_after_refresh(self._mark, "findings_shown")
+
+    def action_reprobe(self) -> None:
+        if not self.live:
+            self.notify("This is a recorded snapshot; run envdoctor on the machine itself to probe it.", severity="warning")
+            return
+        if self.query_one(FixPane).installing:
+            self.notify("An install is running; probe again when it has finished.", severity="warning")
+            return
+        from envdoctor.probes.runner import PROBE_NAMES
+
+        self._probe_results.clear()
+        self.findings = None
+        overview = self.query_one(OverviewPane)
+        overview.findings = None
+        overview.probes = {n: ProbeRecord(name=n, status="running") for n in PROBE_NAMES}
+        self.query_one(FindingsPane).findings = None
+        self.sub_title = "probing this machine…"
+        self._probe()
+
+    # --- fix: plan, confirm, install ----------------------------------------------------------
+
+    @on(msg.PlanRequested)
+    def _plan_requested(self, message: msg.PlanRequested) -> None:
+        if self.snapshot is None:
+            self.notify("The plan needs the finished snapshot; wait for the probes.", severity="warning")
+            return
+        self._plan(message)
+
+    @work(thread=True, exclusive=True, group="plan", exit_on_error=False, description="planning")
+    def _plan(self, wishes: msg.PlanRequested) -> None:
+        from envdoctor.commands.fix import attach_commands, plan_for
+        from envdoctor.errors import InputError
+
+        snap = self.snapshot
+        try:
+            plan = plan_for(snap, wishes.torch, wishes.deepspeed, None, self.index_base)
+            attach_commands(plan, snap, self.fix_target)
+        except InputError as exc:
+            self.post_message(msg.PlanReady(None, str(exc)))
+            return
+        if not get_current_worker().is_cancelled:
+            self.post_message(msg.PlanReady(plan))
+
+    @on(msg.PlanReady)
+    def _plan_ready(self, message: msg.PlanReady) -> None:
+        self.plan = message.plan
+        fix = self.query_one(FixPane)
+        fix.plan_error = message.error
+        fix.plan = message.plan
+
+    @on(msg.FixFinding)
+    def _fix_finding(self, message: msg.FixFinding) -> None:
+        wishes = fix_wishes(message.finding) or {}
+        fix = self.query_one(FixPane)
+        fix.set_wishes(fix.wishes().torch, wishes.get("deepspeed"))
+        self.action_show_tab("fix")
+        self._plan_requested(fix.wishes())
+
+    @on(msg.ApplyRequested)
+    def _apply_requested(self) -> None:
+        plan, target = self.plan, self.fix_target
+        if plan is None or plan.status != "planned" or not target:
+            return
+        body = Text()
+        body.append("Install into ")
+        body.append(f"{target}:\n", style="bold")
+        for p in plan.packages:
+            body.append(f"  {p.pin}\n", style="bold cyan")
+        body.append("\nThe packages it replaces are kept first; if the install or the verification fails, "
+                    "the environment is put back exactly as it was.")
+
+        def confirmed(yes: Optional[bool]) -> None:
+            if yes:
+                self.query_one(FixPane).start_install()
+                self._install(plan, target)
+
+        self.push_screen(ConfirmScreen("Apply this plan?", body, yes="Install"), confirmed)
+
+    @work(thread=True, exclusive=True, group="install", exit_on_error=False, description="installing")
+    def _install(self, plan: Any, target: str) -> None:
+        from envdoctor.errors import InputError
+        from envdoctor.install.installer import execute
+
+        ccs = [g.compute_capability for g in self.snapshot.gpus] if self.snapshot else []
+        try:
+            outcome = execute(plan, target, ccs, lambda line: self.post_message(msg.InstallLog(line)))
+        except InputError as exc:
+            self.post_message(msg.InstallDone(None, str(exc)))
+            return
+        self.post_message(msg.InstallDone(outcome))
+
+    @on(msg.InstallLog)
+    def _install_log(self, message: msg.InstallLog) -> None:
+        self.query_one(FixPane).log_line(message.line)
+
+    @on(msg.InstallDone)
+    def _install_done(self, message: msg.InstallDone) -> None:
+        self.query_one(FixPane).finish_install(message.outcome, message.error)
+        if message.outcome is not None and message.outcome.status == "installed" and self.live:
+            self.notify("Installed; probing again to show the new state.")
+            self.action_reprobe()
+
+    # --- self-tests ---------------------------------------------------------------------------
+
+    @on(msg.SelftestRequested)
+    def _selftest_requested(self, message: msg.SelftestRequested) -> None:
+        if not self.fix_target:
+            self.notify("Self-tests run on this machine; this is a recorded snapshot.", severity="warning")
+            return
+        self.query_one(SelftestPane).start(message.names)
+        self._selftests(message.names, self.fix_target)
+
+    @work(thread=True, exclusive=True, group="selftest", exit_on_error=False, description="self-tests")
+    def _selftests(self, names: List[str], python: str) -> None:
+        from envdoctor.tui.adapters import run_selftest
+
+        for name in names:
+            if get_current_worker().is_cancelled:
+                return
+            result = run_selftest(name, python, self.snapshot,
+                                  lambda line, n=name: self.post_message(msg.SelftestProgress(n, line)))
+            self.post_message(msg.SelftestDone(result))
+        self.post_message(msg.SelftestsFinished())
+
+    @on(msg.SelftestProgress)
+    def _selftest_progress(self, message: msg.SelftestProgress) -> None:
+        self.query_one(SelftestPane).log_line(message.name, message.line)
+
+    @on(msg.SelftestDone)
+    def _selftest_done(self, message: msg.SelftestDone) -> None:
+        from envdoctor.tui.adapters import selftest_summary
+
+        pane = self.query_one(SelftestPane)
+        table_names = [str(k.value) for k in pane.query_one("#selftest-table").rows]
+        idx = table_names.index(message.result.name) if message.result.name in table_names else -1
+        nxt = table_names[idx + 1] if 0 <= idx < len(table_names) - 1 else None
+        pane.show_result(message.result, selftest_summary(message.result), nxt)
+
+    @on(msg.SelftestsFinished)
+    def _selftests_finished(self) -> None:
+        self.query_one(SelftestPane).running = False
+
+    # --- NCCL ---------------------------------------------------------------------------------
+
+    @on(msg.NcclRequested)
+    def _nccl_requested(self, message: msg.NcclRequested) -> None:
+        if message.text is not None and not message.text.strip():
+            self.notify("Paste a log into the editor first.", severity="warning")
+            return
+        self._nccl(message.path, message.text)
+
+    @work(thread=True, exclusive=True, group="nccl", exit_on_error=False, description="NCCL diagnosis")
+    def _nccl(self, path: Optional[str], text: Optional[str]) -> None:
+        from envdoctor.errors import InputError
+        from envdoctor.nccl import diagnose_paths, diagnose_text
+
+        try:
+            if path is not None:
+                report = diagnose_paths([path], snapshot=self.snapshot)
+                p = Path(path)
+                text = p.read_text(encoding="utf-8", errors="replace") if p.stat().st_size <= NCCL_TEXTAREA_MAX else None
+            else:
+                report = diagnose_text(text or "", snapshot=self.snapshot)
+        except InputError as exc:
+            self.post_message(msg.NcclReady(None, str(exc)))
+            return
+        self.post_message(msg.NcclReady((report, text)))
+
+    @on(msg.NcclReady)
+    def _nccl_ready(self, message: msg.NcclReady) -> None:
+        pane = self.query_one(NcclPane)
+        if message.report is None:
+            pane.show_error(message.error or "failed")
+        else:
+            pane.show_report(*message.report)
+
+    # --- one handler for every worker's failure -----------------------------------------------
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.state != WorkerState.ERROR:
+            return
+        worker = event.worker
+        if worker.group == "install":
+            self.query_one(FixPane).finish_install(None, f"{type(worker.error).__name__}: {worker.error}")
+        elif worker.group == "selftest" and self.selftest_available:
+            self.query_one(SelftestPane).running = False
+        self.push_screen(ErrorScreen(f"{worker.description} failed", f"{type(worker.error).__name__}: {worker.error}"))
+
+    # --- actions ------------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: Tuple[object, ...]) -> Optional[bool]:
+        if action == "reprobe" and not self.live:
+            return False  # a recorded snapshot cannot be probed again: hide the key
+        return True
+
+    def action_show_tab(self, tab: str) -> None:
+        self.query_one("#tabs", TabbedContent).active = tab
+
+    def action_export(self) -> None:
+        if self.snapshot is None or self.findings is None:
+            self.notify("The report is ready when the probes and the diagnosis have finished.", severity="warning")
+            return
+        self.push_screen(ExportScreen(self.report_path), self._export)
+
+    def report_text(self) -> str:
+        from envdoctor.present.report import render_report
+
+        return render_report(self.snapshot, self.findings or [], redact=True)
+
+    def _export(self, choice: Optional[Tuple[str, str]]) -> None:
+        if choice is None:
+            return
+        what, path = choice
+        text = self.report_text()
+        if what == "copy":
+            self.copy_to_clipboard(text)
+            self.notify("Report copied to the clipboard (where the terminal allows it: OSC 52).")
+            return
+        from envdoctor.commands.snapshot import write_atomic
+
+        try:
+            write_atomic(Path(path).expanduser(), text)
+        except OSError as exc:
+            self.notify(f"Cannot write {path}: {exc.strerror or exc}", severity="error")
+            return
+        self.report_path = path
+        self.notify(f"Report written to {path}")
+
+    def action_copy_report(self) -> None:
+        if self.snapshot is None or self.findings is None:
+            self.notify("The report is ready when the probes and the diagnosis have finished.", severity="warning")
+            return
+        self._export(("copy", ""))
+
+    async def action_quit(self) -> None:
+        if self.query_one(FixPane).installing:
+            self.notify("An install is running; quitting now could leave the environment half-changed. "
+                        "Wait for it to finish (or roll back).", severity="error")
+            return
+        self.exit(return_code=exit_code(self.findings or []))
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        for tab, label, _key in TABS:
+            yield SystemCommand(f"Go to {label}", f"Show the {label} tab", lambda t=tab: self.action_show_tab(t))
+        yield SystemCommand("Export report", "Write the redacted markdown report to a file", self.action_export)
+        yield SystemCommand("Copy report", "Copy the redacted markdown report to the clipboard", self.action_copy_report)
+        if self.live:
+            yield SystemCommand("Probe again", "Probe this machine again", self.action_reprobe)
+        for f in self.findings or []:
+            yield SystemCommand(f"{f.id}: {f.title}", f"{f.severity} finding: show its detail and fix",
+                                lambda fid=f.id: self._goto_finding(fid))
+
+    def _goto_finding(self, finding_id: str) -> None:
+        self.action_show_tab("findings")
+        self.query_one(FindingsPane).select(finding_id)
+
+
+def _default_context() -> ProbeContext:
+    import argparse
+
+    from envdoctor.commands.common import probe_context
+
+    return probe_context(argparse.Namespace(python=None, timeout=None))
+
+
+def make_app(snapshot: Optional[Snapshot] = None, probe_context: Optional[ProbeContext] = None, *,
+             fix_python: Optional[str] = None, index_base: Optional[str] = None, torch: Optional[str] = None,
+             deepspeed: Optional[str] = None, report_path: str = "envdoctor-report.md") -> EnvDoctorApp:
+    """The app over a recorded snapshot, or (snapshot None) probing live with `probe_context` (default: this
+    interpreter). `fix_python` is the environment Apply installs into (live: the probed one); `index_base`,
+    `torch` and `deepspeed` are what `fix --index-base/--torch/--deepspeed` take."""
+    return EnvDoctorApp(snapshot=snapshot, probe_context=probe_context, fix_python=fix_python, index_base=index_base,
+                        torch=torch, deepspeed=deepspeed, report_path=report_path)
+
+
+def run_tui() -> int:
+    """`envdoctor` in a terminal: probe this machine and show it; the exit code is `check`'s."""
+    app = make_app()
+    app.run()
+    return int(app.return_code or 0)

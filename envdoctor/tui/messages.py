@@ -1,0 +1,98 @@
+"""Typed messages: workers and panes talk to the app only through these (messages up)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, List, Optional
+
+from textual.message import Message
+
+from envdoctor.findings import Finding
+from envdoctor.snapshot import Snapshot
+
+
+@dataclass
+class ProbeFinished(Message):
+    """One probe finished (posted from the probe worker's thread)."""
+
+    event: Any  # envdoctor.probes.runner.ProbeEvent
+
+
+@dataclass
+class ProbesDone(Message):
+    snapshot: Snapshot
+
+
+@dataclass
+class FindingsReady(Message):
+    findings: List[Finding]
+
+
+@dataclass
+class PlanRequested(Message):
+    """The Fix pane asks for a plan: `torch` and `deepspeed` as `fix --torch/--deepspeed` take them."""
+
+    torch: Optional[str]
+    deepspeed: Optional[str]
+
+
+@dataclass
+class PlanReady(Message):
+    plan: Any  # envdoctor.wheels.planner.Plan, or None when planning failed
+    error: Optional[str] = None
+
+
+@dataclass
+class ApplyRequested(Message):
+    """The user pressed Apply; the app asks for confirmation before anything runs."""
+
+
+@dataclass
+class InstallLog(Message):
+    line: str
+
+
+@dataclass
+class InstallDone(Message):
+    outcome: Any  # envdoctor.install.installer.Outcome, or None when the install could not start
+    error: Optional[str] = None
+
+
+@dataclass
+class FixFinding(Message):
+    """A finding's safe fix was chosen in the Findings pane: open the Fix pane with its wishes."""
+
+    finding: Finding
+
+
+@dataclass
+class NcclRequested(Message):
+    path: Optional[str]
+    text: Optional[str]
+
+
+@dataclass
+class NcclReady(Message):
+    report: Any
+    error: Optional[str] = None
+
+
+@dataclass
+class SelftestRequested(Message):
+    names: List[str]
+
+
+@dataclass
+class SelftestProgress(Message):
+    name: str
+    line: str
+
+
+@dataclass
+class SelftestDone(Message):
+    result: Any  # envdoctor.selftest.result.TestResult
+
+
+@dataclass
+class SelftestsFinished(Message):
+    pass

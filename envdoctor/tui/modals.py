@@ -1,0 +1,94 @@
+"""Modal screens: each returns its answer with `dismiss(value)`; the caller decides what happens next."""
+
+from __future__ import annotations
+
+from typing import Optional, Tuple
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, Static
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    """Yes or no; Escape is no."""
+
+    BINDINGS = [Binding("escape", "dismiss(False)", "Cancel"), Binding("y", "dismiss(True)", "Yes", show=False),
+                Binding("n", "dismiss(False)", "No", show=False)]
+
+    def __init__(self, title: str, body: Text | str, yes: str = "Yes") -> None:
+        super().__init__()
+        self._title, self._body, self._yes = title, body, yes
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Label(self._title, id="dialog-title")
+            yield Static(self._body, id="dialog-body")
+            with Horizontal(id="dialog-buttons"):
+                yield Button(self._yes, id="yes", variant="warning")
+                yield Button("Cancel", id="no")
+
+    def on_mount(self) -> None:
+        self.query_one("#no", Button).focus()
+
+    @on(Button.Pressed)
+    def _answer(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "yes")
+
+
+class ExportScreen(ModalScreen[Optional[Tuple[str, str]]]):
+    """Where to write the redacted markdown report: ("save", path), ("copy", "") or None."""
+
+    BINDINGS = [Binding("escape", "dismiss(None)", "Cancel")]
+
+    def __init__(self, default_path: str) -> None:
+        super().__init__()
+        self._default = default_path
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Label("Export the report (markdown, host and user names removed)", id="dialog-title")
+            yield Input(self._default, id="export-path")
+            with Horizontal(id="dialog-buttons"):
+                yield Button("Save", id="save", variant="primary")
+                yield Button("Copy to clipboard", id="copy")
+                yield Button("Cancel", id="cancel")
+
+    @on(Button.Pressed, "#save")
+    @on(Input.Submitted, "#export-path")
+    def _save(self) -> None:
+        path = self.query_one("#export-path", Input).value.strip()
+        if path:
+            self.dismiss(("save", path))
+
+    @on(Button.Pressed, "#copy")
+    def _copy(self) -> None:
+        self.dismiss(("copy", ""))
+
+    @on(Button.Pressed, "#cancel")
+    def _cancel(self) -> None:
+        self.dismiss(None)
+
+
+class ErrorScreen(ModalScreen[None]):
+    """A worker failed: say what, and carry on."""
+
+    BINDINGS = [Binding("escape,enter", "dismiss(None)", "Close")]
+
+    def __init__(self, title: str, error: str) -> None:
+        super().__init__()
+        self._title, self._error = title, error
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog", classes="-error"):
+            yield Label(self._title, id="dialog-title")
+            yield Static(Text(self._error), id="dialog-body")
+            with Horizontal(id="dialog-buttons"):
+                yield Button("Close", id="close")
+
+    @on(Button.Pressed)
+    def _close(self) -> None:
+        self.dismiss(None)

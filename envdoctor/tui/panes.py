@@ -1,0 +1,591 @@
+"""The app's tabs. Each pane shows what the app hands it (attributes down) and asks for work by posting a
+message (messages up); none of them calls the core's decision code itself."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from rich.table import Table
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.reactive import reactive
+from textual.widgets import (
+    Button,
+    Checkbox,
+    DataTable,
+    Input,
+    Label,
+    OptionList,
+    ProgressBar,
+    RichLog,
+    Sparkline,
+    Static,
+    TextArea,
+)
+from textual.widgets.option_list import Option
+
+from envdoctor.findings import Finding, summary
+from envdoctor.present.facts import fact_groups, gib, show, sm
+from envdoctor.snapshot import ProbeRecord, Snapshot, present
+from envdoctor.tui import messages as msg
+
+SEVERITY_STYLE = {"error": "bold red", "warning": "bold yellow", "info": "bold cyan"}
+STATUS_STYLE = {"ok": "green", "failed": "bold red", "timeout": "bold red", "skipped": "yellow", "running": "cyan",
+                "passed": "green", "pending": "dim"}
+
+# Which of the facts the Overview shows at a glance, by group and label (the rest is under "All facts").
+GLANCE = {
+    "Machine": ("os", "container", "WSL", "CPU", "memory", "/dev/shm"),
+    "Driver and GPUs": ("driver", "GPUs"),
+    "PyTorch": ("torch", "built for", "cuDNN / NCCL", "arch list", "CUDA available", "DeepSpeed"),
+    "Python": ("python", "environment"),
+}
+
+
+def severity_text(severity: str) -> Text:
+    return Text(severity.upper().ljust(7), style=SEVERITY_STYLE.get(severity, ""))
+
+
+def facts_table(rows: Sequence[Tuple[str, str]]) -> Table:
+    table = Table(show_header=False, box=None, padding=(0, 1), expand=True)
+    table.add_column(style="bold", no_wrap=True, ratio=None)
+    table.add_column(ratio=1, overflow="fold")
+    for label, value in rows:
+        table.add_row(label, value)
+    return table
+
+
+def health_text(findings: Optional[List[Finding]], probes_done: int, probes_total: int) -> Text:
+    if findings is None:
+        if probes_done < probes_total:
+            return Text(f"Probing this machine: {probes_done} of {probes_total} probes finished…", style="cyan")
+        return Text("Diagnosing…", style="cyan")
+    s = summary(findings)
+    style = "bold red" if s["errors"] else "bold yellow" if s["warnings"] else "bold green"
+    verdict = "Problems found" if s["errors"] else "Works, with warnings" if s["warnings"] else "Healthy"
+    text = Text(f"{verdict}: {s['errors']} error(s), {s['warnings']} warning(s), {s['infos']} info(s)", style=style)
+    if not findings:
+        text.append(" — no findings: this machine is ready for PyTorch", style="green")
+    return text
+
+
+class OverviewPane(VerticalScroll):
+    """The machine at a glance, the health summary, the findings in one line each, and each probe's status."""
+
+    snapshot: reactive[Optional[Snapshot]] = reactive(None, always_update=True)
+    findings: reactive[Optional[List[Finding]]] = reactive(None, always_update=True)
+    probes: reactive[Dict[str, ProbeRecord]] = reactive(dict, always_update=True)
+    probe_names: Tuple[str, ...] = ()
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="health")
+        with Horizontal(id="overview-top"):
+            yield Static(id="glance")
+            yield DataTable(id="probe-table", cursor_type="none", zebra_stripes=False)
+
+    def on_mount(self) -> None:
+        table = self.query_one("#probe-table", DataTable)
+        table.add_columns("probe", "status", "seconds")
+        self._refresh_all()
+
+    def watch_snapshot(self) -> None:
+        self._refresh_all()
+
+    def watch_findings(self) -> None:
+        self._refresh_all()
+
+    def watch_probes(self) -> None:
+        self._refresh_all()
+
+    def _refresh_all(self) -> None:
+        if not self.is_mounted:
+            return
+        done = sum(1 for r in self.probes.values() if r.status != "running")
+        health = health_text(self.findings, done, len(self.probe_names))
+        for f in self.findings or []:
+            health.append("\n")
+            health.append_text(severity_text(f.severity))
+            health.append(f" {f.id} ", style="bold")
+            health.append(f.title)
+        if self.findings:
+            health.append("\nf: details and fixes", style="dim")
+        self.query_one("#health", Static).update(health)
+        glance = self.query_one("#glance", Static)
+        if self.snapshot is None:
+            glance.update(Text("waiting for the first probes…", style="dim"))
+        else:
+            rows = [(label, value) for title, items in fact_groups(self.snapshot) for label, value in items
+                    if title in GLANCE and (label in GLANCE[title] or label.startswith("GPU "))]
+            glance.update(facts_table(rows))
+        table = self.query_one("#probe-table", DataTable)
+        table.clear()
+        for name in self.probe_names:
+            rec = self.probes.get(name)
+            status = rec.status if rec else "pending"
+            secs = show(rec.seconds, "s") if rec and rec.seconds is not None else ""
+            table.add_row(name, Text(status, style=STATUS_STYLE.get(status, "")), secs, key=name)
+
+
+LINK_STYLE = (("NV", "bold green"), ("PIX", "green"), ("PXB", "yellow"), ("PHB", "yellow"), ("NODE", "dark_orange"),
+              ("SYS", "bold red"), ("X", "dim"))
+LINK_LEGEND = ("NV# NVLink (# links), PIX one PCIe switch, PXB several switches, PHB through the CPU's host bridge, "
+               "NODE across host bridges in a NUMA node, SYS across NUMA nodes (slowest)")
+
+
+def link_cell(cell: str) -> Text:
+    style = next((s for prefix, s in LINK_STYLE if cell.startswith(prefix)), "")
+    return Text(f"{cell:<5}", style=style)
+
+
+def link_matrix(links: List[List[str]]) -> Text:
+    text = Text("       " + " ".join(f"GPU{j:<2}" for j in range(len(links))) + "\n", style="bold")
+    for i, row in enumerate(links):
+        text.append(f"GPU{i:<3} ", style="bold")
+        for cell in row:
+            text.append_text(link_cell(cell))
+            text.append(" ")
+        text.append("\n")
+    return text
+
+
+def p2p_matrix(p2p: List[List[Optional[bool]]]) -> Text:
+    text = Text("       " + " ".join(f"GPU{j:<2}" for j in range(len(p2p))) + "\n", style="bold")
+    for i, row in enumerate(p2p):
+        text.append(f"GPU{i:<3} ", style="bold")
+        for cell in row:
+            text.append(*(("  -   ", "dim") if cell is None else ("  yes ", "green") if cell else ("  NO  ", "bold red")))
+        text.append("\n")
+    return text
+
+
+class GpusPane(VerticalScroll):
+    """The GPU table, the link matrix coloured by speed, peer-to-peer access and NUMA placement."""
+
+    snapshot: reactive[Optional[Snapshot]] = reactive(None, always_update=True)
+
+    def compose(self) -> ComposeResult:
+        yield DataTable(id="gpu-table", zebra_stripes=True)
+        yield Label("Links between GPUs", classes="section-title")
+        yield Static(id="links")
+        yield Label("Peer-to-peer access", classes="section-title")
+        yield Static(id="p2p")
+        yield Label("NUMA", classes="section-title")
+        yield Static(id="numa")
+
+    def on_mount(self) -> None:
+        self.query_one("#gpu-table", DataTable).add_columns("GPU", "name", "arch", "memory", "PCIe", "NVLink", "NUMA",
+                                                           "CPUs", "persist.", "MIG", "ECC")
+        self.watch_snapshot()
+
+    def watch_snapshot(self) -> None:
+        if not self.is_mounted:
+            return
+        snap = self.snapshot
+        table = self.query_one("#gpu-table", DataTable)
+        table.clear()
+        if snap is None:
+            return
+        for g in snap.gpus:
+            pcie = (f"gen {show(g.pcie.gen)}/{show(g.pcie.max_gen)} x{show(g.pcie.width)}/{show(g.pcie.max_width)}"
+                    if present(g.pcie) else show(g.pcie))
+            degraded = present(g.pcie) and (g.pcie.gen != g.pcie.max_gen or g.pcie.width != g.pcie.max_width)
+            nvl = (f"{g.nvlink.links_active} v{show(g.nvlink.version)}" if present(g.nvlink) and g.nvlink.links_active
+                   else "-")
+            table.add_row(str(g.index), g.name, sm(g), gib(g.memory_bytes), Text(pcie, style="yellow" if degraded else ""),
+                          nvl, show(g.numa_node), show(g.cpu_affinity),
+                          _flag(g.persistence_mode, bad=False), _flag(g.mig_enabled, bad=True),
+                          Text(show(g.ecc_uncorrected), style="bold red" if present(g.ecc_uncorrected)
+                               and g.ecc_uncorrected else ""))
+        topo = snap.topology
+        links = self.query_one("#links", Static)
+        p2p = self.query_one("#p2p", Static)
+        if not snap.gpus:
+            links.update(Text("No NVIDIA GPUs found.", style="dim"))
+            p2p.update("")
+        elif not present(topo):
+            links.update(show(topo))
+            p2p.update("")
+        else:
+            matrix = link_matrix(topo.links) if topo.links else Text("no link matrix recorded", style="dim")
+            matrix.append(LINK_LEGEND, style="dim")
+            links.update(matrix)
+            p2p.update(p2p_matrix(topo.p2p) if present(topo.p2p) and topo.p2p else show(topo.p2p))
+        h = snap.host
+        rows = [(f"node {n.id}", f"CPUs {show(n.cpus)}, memory {gib(n.memory_bytes)}") for n in h.numa_nodes] \
+            if present(h.numa_nodes) else [("NUMA nodes", show(h.numa_nodes))]
+        rows.append(("this process may run on", show(h.process_cpus)))
+        self.query_one("#numa", Static).update(facts_table(rows))
+
+
+def _flag(value: Any, bad: bool) -> Text:
+    if not present(value):
+        return Text(show(value) if value is not None else "-", style="dim")
+    return Text("on" if value else "off", style="bold red" if bool(value) == bad else "green")
+
+
+def finding_detail(f: Finding) -> Text:
+    text = Text()
+    text.append_text(severity_text(f.severity))
+    text.append(f" {f.id}  ", style="bold")
+    text.append(f"[{f.category}]\n", style="dim")
+    text.append(f.title + "\n\n", style="bold")
+    text.append(f.detail + "\n\n")
+    text.append("Fix: ", style="bold green")
+    text.append(f.fix + "\n")
+    text.append(f"fix safety: {f.safety}\n", style="dim")
+    for c in f.commands:
+        text.append("  $ " + " ".join(c) + "\n", style="cyan")
+    if f.subjects:
+        text.append("\nAbout: " + ", ".join(f.subjects) + "\n", style="dim")
+    if f.references:
+        text.append("\nReferences:\n", style="bold")
+        for ref in f.references:
+            text.append(f"  {ref}\n", style="underline")
+    return text
+
+
+def fix_wishes(f: Finding) -> Optional[Dict[str, Optional[str]]]:
+    """The Fix-pane wishes for a finding whose safe fix is `envdoctor fix ...` (None: not one the Fix pane applies)."""
+    if f.safety != "safe":
+        return None
+    for c in f.commands:
+        if c[:2] == ["envdoctor", "fix"]:
+            return {"deepspeed": "" if "--deepspeed" in c else None}
+    return None
+
+
+class FindingsPane(Horizontal):
+    """Severity-sorted findings; the highlighted one's detail, fix and references beside it."""
+
+    findings: reactive[Optional[List[Finding]]] = reactive(None, always_update=True)
+
+    def compose(self) -> ComposeResult:
+        yield OptionList(id="finding-list")
+        with VerticalScroll(id="finding-detail"):
+            yield Static(id="finding-text")
+            yield Button("Plan this fix", id="fix-finding", variant="primary")
+
+    def on_mount(self) -> None:
+        self.watch_findings()
+
+    def watch_findings(self) -> None:
+        if not self.is_mounted:
+            return
+        ol = self.query_one("#finding-list", OptionList)
+        ol.clear_options()
+        if self.findings is None:
+            self._detail(None, "The findings appear when every probe has answered.")
+            return
+        if not self.findings:
+            self._detail(None, "No findings: every rule is quiet for this machine.")
+            return
+        for i, f in enumerate(self.findings):
+            prompt = severity_text(f.severity)
+            prompt.append(f" {f.id} ", style="bold")
+            prompt.append(f.title)
+            ol.add_option(Option(prompt, id=str(i)))
+        ol.highlighted = 0
+
+    def _detail(self, f: Optional[Finding], text: str = "") -> None:
+        self.query_one("#finding-text", Static).update(finding_detail(f) if f else Text(text, style="dim"))
+        self.query_one("#fix-finding", Button).display = bool(f and fix_wishes(f))
+
+    def select(self, finding_id: str) -> None:
+        for i, f in enumerate(self.findings or []):
+            if f.id == finding_id:
+                self.query_one("#finding-list", OptionList).highlighted = i
+                return
+
+    @property
+    def current(self) -> Optional[Finding]:
+        hi = self.query_one("#finding-list", OptionList).highlighted
+        return self.findings[hi] if self.findings and hi is not None and hi < len(self.findings) else None
+
+    @on(OptionList.OptionHighlighted, "#finding-list")
+    def _highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        self._detail(self.current)
+
+    @on(Button.Pressed, "#fix-finding")
+    def _fix(self) -> None:
+        if self.current is not None:
+            self.post_message(msg.FixFinding(self.current))
+
+
+def plan_text(plan: Any, target: Optional[str]) -> Text:
+    style = {"planned": "bold yellow", "nothing_to_do": "bold green", "impossible": "bold red"}.get(plan.status, "bold")
+    text = Text()
+    text.append(f"Plan: {plan.status}", style=style)
+    text.append(f" — {plan.reason}\n" if plan.reason else "\n")
+    for p in plan.packages:
+        text.append("  install ", style="bold")
+        text.append(p.pin, style="bold cyan")
+        text.append(f"  from {p.index_url or 'your pip index'}\n", style="dim")
+        text.append(f"    because {p.reason}" + (f" [{p.status}]" if p.status != "verified" else "") + "\n")
+    for k in plan.kept:
+        text.append(f"  keep {k}\n")
+    for u in plan.upgrade:
+        text.append(f"  upgrade: {u}\n", style="yellow")
+    for n in plan.notes:
+        text.append(f"  note: {n}\n", style="dim")
+    if plan.commands:
+        text.append("Commands:\n", style="bold")
+        for c in plan.commands:
+            text.append("  $ " + " ".join(c) + "\n", style="cyan")
+    if plan.env:
+        text.append("  with environment: " + " ".join(f"{k}={v}" for k, v in plan.env.items()) + "\n", style="dim")
+    if plan.rejected:
+        text.append(f"Rejected candidates ({len(plan.rejected)}):\n", style="bold")
+        for r in plan.rejected:
+            text.append(f"  {r.name} {r.version} {r.variant}: ", style="dim")
+            text.append(f"{r.why}\n")
+    text.append("\nTarget environment: " + (target or "none: this snapshot was recorded elsewhere, so the plan is shown "
+                                             "but cannot be applied here"), style="dim")
+    return text
+
+
+def outcome_text(outcome: Any, error: Optional[str]) -> Text:
+    if outcome is None:
+        return Text(f"Could not start: {error}", style="bold red")
+    if outcome.status == "installed":
+        text = Text("Installed and verified in a fresh interpreter: ", style="bold green")
+        text.append(outcome.message)
+        text.append("\n`envdoctor undo` puts the previous packages back.", style="dim")
+    else:
+        text = Text("Failed, rolled back: ", style="bold red")
+        text.append(outcome.message + "\n")
+        if outcome.rollback_ok:
+            text.append("Rollback complete: the environment is exactly as it was.\n", style="bold green")
+        elif outcome.rollback_ok is False:
+            text.append("ROLLBACK INCOMPLETE: see the log.\n", style="bold red")
+    changed = sorted(n for n in set(outcome.before) | set(outcome.after) if outcome.before.get(n) != outcome.after.get(n))
+    shown = changed or sorted(n for n in outcome.before if n in ("torch", "deepspeed"))
+    if outcome.after:
+        for n in shown:
+            text.append(f"\n  {n}: {outcome.before.get(n, '(none)')} before → {outcome.after.get(n, '(none)')} now")
+    return text
+
+
+class FixPane(Vertical):
+    """The plan (with the reason for each choice and each rejected candidate), Apply, live progress and the outcome."""
+
+    plan: reactive[Any] = reactive(None, always_update=True)
+    plan_error: reactive[Optional[str]] = reactive(None)
+    target: reactive[Optional[str]] = reactive(None)
+    installing: reactive[bool] = reactive(False)
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="fix-controls"):
+            yield Input(placeholder="torch versions (e.g. 2.9, >=2.8)", id="torch-spec")
+            yield Checkbox("DeepSpeed", id="want-deepspeed")
+            yield Button("Plan", id="plan-button")
+            yield Button("Apply", id="apply-button", variant="warning", disabled=True)
+        with VerticalScroll(id="plan-scroll"):
+            yield Static(Text("Planning…", style="dim"), id="plan-text")
+            yield Static(id="outcome")
+        yield ProgressBar(id="install-progress", show_eta=False)
+        yield RichLog(id="install-log", wrap=True, markup=False, highlight=False)
+
+    def on_mount(self) -> None:
+        self.query_one("#install-progress").display = False
+        self.query_one("#install-log").display = False
+
+    def set_wishes(self, torch: Optional[str], deepspeed: Optional[str]) -> None:
+        self.query_one("#torch-spec", Input).value = torch or ""
+        self.query_one("#want-deepspeed", Checkbox).value = deepspeed is not None
+
+    def wishes(self) -> msg.PlanRequested:
+        torch = self.query_one("#torch-spec", Input).value.strip() or None
+        return msg.PlanRequested(torch, "" if self.query_one("#want-deepspeed", Checkbox).value else None)
+
+    def _update(self) -> None:
+        if not self.is_mounted:
+            return
+        box = self.query_one("#plan-text", Static)
+        if self.plan_error:
+            box.update(Text(f"Cannot plan: {self.plan_error}", style="bold red"))
+        elif self.plan is not None:
+            box.update(plan_text(self.plan, self.target))
+        can = (self.plan is not None and not self.plan_error and self.plan.status == "planned" and bool(self.target)
+               and not self.installing)
+        self.query_one("#apply-button", Button).disabled = not can
+        self.query_one("#plan-button", Button).disabled = self.installing
+
+    watch_plan = watch_plan_error = watch_target = watch_installing = _update
+
+    def start_install(self) -> None:
+        self.installing = True
+        self.query_one("#outcome", Static).update("")
+        bar = self.query_one("#install-progress", ProgressBar)
+        bar.display = True
+        bar.update(total=None, progress=0)
+        log = self.query_one("#install-log", RichLog)
+        log.display = True
+        log.clear()
+
+    def log_line(self, line: str) -> None:
+        self.query_one("#install-log", RichLog).write(line)
+
+    def finish_install(self, outcome: Any, error: Optional[str]) -> None:
+        self.installing = False
+        bar = self.query_one("#install-progress", ProgressBar)
+        bar.update(total=1, progress=1)
+        self.query_one("#outcome", Static).update(outcome_text(outcome, error))
+        self.query_one("#plan-scroll").scroll_end(animate=False)
+
+    @on(Button.Pressed, "#plan-button")
+    @on(Input.Submitted, "#torch-spec")
+    def _plan(self) -> None:
+        self.post_message(self.wishes())
+
+    @on(Button.Pressed, "#apply-button")
+    def _apply(self) -> None:
+        self.post_message(msg.ApplyRequested())
+
+
+class Unavailable(Static):
+    """Shown in place of a pane whose core module is not part of this build."""
+
+
+def size_label(nbytes: int) -> str:
+    for unit, shift in (("G", 30), ("M", 20), ("K", 10)):
+        if nbytes >= 1 << shift:
+            return f"{nbytes >> shift}{unit}"
+    return f"{nbytes}B"
+
+
+class SelftestPane(Vertical):
+    """Run each self-test or all of them; a table of results, busbw against message size, the backward speed-up."""
+
+    TESTS = ("allreduce", "backward", "compile", "gpu")
+    running: reactive[bool] = reactive(False)
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="selftest-controls"):
+            yield Button("Run all", id="run-all", variant="primary")
+            for name in self.TESTS:
+                yield Button(name, id=f"run-{name}")
+        yield ProgressBar(id="selftest-progress", show_eta=False)
+        yield DataTable(id="selftest-table", cursor_type="row")
+        with VerticalScroll(id="selftest-detail"):
+            yield Label("all-reduce busbw by message size", classes="section-title")
+            yield Sparkline([], id="busbw", summary_function=max)
+            yield Static(id="busbw-axis")
+            yield Static(id="selftest-text")
+        yield RichLog(id="selftest-log", wrap=True, markup=False, highlight=False, max_lines=500)
+
+    def on_mount(self) -> None:
+        self.query_one("#selftest-table", DataTable).add_columns("test", "status", "seconds", "result")
+        self.query_one("#selftest-progress", ProgressBar).update(total=1, progress=0)
+
+    def watch_running(self, running: bool) -> None:
+        for b in self.query("#selftest-controls Button"):
+            b.disabled = running
+
+    def start(self, names: List[str]) -> None:
+        self.running = True
+        self.query_one("#selftest-progress", ProgressBar).update(total=len(names), progress=0)
+        table = self.query_one("#selftest-table", DataTable)
+        table.clear()
+        for name in names:
+            table.add_row(name, Text("pending", style="dim"), "", "", key=name)
+        if names:
+            table.update_cell(names[0], table.ordered_columns[1].key, Text("running", style="cyan"))
+        self.query_one("#selftest-log", RichLog).clear()
+
+    def log_line(self, name: str, line: str) -> None:
+        self.query_one("#selftest-log", RichLog).write(f"{name}: {line}")
+
+    def show_result(self, result: Any, summary_line: str, next_name: Optional[str]) -> None:
+        table = self.query_one("#selftest-table", DataTable)
+        cols = table.ordered_columns
+        table.update_cell(result.name, cols[1].key, Text(result.status, style=STATUS_STYLE.get(result.status, "")))
+        table.update_cell(result.name, cols[2].key, f"{result.seconds:.1f}")
+        table.update_cell(result.name, cols[3].key, summary_line or (result.error or "").splitlines()[0][:80]
+                          if (summary_line or result.error) else "")
+        if next_name:
+            table.update_cell(next_name, cols[1].key, Text("running", style="cyan"))
+        self.query_one("#selftest-progress", ProgressBar).advance(1)
+        m = result.metrics or {}
+        if result.name == "allreduce" and m.get("busbw_gbps"):
+            sizes = sorted(m["busbw_gbps"], key=int)
+            self.query_one("#busbw", Sparkline).data = [float(m["busbw_gbps"][s]) for s in sizes]
+            self.query_one("#busbw-axis", Static).update(Text(
+                f"{size_label(int(sizes[0]))} … {size_label(int(sizes[-1]))}: peak "
+                f"{max(m['busbw_gbps'].values()):.2f} GB/s busbw ({m.get('world_size')} ranks, {m.get('backend')})",
+                style="dim"))
+        if result.name == "backward" and m.get("speedup"):
+            self.query_one("#selftest-text", Static).update(Text(
+                f"backward: one non-scalar backward over a batch of {m.get('batch')} is x{m['speedup']:.2f} faster "
+                f"than the per-sample loop ({m['looped_seconds']:.3f}s → {m['batched_seconds']:.3f}s); "
+                f"gradients match to {m['max_rel_grad_diff']:.1e}", style="bold"))
+
+    @on(Button.Pressed, "#selftest-controls Button")
+    def _run(self, event: Button.Pressed) -> None:
+        which = (event.button.id or "").removeprefix("run-")
+        self.post_message(msg.SelftestRequested(list(self.TESTS) if which == "all" else [which]))
+
+
+class NcclPane(Vertical):
+    """Open an NCCL / torch.distributed log (or paste it) and see the ranked causes, evidence lines highlighted."""
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="nccl-controls"):
+            yield Input(placeholder="path of a log file", id="nccl-path")
+            yield Button("Open", id="nccl-open", variant="primary")
+            yield Button("Diagnose pasted text", id="nccl-paste")
+        yield TextArea(id="nccl-text", soft_wrap=False, show_line_numbers=True)
+        with VerticalScroll(id="nccl-result-scroll"):
+            yield Static(Text("Open a log file or paste a log above, then diagnose it.", style="dim"), id="nccl-result")
+
+    @on(Button.Pressed, "#nccl-open")
+    @on(Input.Submitted, "#nccl-path")
+    def _open(self) -> None:
+        path = self.query_one("#nccl-path", Input).value.strip()
+        if path:
+            self.post_message(msg.NcclRequested(path=path, text=None))
+
+    @on(Button.Pressed, "#nccl-paste")
+    def _paste(self) -> None:
+        self.post_message(msg.NcclRequested(path=None, text=self.query_one("#nccl-text", TextArea).text))
+
+    def show_error(self, error: str) -> None:
+        self.query_one("#nccl-result", Static).update(Text(error, style="bold red"))
+
+    def show_report(self, report: Any, log_text: Optional[str]) -> None:
+        text = Text()
+        f = report.facts.as_dict()
+        text.append(f"{len(report.inputs)} input(s), {report.lines} line(s)", style="dim")
+        if f.get("nccl_versions"):
+            text.append(f"; NCCL {', '.join(f['nccl_versions'])}", style="dim")
+        if f.get("transports"):
+            text.append(f"; transports {', '.join(f['transports'])}", style="dim")
+        text.append("\n\n")
+        if not report.failed:
+            text.append("No recognisable NCCL failure in the input.\n", style="bold green")
+        evidence_lines: List[int] = []
+        for n, fd in enumerate(report.findings, 1):
+            label = "most likely root cause" if n == 1 and report.failed else ("also possible" if report.failed else "warning")
+            text.append(f"{n}. ", style="bold")
+            text.append(f"{fd.category} ", style="bold magenta")
+            text.append(f"{fd.title}\n", style="bold")
+            text.append(f"   {label}, {fd.confidence} confidence  [{fd.id}]\n", style="dim")
+            for i, line in enumerate(fd.evidence):
+                loc = fd.locations[i] if i < len(fd.locations) else ""
+                text.append(f"   {loc}: " if loc else "   ", style="dim")
+                text.append(line + "\n", style="black on yellow")
+                lineno = loc.rsplit(":", 1)[-1] if loc else ""
+                if lineno.isdigit():
+                    evidence_lines.append(int(lineno))
+            for reason in fd.why[:3]:
+                text.append(f"   why: {reason}\n")
+            text.append("   fix: ", style="bold green")
+            text.append(fd.fix + "\n\n")
+        self.query_one("#nccl-result", Static).update(text)
+        area = self.query_one("#nccl-text", TextArea)
+        if log_text is not None and area.text != log_text:
+            area.load_text(log_text)
+        if evidence_lines:
+            area.move_cursor((max(0, evidence_lines[0] - 1), 0), center=True)
+            area.select_line(max(0, evidence_lines[0] - 1))
