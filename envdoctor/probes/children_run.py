@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Dict
+from typing import Any, Dict, List, Tuple
 
 from envdoctor.probes.base import CommandResult, ProbeContext, run_command
 
@@ -15,6 +15,24 @@ class ChildError(RuntimeError):
     def __init__(self, message: str, result: CommandResult) -> None:
         super().__init__(message)
         self.result = result
+
+
+def run_child_lines(ctx: ProbeContext, script: str, timeout: float) -> Tuple[List[Dict[str, Any]], CommandResult]:
+    """Every JSON object the child printed (one per line) before it exited, crashed or timed out."""
+    env = dict(ctx.env)
+    env.setdefault("PYTHONIOENCODING", "utf-8")
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    res = run_command([ctx.python, str(CHILDREN / script)], timeout=timeout, env=env)
+    objects: List[Dict[str, Any]] = []
+    for line in res.stdout.splitlines():
+        if line.startswith("{"):
+            try:
+                value = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(value, dict):
+                objects.append(value)
+    return objects, res
 
 
 def run_child(ctx: ProbeContext, script: str, timeout: float) -> Dict[str, Any]:

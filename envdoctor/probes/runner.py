@@ -42,8 +42,7 @@ class ProbeSpec:
 
 
 PROBES: Tuple[ProbeSpec, ...] = (
-    ProbeSpec("torch", torch_probe.probe, ("torch",), slow=True),
-    ProbeSpec("deepspeed", torch_probe.probe_deepspeed, ("deepspeed",), slow=True),
+    ProbeSpec("torch", torch_probe.probe, ("torch", "deepspeed"), slow=True),
     ProbeSpec("python", pyenv.probe, ("python", "extensions")),
     ProbeSpec("nvml", gpu.probe, ("driver", "gpus", "topology")),
     ProbeSpec("system", system.probe, ("host",)),

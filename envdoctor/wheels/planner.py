@@ -350,11 +350,11 @@ def _check_variant(var: Variant, m: MachineFacts, platform: str, index: WheelInd
         return "", notes, True
     sm, ptx = var.archs(platform)
     osn = "windows" if platform.startswith("win") else "linux"
-    missing = []
+    missing: Dict[Tuple[str, str], List[int]] = {}
     for g in m.gpus:
         v = compat.runs_on(sm + ptx, g.cc)
         if not v:
-            missing.append(f"GPU {g.index} {g.name} (cc {g.cc})")
+            missing.setdefault((g.name, g.cc), []).append(g.index)
             continue
         if v.via == "ptx":
             if m.driver is None:
@@ -366,7 +366,9 @@ def _check_variant(var: Variant, m: MachineFacts, platform: str, index: WheelInd
     if missing:
         unv = (var.platforms.get(platform) or {}).get("sm_unverified")
         extra = f"; {', '.join(unv)} may be present but is UNVERIFIED, so not counted" if unv else ""
-        return f"no kernels for {'; '.join(missing)}: build has {', '.join(sm + ptx) or 'none'}{extra}", notes, False
+        gpus = "; ".join(f"{'GPU' if len(ix) == 1 else 'GPUs'} {','.join(map(str, ix))} {name} (cc {cc})"
+                         for (name, cc), ix in missing.items())
+        return f"no kernels for {gpus}: build has {', '.join(sm + ptx) or 'none'}{extra}", notes, False
     if m.driver is None:
         return "the NVIDIA driver version is unknown", notes, False
     d = compat.driver_supports(m.driver, var.cuda or "", osn, index.drivers)

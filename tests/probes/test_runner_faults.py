@@ -67,3 +67,18 @@ def test_assemble_marks_owned_sections_of_a_failed_probe():
     spec = next(p for p in PROBES if p.name == "cuda_toolkit")
     snap = assemble([(ProbeRecord(name="cuda_toolkit", status="failed", error="boom"), None)], [spec])
     assert isinstance(snap.cuda_toolkit, ProbeFailed) and isinstance(snap.build_tools, ProbeFailed)
+
+
+def test_macos_and_windows_degrade_to_records(tmp_path, monkeypatch):
+    import platform
+
+    for system_name, os_name in (("Darwin", "darwin"), ("Windows", "windows")):
+        monkeypatch.setattr(platform, "system", lambda name=system_name: name)
+        ctx = ProbeContext(python=sys.executable, root=tmp_path, env={"PATH": ""},
+                           nvml=FakeNvml(init_error=LIBRARY_NOT_FOUND), timeout=5.0, torch_timeout=60.0)
+        snap = run_probes(ctx)
+        assert snap.host.os == os_name
+        assert snap.host.shm_bytes.reason.startswith("not Linux")
+        records = {p.name: p.status for p in snap.probes}
+        assert records["system"] == "ok" and records["nvml"] == "skipped"
+        assert "failed" not in records.values()

@@ -83,3 +83,34 @@ def test_python_env_probe_reads_the_target(tmp_path):
     assert env.executable == sys.executable
     assert env.env_kind in ("venv", "uv", "conda", "system")
     assert isinstance(env.packages, dict)
+
+
+def fake_dist(tmp_path, name, init_body, version="0.16.0"):
+    site = tmp_path / "site"
+    pkg = site / name
+    pkg.mkdir(parents=True, exist_ok=True)
+    (pkg / "__init__.py").write_text(init_body)
+    info = site / f"{name}-{version}.dist-info"
+    info.mkdir(exist_ok=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+    return site, pkg
+
+
+def test_deepspeed_crash_keeps_the_torch_facts(tmp_path):
+    pytest.importorskip("torch")
+    site, pkg = fake_dist(tmp_path, "deepspeed", "import os, signal\nos.kill(os.getpid(), signal.SIGABRT)\n")
+    (pkg / "git_version_info_installed.py").write_text(
+        "version='0.16.0'\ninstalled_ops={'fused_adam': True}\ntorch_info={'version': '2.4', 'cuda_version': '12.1'}\n")
+    out = torch_probe.probe(ctx(tmp_path, str(site)))
+    t, ds = out.sections["torch"], out.sections["deepspeed"]
+    assert t.importable is True and t.version.startswith("2.")
+    assert ds.version == "0.16.0" and ds.importable is False and "SIGABRT" in ds.error
+    assert ds.torch_info == {"version": "2.4", "cuda_version": "12.1"} and ds.extra["installed_ops"]["fused_adam"]
+
+
+def test_deepspeed_not_importable_when_torch_is_broken(tmp_path):
+    site = fake_torch(tmp_path, "raise ImportError('libcublas.so.12: cannot open shared object file')\n")
+    fake_dist(tmp_path, "deepspeed", "raise RuntimeError('never reached')\n")
+    out = torch_probe.probe(ctx(tmp_path, site))
+    ds = out.sections["deepspeed"]
+    assert ds.importable is False and "torch does not import" in ds.error

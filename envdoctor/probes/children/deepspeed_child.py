@@ -1,4 +1,4 @@
-"""Check DeepSpeed in the target interpreter; prints one JSON object. Stdlib only, Python 3.8+.
+"""Describe DeepSpeed in the target interpreter (run by torch_child.py after torch). Stdlib only, 3.8+.
 
 Its build record (`git_version_info_installed.py`: prebuilt ops, the torch it was built with) is
 read with `ast.literal_eval` before the import, so a DeepSpeed that fails to import still tells it.
@@ -36,21 +36,28 @@ def build_record():
     return None
 
 
-def main():
+def describe(try_import_it=True):
     try:
         from importlib import metadata
         version = metadata.version("deepspeed")
     except Exception:
-        print(json.dumps({"installed": False}))
-        return
+        return {"installed": False}
     out = {"installed": True, "version": version, "build": build_record()}
+    if try_import_it:
+        out.update(try_import())
+    return out
+
+
+def try_import():
     try:
         import deepspeed  # noqa: F401
-        out["importable"] = True
+        return {"importable": True}
     except BaseException as exc:
-        out["importable"] = False
-        out["error"] = "%s: %s" % (type(exc).__name__, exc)
-    print(json.dumps(out, default=str))
+        return {"importable": False, "error": "%s: %s" % (type(exc).__name__, exc)}
+
+
+def main():
+    print(json.dumps(describe(), default=str))
 
 
 if __name__ == "__main__":

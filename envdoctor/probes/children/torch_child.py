@@ -1,5 +1,6 @@
 """Probe torch from inside the target interpreter; prints one JSON object. Stdlib only, Python 3.8+."""
 import json
+import os
 import sys
 import warnings
 
@@ -45,6 +46,21 @@ def _mapped():
     return found
 
 
+def _deepspeed(torch_ok):
+    """Second line: DeepSpeed, imported after torch (it imports torch itself; here that is free)."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import deepspeed_child
+
+    ds = deepspeed_child.describe(try_import_it=False)
+    if ds.get("installed") and not torch_ok:
+        ds["importable"] = False
+        ds["error"] = "torch does not import, so DeepSpeed cannot"
+    print(json.dumps({"deepspeed": ds}, default=str))
+    sys.stdout.flush()  # the build record is out even if the import below crashes the process
+    if ds.get("installed") and torch_ok:
+        print(json.dumps({"deepspeed_import": deepspeed_child.try_import()}))
+
+
 def main():
     dist_version = _installed()
     out = {"installed": dist_version is not None, "dist_version": dist_version}
@@ -54,6 +70,7 @@ def main():
             import importlib.util
             if importlib.util.find_spec("torch") is None:
                 print(json.dumps(out))
+                _deepspeed(torch_ok=False)
                 return
         except Exception:
             print(json.dumps(out))
@@ -65,6 +82,8 @@ def main():
         out["importable"] = False
         out["error"] = "%s: %s" % (type(exc).__name__, exc)
         print(json.dumps(out))
+        sys.stdout.flush()
+        _deepspeed(torch_ok=False)
         return
     out["importable"] = True
     out["installed"] = True
@@ -119,6 +138,8 @@ def main():
         _guard(out, "cuda_init", init)
     out["loaded_libraries"] = _mapped()
     print(json.dumps(out))
+    sys.stdout.flush()
+    _deepspeed(torch_ok=True)
 
 
 if __name__ == "__main__":
