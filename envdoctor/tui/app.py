@@ -402,11 +402,12 @@ class EnvDoctorApp(App[int]):
             self.notify("Report copied to the clipboard (where the terminal allows it: OSC 52).")
             return
         from envdoctor.commands.snapshot import write_atomic
+        from envdoctor.errors import InputError
 
         try:
             write_atomic(Path(path).expanduser(), text)
-        except OSError as exc:
-            self.notify(f"Cannot write {path}: {exc.strerror or exc}", severity="error")
+        except InputError as exc:
+            self.notify(f"Cannot write the report: {exc}", severity="error")
             return
         self.report_path = path
         self.notify(f"Report written to {path}")

@@ -1,0 +1,64 @@
+"""Helpers for driving the app headless: build it on a recorded snapshot, wait for its workers."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import io
+import time
+from typing import Callable
+
+import pytest
+from rich.console import Console
+
+from tests.conftest import fixture_path
+
+# The installer tests' PEP 503 index on 127.0.0.1 and throwaway venvs, reused as they are.
+from tests.test_install import site, venv_template, wheels  # noqa: F401
+
+
+@pytest.fixture(autouse=True)
+def _steady_terminal(monkeypatch):
+    """Snapshots and key presses must not depend on the developer's terminal or colour settings."""
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("TEXTUAL_ANIMATIONS", "none")
+
+
+def recorded(name: str):
+    from envdoctor.snapshot import load_snapshot
+
+    return load_snapshot(fixture_path(name))
+
+
+async def settle(pilot, app) -> None:
+    """Let messages and workers finish (workers post messages that may start more work)."""
+    for _ in range(3):
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+async def until(pilot, cond: Callable[[], bool], timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not reached in time")
+        await pilot.pause(0.05)
+        await asyncio.sleep(0)
+
+
+def text_of(widget) -> str:
+    """What a Static shows (text or a table), as plain text."""
+    console = Console(width=200, no_color=True, file=io.StringIO(), markup=False)
+    console.print(widget.content)
+    return console.file.getvalue()
+
+
+def aio(fn):
+    """Run an async test with asyncio (the project does not depend on an async pytest plugin)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        return asyncio.run(fn(*args, **kwargs))
+
+    return wrapper
