@@ -423,6 +423,7 @@ class FixPane(Vertical):
         log = self.query_one("#install-log", RichLog)
         log.display = True
         log.clear()
+        log.focus()  # keys go to the app (q is refused while installing), not into the torch-versions input
 
     def log_line(self, line: str) -> None:
         self.query_one("#install-log", RichLog).write(line)
