@@ -3,8 +3,10 @@ returns a falsy value (no match) or a dict of names the rule's templates may use
 
 from __future__ import annotations
 
+import functools
 import os
 import re
+from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Union
 
 from envdoctor import compat
@@ -316,3 +318,71 @@ def fabric_manager_mismatch(ctx: Context) -> Result:
     s = ctx.snapshot
     fm = s.fabric_manager
     return present(s.driver) and present(fm) and present(fm.version) and fm.version != s.driver.version
+
+
+def _triton_pins() -> Dict[str, str]:
+    from envdoctor.data_files import data_path
+
+    return _read_triton_pins(os.environ.get("ENVDOCTOR_RULES_DIR") or str(data_path("rules")))
+
+
+@functools.lru_cache(maxsize=4)
+def _read_triton_pins(rules_dir: str) -> Dict[str, str]:
+    """rules/tables/triton_pins.json, checked: a bad table is an InputError naming the file and entry."""
+    import json
+
+    from envdoctor.errors import InputError
+
+    path = Path(rules_dir) / "tables" / "triton_pins.json"
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise InputError(f"{path}: {exc}") from None
+    pins = doc.get("pins") if isinstance(doc, dict) else None
+    problems = [f"{path}: 'pins' must be an object"] if not isinstance(pins, dict) else []
+    out: Dict[str, str] = {}
+    for torch_mm, row in (pins or {}).items():
+        if not re.fullmatch(r"\d+\.\d+", torch_mm) or not isinstance(row, dict) or \
+                not re.fullmatch(r"\d+\.\d+", str(row.get("triton", ""))):
+            problems.append(f"{path}: pins.{torch_mm}: needs a torch 'X.Y' key and a triton 'X.Y' value")
+            continue
+        out[torch_mm] = row["triton"]
+    if problems:
+        raise InputError("; ".join(problems))
+    return out
+
+
+@predicate("triton", "expected_triton")
+def triton_mismatch(ctx: Context) -> Result:
+    s = ctx.snapshot
+    t = s.torch
+    packages = s.python.packages if present(s.python.packages) else {}
+    have = packages.get("triton") or packages.get("pytorch-triton")
+    if not (present(t) and t.importable and present(t.cuda) and have):
+        return None
+    mm = major_minor(t.version)
+    want = _triton_pins().get(_mm(mm)) if mm else None
+    got = major_minor(have)
+    if want is None or got is None or _mm(got) == want:
+        return None
+    return {"triton": have, "expected_triton": want}
+
+
+@predicate("torch_needed")
+def deepspeed_needs_other_torch(ctx: Context) -> Result:
+    s = ctx.snapshot
+    ds, t = s.deepspeed, s.torch
+    if not (present(ds) and present(ds.version) and present(t) and present(t.version)):
+        return None
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    have = parse(ds.version)
+    releases = [r for r in load_index().deepspeed if have is None or r.key <= have]
+    spec = str(releases[0].torch) if releases else ""
+    if not spec:
+        return None
+    try:
+        ok = SpecifierSet(spec).contains(parse(t.version).base_version, prereleases=True)
+    except (InvalidSpecifier, AttributeError):
+        return None
+    return None if ok else {"torch_needed": spec}
