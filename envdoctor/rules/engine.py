@@ -26,7 +26,9 @@ def render(template: str, ctx: Context, bindings: Dict[str, Any]) -> str:
 
 
 def _fmt(value: Any, fmt: Any) -> str:
-    if is_absent(value) or value is None:
+    if is_absent(value):
+        return str(value)  # "not available (why)" / "probe failed (error)"
+    if value is None:
         return "unknown"
     if fmt == "count" and isinstance(value, list):
         return str(len(value))

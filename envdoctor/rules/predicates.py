@@ -3,6 +3,7 @@ returns a falsy value (no match) or a dict of names the rule's templates may use
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import re
@@ -22,6 +23,10 @@ OUTPUTS: Dict[str, tuple] = {}  # predicate -> names it binds (checked against t
 
 
 def predicate(*outputs: str) -> Callable[[Callable[[Context], Result]], Callable[[Context], Result]]:
+    clash = set(outputs) & {f.name for f in dataclasses.fields(Snapshot)}
+    if clash:  # a template name must mean one thing
+        raise ValueError(f"predicate outputs {sorted(clash)} would hide snapshot sections")
+
     def deco(fn: Callable[[Context], Result]) -> Callable[[Context], Result]:
         PREDICATES[fn.__name__] = fn
         OUTPUTS[fn.__name__] = outputs
@@ -182,7 +187,7 @@ def socket_ifname_matches_nothing(ctx: Context) -> Result:
     return {"ifname": value, "interfaces": ", ".join(n for n in names if n != "lo") or "none"}
 
 
-@predicate("python", "supported")
+@predicate("python_mm", "supported")
 def python_unsupported(ctx: Context) -> Result:
     s = ctx.snapshot
     m = re.match(r"^(\d+\.\d+)", s.python.version or "")
@@ -192,7 +197,7 @@ def python_unsupported(ctx: Context) -> Result:
     if any(m.group(1) in r.python for r in releases):
         return None
     newest = releases[0].python
-    return {"python": m.group(1), "supported": f"{newest[0]}–{newest[-1]}"}
+    return {"python_mm": m.group(1), "supported": f"{newest[0]}–{newest[-1]}"}
 
 
 # The NCCL release that first supports a GPU generation (FACTS / nccl-taxonomy: H100 2.15, Blackwell 2.26).
