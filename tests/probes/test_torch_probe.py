@@ -121,10 +121,13 @@ def test_children_run_on_old_interpreters(tmp_path, version):
     """The target-side scripts are stdlib-only and run on 3.8+; on 3.7 they still say which Python it is."""
     import glob
     import shutil
+    import subprocess
 
-    found = shutil.which(f"python{version}") or next(iter(glob.glob(f"/root/.pyenv/versions/{version}.*/bin/python")), None)
+    candidates = sorted(glob.glob(os.path.expanduser(f"~/.pyenv/versions/{version}.*/bin/python")))
+    candidates += [p for p in [shutil.which(f"python{version}")] if p]
+    found = next((p for p in candidates if subprocess.run([p, "-c", ""], capture_output=True).returncode == 0), None)
     if not found:
-        pytest.skip(f"no Python {version} here")
+        pytest.skip(f"no working Python {version} here")
     c = ctx(tmp_path)
     c.python = found
     env = pyenv.probe(c).sections["python"]
