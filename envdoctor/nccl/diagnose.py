@@ -17,9 +17,10 @@ from typing import Any, BinaryIO, Dict, List, Optional, Sequence, Tuple, Union
 
 from envdoctor.errors import InputError
 from envdoctor.findings import Finding
-from envdoctor.nccl.facts import FACT_UNION, NcclFacts
+from envdoctor.nccl.facts import FACT_PATTERNS, NcclFacts
+from envdoctor.nccl.needles import Prefilter
 from envdoctor.nccl.predicates import EvalContext, SignalHit, evaluate
-from envdoctor.nccl.reader import MAX_LINE, iter_blocks
+from envdoctor.nccl.reader import MAX_LINE, decode_line, iter_blocks
 from envdoctor.nccl.rules import RuleSet, load_rules
 from envdoctor.snapshot import Snapshot
 
@@ -99,6 +100,7 @@ class Scanner:
         self.rules = rules
         self.max_line = max_line
         self.max_evidence = int(rules.settings["max_evidence"])
+        self.prefilter = prefilter_for(rules)
         self.signals: Dict[str, SignalHit] = {}
         self.facts = NcclFacts()
         self.inputs: List[str] = []
@@ -112,50 +114,57 @@ class Scanner:
         last = 0
         for first, block in iter_blocks(stream, self.max_line):
             self._block(index, label, first, block)
-            last = first + block.count("\n")
+            last = first + block.count(b"\n")
             self.bytes += len(block) + 1
         self.lines += last
 
-    def _block(self, index: int, label: str, first: int, block: str) -> None:
-        facts = self.facts
-        for m in FACT_UNION.finditer(block):
-            start = block.rfind("\n", 0, m.start()) + 1
-            end = block.find("\n", m.start())
-            line = block[start:end if end >= 0 else len(block)][: self.max_line]
-            facts.feed(m.lastgroup or "", line, label)
-        union = self.rules.union
-        if union is None:
-            return
-        pos, counted, lineno = 0, 0, first
-        search = union.search
-        while True:
-            m = search(block, pos)
-            if m is None:
-                return
-            start = block.rfind("\n", 0, m.start()) + 1
-            end = block.find("\n", m.start())
-            end = end if end >= 0 else len(block)
-            lineno += block.count("\n", counted, start)
+    def _block(self, index: int, label: str, first: int, block: bytes) -> None:
+        counted, lineno = 0, first
+        for start, end in self.prefilter.lines(block):
+            lineno += block.count(b"\n", counted, start)
             counted = start
-            self._line(index, label, lineno, block[start:end][: self.max_line])
-            pos = end + 1
-            if pos >= len(block):
-                return
+            raw = block[start:end]
+            keys = self.prefilter.candidates(raw)
+            if keys:
+                self._line(index, label, lineno, decode_line(raw, self.max_line), keys)
 
-    def _line(self, index: int, label: str, lineno: int, line: str) -> None:
-        for sig in self.rules.signatures:
+    def _line(self, index: int, label: str, lineno: int, line: str, keys: List) -> None:
+        sigs = self.rules.signatures
+        touched = False
+        for kind, key in keys:
+            if kind == "f":
+                self.facts.feed(key, line, label)
+                touched = True
+                continue
+            sig = sigs[key]
             if sig.regex.search(line) is None:
                 continue
+            touched = True
             hit = self.signals.get(sig.id)
             if hit is None:
                 hit = self.signals[sig.id] = SignalHit(first=(index, lineno))
             hit.count += 1
             if len(hit.lines) < self.max_evidence:
                 hit.lines.append(f"{label}:{lineno}\t{line.strip()}")
+        if touched:
+            self.facts.origin(label, line)  # note the host that printed it
 
     def report(self, snapshot: Optional[Snapshot] = None) -> NcclReport:
         return NcclReport(rank(self.rules, self.signals, self.facts, snapshot), self.facts, list(self.inputs),
                           self.lines, self.bytes)
+
+
+_PREFILTERS: Dict[int, Tuple[RuleSet, Prefilter]] = {}
+
+
+def prefilter_for(rules: RuleSet) -> Prefilter:
+    """The literal prefilter over every fact pattern and signature of a rule set (built once per set)."""
+    cached = _PREFILTERS.get(id(rules))
+    if cached is None or cached[0] is not rules:
+        entries = [(("f", k), p) for k, p in FACT_PATTERNS.items()]
+        entries += [(("s", i), s.regex.pattern) for i, s in enumerate(rules.signatures)]
+        cached = _PREFILTERS[id(rules)] = (rules, Prefilter(entries))
+    return cached[1]
 
 
 def rank(rules: RuleSet, signals: Dict[str, SignalHit], facts: NcclFacts,
@@ -188,7 +197,7 @@ def rank(rules: RuleSet, signals: Dict[str, SignalHit], facts: NcclFacts,
     for cat, factor, note, ev in scales:
         if cat in scores:
             scores[cat] *= factor
-            why.setdefault(cat, []).append(note)
+            why.setdefault(cat, []).append(note if factor >= 1 else f"less likely: {note}")
             if factor >= 1:
                 extra.setdefault(cat, []).extend(ev)
 

@@ -20,7 +20,7 @@ MAX_ITEMS = 4096  # per collection: distinct hosts, devices, interfaces ...
 HOST_PREFIX = re.compile(r"(?:^|[\s\]])([A-Za-z0-9][\w.-]*):(\d+):(\d+) \[(\d+)\]")
 TORCH_RANK = re.compile(r"\[rank(\d+)\]:")
 
-# name -> pattern. Each is tried only on lines the union below hits.
+# name -> pattern. Each is tried only on lines whose literals it needs are there (see needles.Prefilter).
 FACT_PATTERNS: Dict[str, str] = {
     "version": r"NCCL version:? ?(\d+\.\d+\.\d+)(?:\+cuda(\d+\.\d+))?",
     "comm": r"\brank (\d+) n[Rr]anks (\d+)(?: nNodes (\d+))?",
@@ -43,13 +43,7 @@ FACT_PATTERNS: Dict[str, str] = {
 }
 
 
-def _uncapture(pattern: str) -> str:
-    return re.sub(r"(?<!\\)\((?!\?)", "(?:", pattern)
-
-
 _FACT_RE = {name: re.compile(p) for name, p in FACT_PATTERNS.items()}
-FACT_UNION = re.compile("|".join(f"(?P<{name}>{_uncapture(p)})" for name, p in FACT_PATTERNS.items()),
-                        re.M)
 
 
 @dataclass
