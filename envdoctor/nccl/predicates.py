@@ -264,6 +264,13 @@ def p2p_blockers(ctx: EvalContext) -> Result:
     return bool(ev), ev
 
 
+def p2p_path_clear(ctx: EvalContext) -> Result:
+    acs, iommu = _lookup(ctx.snapshot, "host.acs_enabled_bridges"), _lookup(ctx.snapshot, "host.iommu")
+    if acs == 0 and iommu in ("off", "passthrough"):
+        return True, [f"snapshot: no ACS on the PCIe bridges, IOMMU {iommu}: nothing in the P2P path to blame"]
+    return False, []
+
+
 def driver_older_than_torch_cuda(ctx: EvalContext) -> Result:
     snap = ctx.snapshot
     if snap is None or not present(snap.torch):
@@ -369,7 +376,7 @@ PREDICATES: Dict[str, Callable[[EvalContext], Result]] = {
     f.__name__: f for f in (
         shm_small, shm_roomy, socket_ifname_matches_nothing, socket_ifname_fine, fabric_manager_down,
         fabric_manager_running, rdma_devices_present, peermem_missing, mig_enabled, wsl_host, windows_host,
-        p2p_blockers, driver_older_than_torch_cuda, several_nccl_copies, cuda_interposer_preloaded,
+        p2p_blockers, p2p_path_clear, driver_older_than_torch_cuda, several_nccl_copies, cuda_interposer_preloaded,
         nccl_versions_differ, plugins_differ, gdr_differs, socket_on_ib_interface, docker_bridge_interface,
         buffsize_large, p2p_disabled_override, hpcx_ofed_mismatch,
     )
