@@ -66,14 +66,14 @@ def _factors(items: List) -> Optional[Set[str]]:
 # so the scanning regex's first-character test rejects most positions without trying any branch.
 _COMMON = " etaoinsrlcdhu0123456789mpf.:-=[]gbw,y/v_()k'x\"jqz"
 _RANK = {c: i for i, c in enumerate(_COMMON)}
-MIN_GATE = 4
+GATE_LEN = 6  # long enough to stay specific
 
 
 def gate(needle: str) -> str:
-    """The suffix of a needle (at least MIN_GATE long) that starts at its rarest character."""
-    if len(needle) <= MIN_GATE:
+    """The suffix of a needle (at least GATE_LEN long, or all of it) that starts at its rarest character."""
+    if len(needle) <= GATE_LEN:
         return needle
-    best = max(range(len(needle) - MIN_GATE + 1), key=lambda i: (_RANK.get(needle[i], len(_RANK)), -i))
+    best = max(range(len(needle) - GATE_LEN + 1), key=lambda i: (_RANK.get(needle[i], len(_RANK)), -i))
     return needle[best:]
 
 
