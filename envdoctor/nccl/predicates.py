@@ -314,7 +314,7 @@ def nccl_versions_differ(ctx: EvalContext) -> Result:
 
 
 def plugins_differ(ctx: EvalContext) -> Result:
-    by = {k: v for k, v in ctx.facts.plugins_by_origin().items()}
+    by = ctx.facts.plugins_by_origin()
     kinds = {frozenset(v - {"none"}) if v - {"none"} else frozenset({"none"}) for v in by.values()}
     if len(by) > 1 and len(kinds) > 1:
         return True, ["log: net plugins differ: " + "; ".join(f"{k}: {', '.join(sorted(v))}" for k, v in sorted(by.items()))]
