@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Sequence
 
+from envdoctor.errors import InputError
 from envdoctor.findings import SEVERITIES, Finding
 from envdoctor.rules.conditions import Context, evaluate
 from envdoctor.rules.predicates import PREDICATES
@@ -25,7 +26,9 @@ def render(template: str, ctx: Context, bindings: Dict[str, Any]) -> str:
 
 
 def _fmt(value: Any, fmt: Any) -> str:
-    if is_absent(value) or value is None:
+    if is_absent(value):
+        return str(value)  # "not available (why)" / "probe failed (error)"
+    if value is None:
         return "unknown"
     if fmt == "count" and isinstance(value, list):
         return str(len(value))
@@ -85,6 +88,8 @@ def evaluate_all(rules: Sequence[Rule], snapshot: Snapshot) -> List[Finding]:
             continue
         try:
             findings.extend(evaluate_rule(rule, snapshot))
+        except InputError:  # bad data (a table the rule reads) is the user's exit 2, not a rule bug
+            raise
         except Exception as exc:  # a rule bug must not cost the other findings
             findings.append(Finding(
                 id=rule.id, severity="warning", category="rule_crashed",

@@ -3,8 +3,11 @@ returns a falsy value (no match) or a dict of names the rule's templates may use
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import os
 import re
+from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Union
 
 from envdoctor import compat
@@ -20,6 +23,10 @@ OUTPUTS: Dict[str, tuple] = {}  # predicate -> names it binds (checked against t
 
 
 def predicate(*outputs: str) -> Callable[[Callable[[Context], Result]], Callable[[Context], Result]]:
+    clash = set(outputs) & {f.name for f in dataclasses.fields(Snapshot)}
+    if clash:  # a template name must mean one thing
+        raise ValueError(f"predicate outputs {sorted(clash)} would hide snapshot sections")
+
     def deco(fn: Callable[[Context], Result]) -> Callable[[Context], Result]:
         PREDICATES[fn.__name__] = fn
         OUTPUTS[fn.__name__] = outputs
@@ -180,7 +187,7 @@ def socket_ifname_matches_nothing(ctx: Context) -> Result:
     return {"ifname": value, "interfaces": ", ".join(n for n in names if n != "lo") or "none"}
 
 
-@predicate("python", "supported")
+@predicate("python_mm", "supported")
 def python_unsupported(ctx: Context) -> Result:
     s = ctx.snapshot
     m = re.match(r"^(\d+\.\d+)", s.python.version or "")
@@ -190,7 +197,7 @@ def python_unsupported(ctx: Context) -> Result:
     if any(m.group(1) in r.python for r in releases):
         return None
     newest = releases[0].python
-    return {"python": m.group(1), "supported": f"{newest[0]}–{newest[-1]}"}
+    return {"python_mm": m.group(1), "supported": f"{newest[0]}–{newest[-1]}"}
 
 
 # The NCCL release that first supports a GPU generation (FACTS / nccl-taxonomy: H100 2.15, Blackwell 2.26).
@@ -316,3 +323,71 @@ def fabric_manager_mismatch(ctx: Context) -> Result:
     s = ctx.snapshot
     fm = s.fabric_manager
     return present(s.driver) and present(fm) and present(fm.version) and fm.version != s.driver.version
+
+
+def _triton_pins() -> Dict[str, str]:
+    from envdoctor.data_files import data_path
+
+    return _read_triton_pins(os.environ.get("ENVDOCTOR_RULES_DIR") or str(data_path("rules")))
+
+
+@functools.lru_cache(maxsize=4)
+def _read_triton_pins(rules_dir: str) -> Dict[str, str]:
+    """rules/tables/triton_pins.json, checked: a bad table is an InputError naming the file and entry."""
+    import json
+
+    from envdoctor.errors import InputError
+
+    path = Path(rules_dir) / "tables" / "triton_pins.json"
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise InputError(f"{path}: {exc}") from None
+    pins = doc.get("pins") if isinstance(doc, dict) else None
+    problems = [f"{path}: 'pins' must be an object"] if not isinstance(pins, dict) else []
+    out: Dict[str, str] = {}
+    for torch_mm, row in (pins or {}).items():
+        if not re.fullmatch(r"\d+\.\d+", torch_mm) or not isinstance(row, dict) or \
+                not re.fullmatch(r"\d+\.\d+", str(row.get("triton", ""))):
+            problems.append(f"{path}: pins.{torch_mm}: needs a torch 'X.Y' key and a triton 'X.Y' value")
+            continue
+        out[torch_mm] = row["triton"]
+    if problems:
+        raise InputError("; ".join(problems))
+    return out
+
+
+@predicate("triton", "expected_triton")
+def triton_mismatch(ctx: Context) -> Result:
+    s = ctx.snapshot
+    t = s.torch
+    packages = s.python.packages if present(s.python.packages) else {}
+    have = packages.get("triton") or packages.get("pytorch-triton")
+    if not (present(t) and t.importable and present(t.cuda) and have):
+        return None
+    mm = major_minor(t.version)
+    want = _triton_pins().get(_mm(mm)) if mm else None
+    got = major_minor(have)
+    if want is None or got is None or _mm(got) == want:
+        return None
+    return {"triton": have, "expected_triton": want}
+
+
+@predicate("torch_needed")
+def deepspeed_needs_other_torch(ctx: Context) -> Result:
+    s = ctx.snapshot
+    ds, t = s.deepspeed, s.torch
+    if not (present(ds) and present(ds.version) and present(t) and present(t.version)):
+        return None
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    have = parse(ds.version)
+    releases = [r for r in load_index().deepspeed if have is None or r.key <= have]
+    spec = str(releases[0].torch) if releases else ""
+    if not spec:
+        return None
+    try:
+        ok = SpecifierSet(spec).contains(parse(t.version).base_version, prereleases=True)
+    except (InvalidSpecifier, AttributeError):
+        return None
+    return None if ok else {"torch_needed": spec}

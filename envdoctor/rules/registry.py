@@ -206,6 +206,13 @@ def load_rules_from(directory: Path) -> List[Rule]:
             problems += [f"{path.parent.name}/{e}" for e in errs]
             if rule is not None:
                 rules.append(rule)
+    if (directory / "tables").is_dir():
+        from envdoctor.rules.predicates import _read_triton_pins
+
+        try:
+            _read_triton_pins(str(directory))
+        except InputError as exc:
+            problems.append(str(exc))
     seen: Dict[str, str] = {}
     for r in rules:
         for key in (r.id, r.name):

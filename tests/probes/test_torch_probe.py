@@ -114,3 +114,22 @@ def test_deepspeed_not_importable_when_torch_is_broken(tmp_path):
     out = torch_probe.probe(ctx(tmp_path, site))
     ds = out.sections["deepspeed"]
     assert ds.importable is False and "torch does not import" in ds.error
+
+
+@pytest.mark.parametrize("version", ["3.7", "3.8"])
+def test_children_run_on_old_interpreters(tmp_path, version):
+    """The target-side scripts are stdlib-only and run on 3.8+; on 3.7 they still say which Python it is."""
+    import glob
+    import shutil
+    import subprocess
+
+    candidates = sorted(glob.glob(os.path.expanduser(f"~/.pyenv/versions/{version}.*/bin/python")))
+    candidates += [p for p in [shutil.which(f"python{version}")] if p]
+    found = next((p for p in candidates if subprocess.run([p, "-c", ""], capture_output=True).returncode == 0), None)
+    if not found:
+        pytest.skip(f"no working Python {version} here")
+    c = ctx(tmp_path)
+    c.python = found
+    env = pyenv.probe(c).sections["python"]
+    assert env.version.startswith(version + ".")
+    assert isinstance(torch_probe.probe(c).sections["torch"], Unavailable)

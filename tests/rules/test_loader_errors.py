@@ -95,3 +95,11 @@ def test_a_crashing_rule_becomes_a_finding(monkeypatch):
     assert errors == []
     findings = evaluate_all([rule], load_snapshot(fixture_path("h100_8x_nvswitch")))
     assert findings[0].category == "rule_crashed" and "ZeroDivisionError" in findings[0].detail
+
+
+def test_bad_triton_table_is_exit_2(tmp_path):
+    d = tmp_path / "rules"
+    shutil.copytree(ROOT / "rules", d, ignore=shutil.ignore_patterns("nccl"))
+    (d / "tables" / "triton_pins.json").write_text('{"pins": {"2.5": {"triton": "three"}}}')
+    res = run_cli(["check", "--snapshot", str(fixture_path("h100_8x_nvswitch"))], env={"ENVDOCTOR_RULES_DIR": str(d)})
+    assert res.returncode == 2 and "triton_pins.json: pins.2.5" in res.stderr and "Traceback" not in res.stderr

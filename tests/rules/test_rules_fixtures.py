@@ -28,7 +28,7 @@ def test_rule_on_its_fixtures(rule, name, kind):
         for f in findings:
             text = render_findings([f], Style(False))
             assert not re.search(r"\{[A-Za-z_][\w.|]*\}", text), text  # every template name resolved
-            assert "unknown" not in f.title, f.title
+            assert "unknown" not in f.title + f.detail + f.fix, (f.title, f.detail)
             assert f.category == rule.category and f.subjects
     else:
         assert not findings, f"{rule.id} should stay quiet on {name}: {[f.title for f in findings]}"

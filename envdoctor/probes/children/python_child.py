@@ -49,13 +49,17 @@ def externally_managed():
 
 
 def main():
-    from importlib import metadata
+    try:
+        from importlib import metadata
+        dists = list(metadata.distributions())
+    except ImportError:  # Python < 3.8: still say which Python this is, so the doctor can say why
+        dists = None
 
     packages = {}
     extensions = []
     wanted = set(_norm(n) for n in WATCH)
     ext_wanted = set(_norm(n) for n in EXTENSIONS)
-    for dist in metadata.distributions():
+    for dist in dists or []:
         try:
             name = _norm(dist.metadata["Name"] or "")
         except Exception:
@@ -82,7 +86,7 @@ def main():
         "prefix": sys.prefix,
         "env_kind": env_kind(),
         "externally_managed": externally_managed(),
-        "packages": dict(sorted(packages.items())),
+        "packages": dict(sorted(packages.items())) if dists is not None else None,
         "python_headers": bool(include) and os.path.isfile(os.path.join(include, "Python.h")),
         "extensions": extensions,
         "gil_disabled": bool(sysconfig.get_config_var("Py_GIL_DISABLED")),

@@ -1,0 +1,221 @@
+"""NCCL diagnosis bench: accuracy on the labelled dev corpus, throughput and memory on a generated log.
+
+    python bench/nccl_bench.py [--size-mb 1024] [--dense-mb 100] [--corpus PATH] [--out bench/results/nccl.json]
+
+Accuracy: top-1 / top-3 over `../shared/nccl-dev-corpus.jsonl` (skipped when absent), also without the
+`weak_log` entries (threads with no raw log). Throughput: a generated log (training output with NCCL INFO
+blocks, warnings, tracebacks, binary garbage and over-long lines, and a failure at the end) is written to a
+temporary file and diagnosed in a child process (so its peak RSS is the diagnosis alone), then again under
+tracemalloc for the peak of Python allocations. A second, NCCL_DEBUG=INFO-dense log gives the worst case.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+import tracemalloc
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from envdoctor.nccl import diagnose_paths, diagnose_text  # noqa: E402
+
+
+def find_corpus(explicit: Optional[str]) -> Optional[Path]:
+    if explicit:
+        return Path(explicit)
+    for base in (ROOT.parent, ROOT.parent.parent):
+        cand = base / "shared" / "nccl-dev-corpus.jsonl"
+        if cand.exists():
+            return cand
+    return None
+
+
+def accuracy(corpus: Path) -> Dict[str, Any]:
+    rows: List[Dict[str, Any]] = []
+    for line in corpus.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        case = json.loads(line)
+        report = diagnose_text(case.get("log", ""))
+        cats = [f.category for f in report.findings]
+        rows.append({"id": case["id"], "expected": case["category"], "got": cats[:3],
+                     "top1": bool(cats) and cats[0] == case["category"], "top3": case["category"] in cats[:3],
+                     "weak_log": bool(case.get("weak_log")), "misleading_log": bool(case.get("misleading_log"))})
+
+    def score(sel: List[Dict[str, Any]]) -> Dict[str, Any]:
+        n = len(sel)
+        return {"n": n, "top1": round(sum(r["top1"] for r in sel) / n, 4) if n else None,
+                "top3": round(sum(r["top3"] for r in sel) / n, 4) if n else None}
+
+    return {
+        "corpus": str(corpus),
+        "all": score(rows),
+        "excluding_weak_log": score([r for r in rows if not r["weak_log"]]),
+        "misleading_only": score([r for r in rows if r["misleading_log"]]),
+        "misses": [r for r in rows if not r["top1"]],
+    }
+
+
+INFO_BLOCK = [
+    "{h}:{pid}:{pid} [{d}] NCCL INFO Bootstrap : Using eth0:10.0.{n}.{d}<0>",
+    "{h}:{pid}:{pid} [{d}] NCCL INFO NET/Plugin : No plugin found (libnccl-net.so), using internal implementation",
+    "{h}:{pid}:{pid} [{d}] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB ; OOB eth0:10.0.{n}.{d}<0>",
+    "{h}:{pid}:{pid} [{d}] NCCL INFO Using network IB",
+    "{h}:{pid}:{pid} [{d}] NCCL INFO NCCL version 2.21.5+cuda12.4",
+    "{h}:{pid}:{tid} [{d}] NCCL INFO comm 0x55d3{d} rank {r} nRanks 16 nNodes 2 localRanks 8 localRank {d} MNNVL 0",
+    "{h}:{pid}:{tid} [{d}] NCCL INFO Channel 00/0 : {r}[{d}] -> {r2}[{d2}] via P2P/IPC/read",
+    "{h}:{pid}:{tid} [{d}] NCCL INFO Channel 01/0 : {r}[{d}] -> {r2}[{d2}] [send] via NET/IB/0/GDRDMA",
+    "{h}:{pid}:{tid} [{d}] NCCL INFO ncclCommInitRank comm 0x55d3{d} rank {r} nranks 16 cudaDev {d} nvmlDev {d} busId {d}8000 "
+    "commId 0xa1b2c3 - Init COMPLETE",
+]
+TRACEBACK = [
+    "Traceback (most recent call last):",
+    '  File "/opt/app/data.py", line 88, in __getitem__',
+    "    sample = self.decode(path)",
+    "PIL.UnidentifiedImageError: cannot identify image file '/data/shard-0042/img_{i}.jpg'",
+]
+
+
+def write_log(path: Path, size: int, dense: bool = False, seed: int = 0) -> int:
+    """Write a generated log of about `size` bytes; returns the bytes written."""
+    rnd = random.Random(seed)
+    written = 0
+    with open(path, "wb", buffering=1 << 20) as f:
+        i = 0
+        while written < size:
+            parts: List[str] = []
+            for _ in range(2000):
+                i += 1
+                d, n = i % 8, (i // 8) % 2
+                fill = dict(h=f"gpu-node-{n:02d}", pid=4000 + d, tid=4100 + d, d=d, n=n, r=n * 8 + d,
+                            r2=(n * 8 + d + 1) % 16, d2=(d + 1) % 8, i=i)
+                roll = rnd.random()
+                if dense or roll < 0.04:
+                    parts.append(INFO_BLOCK[i % len(INFO_BLOCK)].format(**fill))
+                elif roll < 0.85:
+                    parts.append(f"[2026-01-01 10:{(i // 60) % 60:02d}:{i % 60:02d}] INFO train.py:211 epoch {i // 100000} "
+                                 f"step {i} loss {2 + rnd.random():.4f} lr 3.0e-4 grad_norm {rnd.random():.3f} "
+                                 f"tokens/s {rnd.randint(90000, 120000)}")
+                elif roll < 0.95:
+                    parts.append(f"{i:>6}/{10**6} [{'#' * (i % 40):<40}] {i % 100}% it/s {rnd.random() * 10:.2f}")
+                elif roll < 0.985:
+                    parts.append(TRACEBACK[i % len(TRACEBACK)].format(i=i))
+                elif roll < 0.995:
+                    parts.append("/usr/lib/python3/site-packages/torch/utils/data/dataloader.py:557: UserWarning: "
+                                 "This DataLoader will create 16 worker processes in total.")
+                elif roll < 0.999:
+                    parts.append("".join(chr(rnd.randint(0x20, 0x2FF)) for _ in range(120)))
+                else:
+                    parts.append("z" * rnd.randint(10_000, 200_000))
+            data = ("\n".join(parts) + "\n").encode("utf-8", errors="replace")
+            if i % 40000 < 2000:
+                data += bytes(rnd.getrandbits(8) for _ in range(512)) + b"\n"  # binary garbage
+            f.write(data)
+            written += len(data)
+        tail = ("[rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n"
+                "[rank0]:[E ProcessGroupNCCL.cpp:563] [Rank 0] Watchdog caught collective operation timeout: "
+                "WorkNCCL(SeqNum=4411, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600047 ms\n")
+        f.write(tail.encode())
+        written += len(tail)
+    return written
+
+
+def child(path: str, traced: bool) -> None:
+    """Diagnose one file; print timing and memory as JSON (run in a fresh process)."""
+    if traced:
+        tracemalloc.start()
+    t0 = time.perf_counter()
+    report = diagnose_paths([path])
+    seconds = time.perf_counter() - t0
+    out: Dict[str, Any] = {"seconds": round(seconds, 3), "bytes": os.path.getsize(path),
+                           "findings": [f.category for f in report.findings],
+                           "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
+    if traced:
+        out["tracemalloc_peak_mib"] = round(tracemalloc.get_traced_memory()[1] / 2**20, 2)
+        tracemalloc.stop()
+    print(json.dumps(out))
+
+
+def measure(path: Path, traced: bool) -> Dict[str, Any]:
+    cmd = [sys.executable, __file__, "--child", str(path)] + (["--traced"] if traced else [])
+    res = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    out = json.loads(res.stdout)
+    out["mb_per_s"] = round(out["bytes"] / 1e6 / out["seconds"], 1)
+    return out
+
+
+def baseline_rss() -> float:
+    code = (f"import sys; sys.path.insert(0, {str(ROOT)!r}); import envdoctor.nccl as n; n.load_rules(); "
+            "import resource; print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)")
+    cmd = [sys.executable, "-c", code]
+    return round(float(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout), 1)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--size-mb", type=int, default=1024)
+    ap.add_argument("--dense-mb", type=int, default=100)
+    ap.add_argument("--corpus")
+    ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "nccl.json"))
+    ap.add_argument("--child")
+    ap.add_argument("--traced", action="store_true")
+    args = ap.parse_args()
+    if args.child:
+        child(args.child, args.traced)
+        return 0
+
+    result: Dict[str, Any] = {"machine": {"python": platform.python_version(), "cpus": os.cpu_count(),
+                                          "platform": platform.platform()}}
+    corpus = find_corpus(args.corpus)
+    if corpus is None or not corpus.exists():
+        print("accuracy: skipped (../shared/nccl-dev-corpus.jsonl not found)")
+        result["accuracy"] = {"skipped": "nccl-dev-corpus.jsonl not found"}
+    else:
+        acc = accuracy(corpus)
+        result["accuracy"] = acc
+        a, w = acc["all"], acc["excluding_weak_log"]
+        print(f"accuracy ({a['n']} cases): top-1 {a['top1']:.1%}, top-3 {a['top3']:.1%}; "
+              f"without weak_log ({w['n']}): top-1 {w['top1']:.1%}, top-3 {w['top3']:.1%}")
+        for miss in acc["misses"]:
+            print(f"  miss {miss['id']}: expected {miss['expected']}, got {miss['got']}")
+
+    result["baseline_rss_mib"] = baseline_rss()
+    runs = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, mb, dense in (("mixed", args.size_mb, False), ("info_dense", args.dense_mb, True)):
+            if mb <= 0:
+                continue
+            path = Path(tmp) / f"{name}.log"
+            t0 = time.perf_counter()
+            size = write_log(path, mb * 2**20, dense=dense)
+            gen = time.perf_counter() - t0
+            plain = measure(path, traced=False)
+            traced = measure(path, traced=True)
+            runs[name] = {"size_mib": round(size / 2**20, 1), "generate_seconds": round(gen, 1), **plain,
+                          "tracemalloc_peak_mib": traced["tracemalloc_peak_mib"],
+                          "traced_seconds": traced["seconds"]}
+            print(f"{name}: {size / 2**20:.0f} MiB in {plain['seconds']:.1f}s = {plain['mb_per_s']} MB/s; "
+                  f"peak RSS {plain['peak_rss_mib']} MiB (baseline {result['baseline_rss_mib']} MiB); "
+                  f"tracemalloc peak {traced['tracemalloc_peak_mib']} MiB; findings {plain['findings'][:2]}")
+            path.unlink()
+    result["throughput"] = runs
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,272 @@
+"""What NCCL's own INFO lines say about a run: version, ranks, devices, transports, interfaces, NVLS,
+environment overrides and net plugins.
+
+Facts are kept per origin (a file and, where lines carry NCCL's `host:pid:tid [dev]` prefix, a host),
+because a difference between ranks or nodes is itself a finding. Every collection is capped, so a
+log of any size costs bounded memory.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Set, Tuple
+
+from packaging.version import InvalidVersion, Version
+
+MAX_ITEMS = 4096  # per collection: distinct hosts, devices, interfaces ...
+
+# NCCL prefixes its lines with "host:pid:tid [cudaDev]"; torch with "[rankN]:".
+HOST_PREFIX = re.compile(r"(?:^|[\s\]])([A-Za-z0-9][\w.-]*):(\d+):(\d+) \[(\d+)\]")
+TORCH_RANK = re.compile(r"\[rank(\d+)\]:")
+
+# name -> pattern. Each is tried only on lines whose literals it needs are there (see needles.Prefilter).
+FACT_PATTERNS: Dict[str, str] = {
+    "version": r"NCCL version:? ?(\d+\.\d+\.\d+)(?:\+cuda(\d+\.\d+))?",
+    "comm": r"\brank (\d+) n[Rr]anks (\d+)(?: nNodes (\d+))?",
+    "device": r"\bcudaDev (\d+)(?: nvmlDev \d+)? busId ([0-9a-fA-F]+)",
+    "channel": r" via (P2P/[\w ]+|SHM|NET/[A-Za-z][\w ]*|COLLNET\w*|CollNet\w*)(\S*)",
+    "socket_if": r"NET/Socket ?: ?Using ((?:\[\d+\]\S+ ?)+)",
+    "bootstrap_if": r"Bootstrap ?: ?Using (?:\[\d+\])?([^:\s]+):",
+    "ib_devices": r"NET/IB ?: ?Using ((?:\[\d+\]\S+ ?)+)(?:; OOB ([^:\s]+):)?",
+    "ib_none": r"NET/IB ?: ?No device found",
+    "network": r"Using network (\w[\w ]*\w)",
+    "nvls": r"NVLS multicast support is (not )?available|NVLS comm 0x",
+    "env": r"\b((?:NCCL|CUDA)_[A-Z0-9_]+) set by environment to ?(.*)$",
+    "plugin_path": r"Plugin Path ?: ?(\S+)",
+    "plugin_loaded": r"(?:Loaded (?:net|coll|tuner) plugin (.+?)(?: \(v\d+\))?\s*$|Successfully loaded external plugin (\S+))",
+    "plugin_none": r"(?:NET/Plugin ?:.*(?:Could not find|No plugin found|Plugin load \(\S+\) returned"
+                   r"|Failed to find ncclNetPlugin|Using internal net(?:work)? plugin)|Could not find: libnccl-net)",
+    "cuda_driver": r"cudaDriverVersion (\d+)",
+    "hpcx": r"hpcx-v[\w.-]*?MLNX_OFED_LINUX-(\d+)",
+    "ofed": r"^\s*MLNX_OFED_LINUX-(\d+)[\d.-]*:?\s*$",
+}
+
+
+_FACT_RE = {name: re.compile(p) for name, p in FACT_PATTERNS.items()}
+
+
+@dataclass
+class OriginFacts:
+    """Facts from one file (and host, where the lines say which)."""
+
+    file: str
+    host: Optional[str] = None
+    nccl_versions: Set[str] = field(default_factory=set)
+    plugins: Set[str] = field(default_factory=set)  # "none" when NCCL says it found no net plugin
+    net_transports: Set[str] = field(default_factory=set)
+    gdrdma: bool = False
+
+
+@dataclass
+class NcclFacts:
+    nccl_versions: Dict[str, int] = field(default_factory=dict)  # version -> lines that said it
+    cuda_versions: Set[str] = field(default_factory=set)
+    ranks: Optional[int] = None  # nranks of the largest communicator
+    nodes: Optional[int] = None
+    rank_ids: Set[int] = field(default_factory=set)
+    devices: Dict[Tuple[str, int], str] = field(default_factory=dict)  # (host, cudaDev) -> busId
+    transports: Set[str] = field(default_factory=set)
+    interfaces: List[str] = field(default_factory=list)  # NET/Socket, in order of appearance
+    bootstrap_interfaces: List[str] = field(default_factory=list)
+    ib_devices: List[str] = field(default_factory=list)
+    ib_absent: bool = False
+    networks: Set[str] = field(default_factory=set)
+    nvls_available: Optional[bool] = None
+    nvls_used: bool = False
+    env: Dict[str, str] = field(default_factory=dict)
+    plugin_paths: List[str] = field(default_factory=list)
+    hosts: Set[str] = field(default_factory=set)
+    cuda_driver: Optional[int] = None
+    hpcx_ofed: Set[str] = field(default_factory=set)
+    installed_ofed: Set[str] = field(default_factory=set)
+    origins: Dict[Tuple[str, Optional[str]], OriginFacts] = field(default_factory=dict)
+    files: List[str] = field(default_factory=list)
+
+    # --- feeding --------------------------------------------------------------------------
+
+    def origin(self, file: str, line: str) -> OriginFacts:
+        m = HOST_PREFIX.search(line)
+        host = m.group(1) if m else None
+        if host is not None and len(self.hosts) < MAX_ITEMS:
+            self.hosts.add(host)
+        key = (file, host)
+        o = self.origins.get(key)
+        if o is None:
+            if len(self.origins) >= MAX_ITEMS:
+                key = (file, None)
+                o = self.origins.setdefault(key, OriginFacts(file))
+            else:
+                o = self.origins[key] = OriginFacts(file, host)
+        return o
+
+    def feed(self, kind: str, line: str, file: str) -> None:
+        m = _FACT_RE[kind].search(line)
+        if m is None:
+            return
+        getattr(self, f"_on_{kind}")(m, line, file)
+
+    def _on_version(self, m: re.Match, line: str, file: str) -> None:
+        v = m.group(1)
+        if v not in self.nccl_versions and len(self.nccl_versions) >= MAX_ITEMS:
+            return
+        self.nccl_versions[v] = self.nccl_versions.get(v, 0) + 1
+        if m.group(2):
+            self.cuda_versions.add(m.group(2))
+        self.origin(file, line).nccl_versions.add(v)
+
+    def _on_comm(self, m: re.Match, line: str, file: str) -> None:
+        rank, nranks = int(m.group(1)), int(m.group(2))
+        self.ranks = max(self.ranks or 0, nranks)
+        if len(self.rank_ids) < MAX_ITEMS:
+            self.rank_ids.add(rank)
+        if m.group(3):
+            self.nodes = max(self.nodes or 0, int(m.group(3)))
+        self.origin(file, line)
+
+    def _on_device(self, m: re.Match, line: str, file: str) -> None:
+        if len(self.devices) < MAX_ITEMS:
+            host = self.origin(file, line).host or file
+            self.devices[(host, int(m.group(1)))] = m.group(2).lower()
+
+    def _on_channel(self, m: re.Match, line: str, file: str) -> None:
+        kind, rest = m.group(1).strip(), m.group(2)
+        if kind.startswith("P2P/"):
+            name = "P2P/" + kind[4:].split()[0].split("/")[0]
+        elif kind.startswith("NET/"):
+            name = kind
+            o = self.origin(file, line)
+            o.net_transports.add(name)
+            if "GDRDMA" in rest:
+                o.gdrdma = True
+                self.transports.add("GDRDMA")
+        else:
+            name = kind
+        if len(self.transports) < MAX_ITEMS:
+            self.transports.add(name)
+
+    def _on_socket_if(self, m: re.Match, line: str, file: str) -> None:
+        for name in re.findall(r"\[\d+\]([^:\s]+)", m.group(1)):
+            _append(self.interfaces, name)
+
+    def _on_bootstrap_if(self, m: re.Match, line: str, file: str) -> None:
+        _append(self.bootstrap_interfaces, m.group(1))
+
+    def _on_ib_devices(self, m: re.Match, line: str, file: str) -> None:
+        for dev in re.findall(r"\[\d+\]([^\s;]+)", m.group(1)):
+            _append(self.ib_devices, dev)
+        if m.group(2):
+            _append(self.bootstrap_interfaces, m.group(2))
+
+    def _on_ib_none(self, m: re.Match, line: str, file: str) -> None:
+        self.ib_absent = True
+
+    def _on_network(self, m: re.Match, line: str, file: str) -> None:
+        if len(self.networks) < MAX_ITEMS:
+            self.networks.add(m.group(1))
+
+    def _on_nvls(self, m: re.Match, line: str, file: str) -> None:
+        if m.group(0).startswith("NVLS comm"):
+            self.nvls_used = True
+        else:
+            self.nvls_available = not m.group(1)
+
+    def _on_env(self, m: re.Match, line: str, file: str) -> None:
+        value = m.group(2).strip()
+        if value.endswith(".") and len(value) > 1:
+            value = value[:-1]
+        if m.group(1) in self.env or len(self.env) < 256:
+            self.env[m.group(1)] = value[:256]
+
+    def _on_plugin_path(self, m: re.Match, line: str, file: str) -> None:
+        _append(self.plugin_paths, m.group(1))
+        self.origin(file, line).plugins.add(m.group(1))
+
+    def _on_plugin_loaded(self, m: re.Match, line: str, file: str) -> None:
+        name = (m.group(1) or m.group(2) or "").strip()
+        o = self.origin(file, line)
+        if name and len(o.plugins) < 64:
+            o.plugins.add(name)
+        if m.group(2):
+            _append(self.plugin_paths, m.group(2))
+
+    def _on_plugin_none(self, m: re.Match, line: str, file: str) -> None:
+        self.origin(file, line).plugins.add("none")
+
+    def _on_cuda_driver(self, m: re.Match, line: str, file: str) -> None:
+        self.cuda_driver = int(m.group(1))
+
+    def _on_hpcx(self, m: re.Match, line: str, file: str) -> None:
+        self.hpcx_ofed.add(m.group(1))
+
+    def _on_ofed(self, m: re.Match, line: str, file: str) -> None:
+        self.installed_ofed.add(m.group(1))
+
+    # --- reading ----------------------------------------------------------------------------
+
+    @property
+    def nccl_version(self) -> Optional[str]:
+        if not self.nccl_versions:
+            return None
+        return max(self.nccl_versions.items(), key=lambda kv: (kv[1], _vkey(kv[0])))[0]
+
+    def versions_by_origin(self) -> Dict[str, Set[str]]:
+        out: Dict[str, Set[str]] = {}
+        for o in self.origins.values():
+            if o.nccl_versions:
+                out.setdefault(_label(o), set()).update(o.nccl_versions)
+        return out
+
+    def plugins_by_origin(self) -> Dict[str, Set[str]]:
+        out: Dict[str, Set[str]] = {}
+        for o in self.origins.values():
+            if o.plugins:
+                out.setdefault(_label(o), set()).update(o.plugins)
+        return out
+
+    def gdr_by_origin(self) -> Dict[str, bool]:
+        """Origins whose NET channels were set up: did they use GPUDirect RDMA?"""
+        return {_label(o): o.gdrdma for o in self.origins.values() if o.net_transports}
+
+    def multi_node(self) -> bool:
+        return (self.nodes or 0) > 1 or len(self.hosts) > 1
+
+    def as_dict(self) -> Dict[str, Any]:
+        """The `facts` object of the JSON document (plus a few keys the conditions read)."""
+        return {
+            "nccl_version": self.nccl_version,
+            "nccl_versions": sorted(self.nccl_versions, key=_vkey),
+            "cuda_versions": sorted(self.cuda_versions),
+            "ranks": self.ranks,
+            "nodes": self.nodes,
+            "multi_node": self.multi_node(),
+            "hosts": sorted(self.hosts),
+            "devices": [{"host": h, "cuda_dev": d, "bus_id": b} for (h, d), b in sorted(self.devices.items())][:256],
+            "transports": sorted(self.transports),
+            "interfaces": list(self.interfaces),
+            "bootstrap_interfaces": list(self.bootstrap_interfaces),
+            "ib_devices": list(self.ib_devices),
+            "ib_absent": self.ib_absent,
+            "networks": sorted(self.networks),
+            "nvls": {"available": self.nvls_available, "used": self.nvls_used},
+            "env": dict(sorted(self.env.items())),
+            "plugin_paths": list(self.plugin_paths),
+            "cuda_driver": self.cuda_driver,
+            "files": list(self.files),
+        }
+
+
+def _append(items: List[str], value: str) -> None:
+    if value not in items and len(items) < MAX_ITEMS:
+        items.append(value)
+
+
+def _label(o: OriginFacts) -> str:
+    return f"{o.file} ({o.host})" if o.host else o.file
+
+
+def _vkey(v: str) -> Any:
+    try:
+        return Version(v)
+    except InvalidVersion:
+        return Version("0")

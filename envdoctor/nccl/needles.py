@@ -1,0 +1,152 @@
+"""Literal prefilter: the strings a regex cannot match without.
+
+Python's `re` has no multi-pattern search, so a union of ~100 signatures costs ~100 attempts per
+character. Instead each pattern is reduced to a set of lower-case literals, one of which every match
+must contain; a block is scanned once for all literals (a trie-shaped regex over the lower-cased
+text) and only the patterns whose literals occur run on it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Dict, Hashable, Iterable, Iterator, List, Optional, Set, Tuple
+
+try:  # Python >= 3.11
+    from re import _parser as sre_parse  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover - older Pythons
+    import sre_parse  # type: ignore[no-redef]
+
+MIN_NEEDLE = 3
+_REPEATS = {"MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"}
+
+
+def required_literals(pattern: str) -> Optional[Set[str]]:
+    """A set of lower-case literals such that every match contains at least one; None if there is none."""
+    try:
+        parsed = sre_parse.parse(pattern)
+    except re.error:
+        return None
+    best = _factors(list(parsed))
+    if best is None or min(len(s) for s in best) < MIN_NEEDLE:
+        return None
+    return best
+
+
+def _factors(items: List) -> Optional[Set[str]]:
+    candidates: List[Set[str]] = []
+    cur = ""
+    for op, av in items:
+        name = str(op)
+        if name == "LITERAL":
+            ch = chr(av)
+            cur += ch.lower() if "A" <= ch <= "Z" else ch
+            continue
+        if cur:
+            candidates.append({cur})
+            cur = ""
+        sub: Optional[Set[str]] = None
+        if name == "SUBPATTERN":
+            sub = _factors(list(av[-1]))
+        elif name == "BRANCH":
+            sets = [_factors(list(b)) for b in av[1]]
+            if all(s is not None for s in sets):
+                sub = set().union(*sets)  # type: ignore[arg-type]
+        elif name in _REPEATS and av[0] >= 1:
+            sub = _factors(list(av[2]))
+        if sub:
+            candidates.append(sub)
+    if cur:
+        candidates.append({cur})
+    if not candidates:
+        return None
+    return max(candidates, key=lambda s: (min(len(x) for x in s), -len(s)))
+
+
+# Characters from common to rare in logs (lower-cased). A gate starts at a needle's rarest character,
+# so the scanning regex's first-character test rejects most positions without trying any branch.
+_COMMON = " etaoinsrlcdhu0123456789mpf.:-=[]gbw,y/v_()k'x\"jqz"
+_RANK = {c: i for i, c in enumerate(_COMMON)}
+GATE_LEN = 6  # long enough to stay specific
+
+
+def gate(needle: str) -> str:
+    """The suffix of a needle (at least GATE_LEN long, or all of it) that starts at its rarest character."""
+    if len(needle) <= GATE_LEN:
+        return needle
+    best = max(range(len(needle) - GATE_LEN + 1), key=lambda i: (_RANK.get(needle[i], len(_RANK)), -i))
+    return needle[best:]
+
+
+class Prefilter:
+    """Finds the lines of a block that may match any of many patterns, and which patterns to try there."""
+
+    def __init__(self, entries: Iterable[Tuple[Hashable, str]]) -> None:
+        self.by_gate: Dict[bytes, List[Hashable]] = {}
+        self.always: List[Hashable] = []  # patterns without a usable literal: tried on every scanned line
+        for key, pattern in entries:
+            needles = required_literals(pattern)
+            if needles is None:
+                self.always.append(key)
+                continue
+            for n in needles:
+                g = gate(n).encode("utf-8")
+                keys = self.by_gate.setdefault(g, [])
+                if key not in keys:
+                    keys.append(key)
+        self._cache: Dict[Tuple[bytes, ...], List[Hashable]] = {}
+        gates = sorted(self.by_gate)
+        self.block_re = re.compile(_trie_pattern(_trie(gates))) if gates else None
+        self.line_re = re.compile(b"(?=(" + _trie_pattern(_trie(gates)) + b"))") if gates else None
+
+    def lines(self, block: bytes) -> Iterator[Tuple[int, int]]:
+        """(start, end) of each line of the block holding at least one gate."""
+        if self.block_re is None:
+            return
+        low = block.lower()  # bytes.lower() is ASCII-only: offsets do not move
+        search = self.block_re.search
+        pos, n = 0, len(low)
+        while pos < n:
+            m = search(low, pos)
+            if m is None:
+                return
+            start = low.rfind(b"\n", 0, m.start()) + 1
+            end = low.find(b"\n", m.end())
+            end = n if end < 0 else end
+            yield start, end
+            pos = end + 1
+
+    def candidates(self, raw_line: bytes) -> List[Hashable]:
+        """The patterns worth trying on one line, in a fixed order."""
+        if self.line_re is None:
+            return self.always
+        found = tuple(self.line_re.findall(raw_line.lower()))
+        keys = self._cache.get(found)
+        if keys is None:
+            keys = list(self.always)
+            for g in dict.fromkeys(found):
+                # the trie returns the longest gate at a position; shorter gates that are its prefixes hit too
+                for i in range(1, len(g) + 1):
+                    for key in self.by_gate.get(g[:i], ()):
+                        if key not in keys:
+                            keys.append(key)
+            if len(self._cache) >= 4096:  # bounded: lines with ever new gate combinations
+                self._cache.clear()
+            self._cache[found] = keys
+        return keys
+
+
+def _trie(needles: Iterable[bytes]) -> Dict:
+    trie: Dict = {}
+    for n in needles:
+        node = trie
+        for b in n:
+            node = node.setdefault(bytes([b]), {})
+        node[b""] = True
+    return trie
+
+
+def _trie_pattern(node: Dict) -> bytes:
+    branches = [re.escape(ch) + _trie_pattern(node[ch]) for ch in sorted(k for k in node if k)]
+    if b"" in node:
+        return b"(?:" + b"|".join(branches) + b")?" if branches else b""
+    return branches[0] if len(branches) == 1 else b"(?:" + b"|".join(branches) + b")"

@@ -1,0 +1,303 @@
+"""The NCCL signature database: categories, signatures and context rules, read from `rules/nccl/*.json`.
+
+Every file is validated on load; all problems of all files are reported at once, each naming its file
+and entry, as one InputError (exit 2). Compiled rule sets are cached per directory and file mtimes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+
+from envdoctor.errors import InputError
+from envdoctor.nccl import predicates
+
+SCHEMAS = {
+    "envdoctor.nccl-categories/1": "categories",
+    "envdoctor.nccl-signatures/1": "signatures",
+    "envdoctor.nccl-context/1": "rules",
+}
+SEVERITIES = ("error", "warning")
+CONDITION_KEYS = ("all", "any", "not", "signal", "fact", "snapshot", "predicate")
+OPS = ("exists", "missing", "eq", "ne", "lt", "le", "gt", "ge", "in", "contains", "matches", "version_lt", "version_ge",
+       "true", "false")
+DEFAULT_SETTINGS: Dict[str, Any] = {
+    "report_min_score": 1.0,
+    "confidence": {"high": 9.0, "medium": 5.0},
+    "max_evidence": 4,
+    "max_findings": 5,
+}
+_ID = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
+
+
+@dataclass(frozen=True)
+class Category:
+    id: str
+    title: str
+    fix: str
+    severity: str = "error"
+
+
+@dataclass(frozen=True)
+class Signature:
+    id: str
+    regex: re.Pattern[str]
+    weights: Mapping[str, float]
+    means: str
+
+
+@dataclass(frozen=True)
+class ContextRule:
+    id: str
+    when: Mapping[str, Any]
+    boost: Mapping[str, float]
+    scale: Mapping[str, float]
+    evidence: Tuple[str, ...]
+    note: str
+
+
+@dataclass
+class RuleSet:
+    categories: Dict[str, Category] = field(default_factory=dict)
+    signatures: List[Signature] = field(default_factory=list)
+    rules: List[ContextRule] = field(default_factory=list)
+    settings: Dict[str, Any] = field(default_factory=lambda: dict(DEFAULT_SETTINGS))
+    union: Optional[re.Pattern[str]] = None  # every signature at once: a cheap first pass over whole blocks
+    files: List[str] = field(default_factory=list)
+
+
+def default_rules_dir() -> Path:
+    """The bundled copy in an installed wheel, else `rules/nccl` of the source tree."""
+    here = Path(__file__).resolve().parent.parent
+    for cand in (here / "_bundled" / "rules" / "nccl", here.parent / "rules" / "nccl"):
+        if cand.is_dir():
+            return cand
+    return here.parent / "rules" / "nccl"
+
+
+_CACHE: Dict[Tuple[str, Tuple[Tuple[str, float], ...]], RuleSet] = {}
+
+
+def load_rules(directory: Union[str, Path, None] = None) -> RuleSet:
+    base = Path(directory) if directory is not None else default_rules_dir()
+    if not base.is_dir():
+        raise InputError(f"{base}: NCCL signature directory not found")
+    files = sorted(base.glob("*.json"))
+    if not files:
+        raise InputError(f"{base}: no NCCL signature files (*.json)")
+    try:
+        key = (str(base), tuple((str(f), f.stat().st_mtime) for f in files))
+    except OSError as exc:
+        raise InputError(f"{base}: cannot read: {exc}") from None
+    cached = _CACHE.get(key)
+    if cached is None:
+        cached = _CACHE[key] = _load(files)
+    return cached
+
+
+def _load(files: Sequence[Path]) -> RuleSet:
+    errors: List[str] = []
+    raw: Dict[str, List[Tuple[str, int, Any]]] = {"categories": [], "signatures": [], "rules": []}
+    settings: Dict[str, Any] = dict(DEFAULT_SETTINGS)
+    for path in files:
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError) as exc:
+            errors.append(f"{path}: cannot read: {exc}")
+            continue
+        except json.JSONDecodeError as exc:
+            errors.append(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}")
+            continue
+        if not isinstance(doc, dict) or doc.get("schema") not in SCHEMAS:
+            errors.append(f"{path}: 'schema' must be one of {sorted(SCHEMAS)}")
+            continue
+        key = SCHEMAS[doc["schema"]]
+        entries = doc.get(key)
+        if not isinstance(entries, list):
+            errors.append(f"{path}: '{key}' must be a list")
+            continue
+        raw[key].extend((str(path), i, e) for i, e in enumerate(entries))
+        if "settings" in doc:
+            errors.extend(_check_settings(str(path), doc["settings"], settings))
+
+    rs = RuleSet(settings=settings, files=[str(f) for f in files])
+    seen: Dict[str, str] = {}
+
+    def where(file: str, index: int, entry: Any) -> str:
+        name = entry.get("id") if isinstance(entry, dict) else None
+        return f"{file}: entry {name!r} (#{index + 1})" if isinstance(name, str) else f"{file}: entry #{index + 1}"
+
+    def take_id(file: str, index: int, entry: Any, kind: str) -> Optional[str]:
+        if not isinstance(entry, dict):
+            errors.append(f"{where(file, index, entry)}: must be an object")
+            return None
+        name = entry.get("id")
+        if not isinstance(name, str) or not _ID.match(name):
+            errors.append(f"{where(file, index, entry)}: 'id' must be a lower-case identifier")
+            return None
+        if f"{kind}:{name}" in seen:
+            errors.append(f"{where(file, index, entry)}: duplicate id (first in {seen[f'{kind}:{name}']})")
+            return None
+        seen[f"{kind}:{name}"] = file
+        return name
+
+    for file, i, e in raw["categories"]:
+        name = take_id(file, i, e, "category")
+        if name is None:
+            continue
+        problems = _unknown_keys(e, ("id", "title", "fix", "severity", "layer"))
+        for k in ("title", "fix"):
+            if not isinstance(e.get(k), str) or not e[k].strip():
+                problems.append(f"'{k}' must be a non-empty string")
+        if e.get("severity", "error") not in SEVERITIES:
+            problems.append(f"'severity' must be one of {list(SEVERITIES)}")
+        errors.extend(f"{where(file, i, e)}: {p}" for p in problems)
+        if not problems:
+            rs.categories[name] = Category(name, e["title"], e["fix"], e.get("severity", "error"))
+
+    for file, i, e in raw["signatures"]:
+        name = take_id(file, i, e, "signature")
+        if name is None:
+            continue
+        problems = _unknown_keys(e, ("id", "pattern", "ignore_case", "weights", "means", "example"))
+        regex = None
+        if not isinstance(e.get("pattern"), str) or not e["pattern"]:
+            problems.append("'pattern' must be a non-empty string")
+        else:
+            try:
+                regex = re.compile(e["pattern"], re.IGNORECASE if e.get("ignore_case") else 0)
+            except re.error as exc:
+                problems.append(f"pattern does not compile: {exc}")
+        if not isinstance(e.get("means"), str) or not e["means"].strip():
+            problems.append("'means' must say what the line means")
+        problems.extend(_check_weights(e.get("weights", {}), rs, "weights"))
+        if regex is not None and isinstance(e.get("example"), str) and not regex.search(e["example"]):
+            problems.append("pattern does not match its own 'example'")
+        errors.extend(f"{where(file, i, e)}: {p}" for p in problems)
+        if not problems and regex is not None:
+            rs.signatures.append(Signature(name, regex, dict(e.get("weights", {})), e["means"]))
+
+    signal_ids = {s.id for s in rs.signatures} | {
+        e["id"] for _, _, e in raw["signatures"] if isinstance(e, dict) and isinstance(e.get("id"), str)}
+    for file, i, e in raw["rules"]:
+        name = take_id(file, i, e, "rule")
+        if name is None:
+            continue
+        problems = _unknown_keys(e, ("id", "when", "boost", "scale", "evidence", "note"))
+        if "when" not in e:
+            problems.append("'when' is required")
+        else:
+            problems.extend(_check_condition(e["when"], signal_ids, "when"))
+        if "boost" not in e and "scale" not in e:
+            problems.append("needs 'boost' or 'scale'")
+        problems.extend(_check_weights(e.get("boost", {}), rs, "boost"))
+        scale = e.get("scale", {})
+        problems.extend(_check_weights(scale, rs, "scale"))
+        if isinstance(scale, dict) and any(isinstance(v, (int, float)) and v < 0 for v in scale.values()):
+            problems.append("'scale' factors must not be negative")
+        ev = e.get("evidence", [])
+        if not isinstance(ev, list) or not all(isinstance(x, str) for x in ev):
+            problems.append("'evidence' must be a list of signature ids")
+        else:
+            problems.extend(f"'evidence': unknown signature {x!r}" for x in ev if x not in signal_ids)
+        if not isinstance(e.get("note"), str) or not e["note"].strip():
+            problems.append("'note' must say why the rule holds")
+        errors.extend(f"{where(file, i, e)}: {p}" for p in problems)
+        if not problems:
+            rs.rules.append(ContextRule(name, e["when"], dict(e.get("boost", {})), dict(e.get("scale", {})),
+                                        tuple(ev), e["note"]))
+
+    if not raw["categories"] and not errors:
+        errors.append("no categories defined (a file with schema envdoctor.nccl-categories/1)")
+    if errors:
+        head = f"invalid NCCL signatures: {len(errors)} error(s): " if len(errors) > 1 else "invalid NCCL signatures: "
+        raise InputError(head + "; ".join(errors))
+    rs.union = re.compile("|".join(f"(?:{_flagged(s.regex)})" for s in rs.signatures)) if rs.signatures else None
+    return rs
+
+
+def _flagged(regex: re.Pattern[str]) -> str:
+    return f"(?i:{regex.pattern})" if regex.flags & re.IGNORECASE else regex.pattern
+
+
+def _unknown_keys(entry: Mapping[str, Any], allowed: Sequence[str]) -> List[str]:
+    return [f"unknown key {k!r}" for k in entry if k not in allowed]
+
+
+def _check_weights(weights: Any, rs: RuleSet, key: str) -> List[str]:
+    if not isinstance(weights, dict):
+        return [f"'{key}' must map categories to numbers"]
+    out = []
+    for cat, w in weights.items():
+        if cat not in rs.categories:
+            out.append(f"'{key}': unknown category {cat!r}")
+        if isinstance(w, bool) or not isinstance(w, (int, float)):
+            out.append(f"'{key}': {cat!r} must be a number")
+    return out
+
+
+def _check_settings(file: str, value: Any, settings: Dict[str, Any]) -> List[str]:
+    if not isinstance(value, dict):
+        return [f"{file}: 'settings' must be an object"]
+    out = []
+    for k, v in value.items():
+        if k not in DEFAULT_SETTINGS:
+            out.append(f"{file}: settings: unknown key {k!r}")
+        elif k == "confidence":
+            if not (isinstance(v, dict) and set(v) == {"high", "medium"}
+                    and all(isinstance(x, (int, float)) for x in v.values())):
+                out.append(f"{file}: settings: 'confidence' must be {{'high': number, 'medium': number}}")
+            else:
+                settings[k] = dict(v)
+        elif isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
+            out.append(f"{file}: settings: {k!r} must be a non-negative number")
+        else:
+            settings[k] = v
+    return out
+
+
+def _check_condition(cond: Any, signals: set, path: str) -> List[str]:
+    if not isinstance(cond, dict) or not cond:
+        return [f"{path}: a condition must be a non-empty object"]
+    kinds = [k for k in cond if k in CONDITION_KEYS]
+    if len(kinds) != 1:
+        return [f"{path}: a condition needs exactly one of {list(CONDITION_KEYS)}, got {sorted(cond)}"]
+    kind = kinds[0]
+    out: List[str] = []
+    if kind in ("all", "any"):
+        items = cond[kind]
+        if not isinstance(items, list) or not items:
+            return [f"{path}.{kind}: must be a non-empty list"]
+        for n, c in enumerate(items):
+            out.extend(_check_condition(c, signals, f"{path}.{kind}[{n}]"))
+        extra = set(cond) - {kind}
+    elif kind == "not":
+        out.extend(_check_condition(cond["not"], signals, f"{path}.not"))
+        extra = set(cond) - {kind}
+    elif kind == "signal":
+        names = cond["signal"] if isinstance(cond["signal"], list) else [cond["signal"]]
+        out.extend(f"{path}.signal: unknown signature {n!r}" for n in names if n not in signals)
+        extra = set(cond) - {kind}
+    elif kind == "predicate":
+        if cond["predicate"] not in predicates.PREDICATES:
+            out.append(f"{path}.predicate: unknown predicate {cond['predicate']!r} (known: {sorted(predicates.PREDICATES)})")
+        extra = set(cond) - {kind}
+    else:  # fact / snapshot
+        if not isinstance(cond[kind], str) or not cond[kind]:
+            out.append(f"{path}.{kind}: must be a dotted path")
+        op = cond.get("op", "exists")
+        if op not in OPS:
+            out.append(f"{path}.op: unknown operator {op!r} (known: {list(OPS)})")
+        if op not in ("exists", "missing", "true", "false") and "value" not in cond:
+            out.append(f"{path}: operator {op!r} needs a 'value'")
+        if op == "matches" and isinstance(cond.get("value"), str):
+            try:
+                re.compile(cond["value"])
+            except re.error as exc:
+                out.append(f"{path}.value: regex does not compile: {exc}")
+        extra = set(cond) - {kind, "op", "value"}
+    out.extend(f"{path}: unknown key {k!r}" for k in sorted(extra))
+    return out
