@@ -1,0 +1,69 @@
+"""The NCCL tab: open a log or paste one; ranked causes with the evidence lines highlighted."""
+
+from __future__ import annotations
+
+from textual.widgets import Input, Static, TabbedContent, TextArea
+
+from envdoctor.nccl import diagnose_paths
+from envdoctor.tui.app import make_app
+from tests.conftest import ROOT
+from tests.tui.conftest import aio, recorded, settle, text_of
+
+LOG = ROOT / "tests" / "fixtures" / "nccl" / "cumem_host.log"
+
+
+async def open_nccl(pilot, app) -> None:
+    await settle(pilot, app)
+    await pilot.press("n")
+    await settle(pilot, app)
+    assert app.query_one("#tabs", TabbedContent).active == "nccl"
+
+
+@aio
+async def test_open_a_log_file_ranks_causes_and_highlights_evidence():
+    expected = diagnose_paths([str(LOG)])
+    app = make_app(recorded("a100_pcie_8x"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_nccl(pilot, app)
+        app.query_one("#nccl-path", Input).value = str(LOG)
+        await pilot.click("#nccl-open")
+        await settle(pilot, app)
+        result = app.query_one("#nccl-result", Static).content
+        plain = result.plain
+        assert f"1. {expected.findings[0].category} {expected.findings[0].title}" in plain
+        assert "most likely root cause" in plain
+        ranks = [plain.index(f.title) for f in expected.findings]
+        assert ranks == sorted(ranks)  # the core's ranking, kept
+        evidence = expected.findings[0].evidence[0]
+        highlighted = [plain[s.start:s.end] for s in result.spans if s.style == "black on yellow"]
+        assert any(evidence in h for h in highlighted)
+        area = app.query_one("#nccl-text", TextArea)
+        assert area.text == LOG.read_text()
+        line = int(expected.findings[0].locations[0].rsplit(":", 1)[1])
+        assert area.cursor_location[0] == line - 1 and area.selected_text.strip() == area.document.get_line(line - 1).strip()
+
+
+@aio
+async def test_pasted_text_is_diagnosed():
+    app = make_app(recorded("a100_pcie_8x"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_nccl(pilot, app)
+        app.query_one("#nccl-text", TextArea).load_text(LOG.read_text())
+        await pilot.click("#nccl-paste")
+        await settle(pilot, app)
+        plain = text_of(app.query_one("#nccl-result", Static))
+        assert "cumem_host" in plain and "fix:" in plain
+
+
+@aio
+async def test_a_missing_file_and_an_empty_paste_are_said_plainly(tmp_path):
+    app = make_app(recorded("a100_pcie_8x"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_nccl(pilot, app)
+        app.query_one("#nccl-path", Input).value = str(tmp_path / "nope.log")
+        await pilot.click("#nccl-open")
+        await settle(pilot, app)
+        assert text_of(app.query_one("#nccl-result", Static)).strip() == f"{tmp_path / 'nope.log'}: no such file"
+        await pilot.click("#nccl-paste")
+        await settle(pilot, app)
+        assert any("Paste a log" in n.message for n in app._notifications)
