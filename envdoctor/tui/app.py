@@ -114,7 +114,7 @@ class EnvDoctorApp(App[int]):
         if self.live:
             overview.probe_names = PROBE_NAMES
             overview.probes = {n: ProbeRecord(name=n, status="running") for n in PROBE_NAMES}
-            self._probe()
+            self.call_after_refresh(self._probe)  # paint first: the probes' threads and children compete for the CPUs
         else:
             overview.probe_names = tuple(p.name for p in self.snapshot.probes)
             overview.probes = {p.name: p for p in self.snapshot.probes}
