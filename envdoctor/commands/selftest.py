@@ -182,6 +182,8 @@ _LABEL = {"passed": ("PASSED", "green"), "failed": ("FAILED", "red"), "skipped":
 
 def _summary_line(r) -> str:
     m = r.metrics
+    if r.status != "passed":
+        return ""
     if r.name == "allreduce" and m.get("busbw_gbps"):
         size = max(m["busbw_gbps"], key=int)
         text = f"{m['world_size']} ranks, {m['backend']}: busbw {m['busbw_gbps'][size]:.2f} GB/s at {_size(int(size))}"

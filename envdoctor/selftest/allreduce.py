@@ -131,14 +131,14 @@ def _errors(res: LaunchResult, ranks: Dict[int, Dict[str, Any]], opts: Allreduce
         return [res.error]
     if res.timed_out:
         errors.append(f"timed out after {res.seconds:.0f}s (--timeout {opts.timeout:g}); every process of the run was killed")
+    missing = opts.nproc - len(ranks)
+    if missing > 0:  # the root cause, usually: the others fail because this one went away
+        exits = {r: c for r, c in _rank_exits(res.log_text(200_000)).items() if r not in ranks}
+        how = "; ".join(f"rank {r} exited {_exit_name(c)}" for r, c in sorted(exits.items()))
+        errors.append(f"{missing} of {opts.nproc} local rank(s) ended without a result" + (f" ({how})" if how else ""))
     for rank, data in sorted(ranks.items()):
         for err in data.get("errors") or []:
             errors.append(f"rank {rank}: {_last_line(err)}")
-    missing = opts.nproc - len(ranks)
-    if missing > 0:
-        exits = _rank_exits(res.log_text(200_000))
-        how = "; ".join(f"rank {r} exited {_exit_name(c)}" for r, c in sorted(exits.items()))
-        errors.append(f"{missing} of {opts.nproc} local rank(s) ended without a result" + (f" ({how})" if how else ""))
     if not errors and not res.ok:
         errors.append(res.describe())
     if not errors and not all(d.get("ok") for d in ranks.values()):
@@ -250,7 +250,7 @@ def run_allreduce(
         if finding is not None:
             findings.insert(0, finding)
     error = "; ".join(att.errors)
-    return rundir.finish(TestResult("allreduce", "failed", seconds, metrics, error, findings), None)
+    return rundir.finish(TestResult("allreduce", "failed", seconds, metrics, error, findings), att.log)
 
 
 def _record_expectation(metrics: Dict[str, Any], exp: Expectation) -> None:

@@ -66,11 +66,17 @@ def _env(extra: Optional[Mapping[str, str]] = None) -> Dict[str, str]:
     return env
 
 
+DIR_ENV = "ENVDOCTOR_SELFTEST_DIR"  # where run directories go (default: the system temp directory)
+
+
 class RunDir:
     """A scratch directory for one test run: removed when the test passes, kept (and named) otherwise."""
 
     def __init__(self, name: str) -> None:
-        self.path = Path(tempfile.mkdtemp(prefix=f"envdoctor-selftest-{name}-"))
+        base = os.environ.get(DIR_ENV) or None
+        if base:
+            os.makedirs(base, exist_ok=True)
+        self.path = Path(tempfile.mkdtemp(prefix=f"envdoctor-selftest-{name}-", dir=base))
 
     def sub(self, name: str) -> Path:
         p = self.path / name

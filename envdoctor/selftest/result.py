@@ -16,6 +16,8 @@ WORKERS = Path(__file__).parent / "workers"
 
 @dataclass
 class TestResult:
+    __test__ = False  # not a pytest test class, despite the name
+
     name: str
     status: str
     seconds: float = 0.0
