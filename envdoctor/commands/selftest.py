@@ -40,6 +40,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--iters", type=int, default=0, metavar="N",
                    help="timed all-reduce iterations per size (default: as many as fit in 0.25 s, 3..200)")
     p.add_argument("--batch", type=int, default=8, metavar="N", help="image-text pairs in the backward test (default 8)")
+    p.add_argument("--repeats", type=int, default=3, metavar="N",
+                   help="timed rounds per mode in the backward test; the median counts (default 3)")
     p.add_argument("--no-deepspeed", action="store_true", help="skip the DeepSpeed engine step in the backward test")
     p.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
                    help="bound per test; a crashed or hung rank gives `failed` within it plus 5 s "
@@ -77,6 +79,8 @@ def _check_args(args: argparse.Namespace) -> None:
         raise InputError("--iters must not be negative")
     if args.batch < 1:
         raise InputError("--batch must be at least 1")
+    if args.repeats < 1:
+        raise InputError("--repeats must be at least 1")
     if args.timeout is not None and args.timeout <= 0:
         raise InputError("--timeout must be positive")
 
@@ -137,8 +141,8 @@ def run(args: argparse.Namespace) -> int:
         if name == "allreduce":
             result = _allreduce(args, target, timeout, snapshot, progress, ar, power_of_two_sizes)
         elif name == "backward":
-            result = single.run_backward(target, batch=args.batch, timeout=timeout, deepspeed=not args.no_deepspeed,
-                                         progress=progress)
+            result = single.run_backward(target, batch=args.batch, repeats=args.repeats, timeout=timeout,
+                                         deepspeed=not args.no_deepspeed, progress=progress)
         elif name == "compile":
             result = single.run_compile(target, timeout=timeout, progress=progress)
         else:
@@ -186,7 +190,10 @@ def _summary_line(r) -> str:
         return ""
     if r.name == "allreduce" and m.get("busbw_gbps"):
         size = max(m["busbw_gbps"], key=int)
-        text = f"{m['world_size']} ranks, {m['backend']}: busbw {m['busbw_gbps'][size]:.2f} GB/s at {_size(int(size))}"
+        if m["world_size"] > 1:
+            text = f"{m['world_size']} ranks, {m['backend']}: busbw {m['busbw_gbps'][size]:.2f} GB/s at {_size(int(size))}"
+        else:  # busbw = algbw * 2(n-1)/n is 0 for one rank
+            text = f"1 rank, {m['backend']}: algbw {m['algbw_gbps'][size]:.2f} GB/s at {_size(int(size))} (no data moves)"
         if m.get("expected_busbw_gbps"):
             text += f" (links: ~{m['expected_busbw_gbps']:.0f} GB/s, {m.get('expected_path')})"
         if m.get("ddp"):

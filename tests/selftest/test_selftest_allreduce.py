@@ -54,7 +54,7 @@ def test_two_nodes_meet_through_c10d_rendezvous(marker):
 
 @pytest.mark.parametrize("fault", ["crash", "hang"])
 def test_a_dying_or_hanging_rank_fails_within_the_bound(fault, marker, run_dirs):
-    timeout = 40
+    timeout = 25
     start = time.monotonic()
     proc = cli(["selftest", "allreduce", "--nproc", "2", "--backend", "gloo", "--json", "--timeout", str(timeout), *SMALL],
                env={"ENVDOCTOR_TEST_MARK": marker, "ENVDOCTOR_SELFTEST_FAULT": f"{fault}:1:20"})

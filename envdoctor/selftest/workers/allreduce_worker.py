@@ -15,7 +15,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _common import Fault, Progress, error_text, rel_diff, sync, watch_parent, write_json
+from _common import Fault, Progress, error_text, exit_now, rel_diff, sync, watch_parent, write_json
 
 GB = 1e9
 
@@ -224,4 +224,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_now(main())

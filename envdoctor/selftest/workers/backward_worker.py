@@ -21,7 +21,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _common import Progress, error_text, median, rel_diff, sync, watch_parent, write_json
+from _common import Progress, error_text, exit_now, median, rel_diff, sync, watch_parent, write_json
 
 TOLERANCE = {"float32": 1e-5, "bfloat16": 2e-2}
 
@@ -397,4 +397,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_now(main())

@@ -12,7 +12,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _common import Progress, error_text, median, rel_diff, sync, watch_parent, write_json
+from _common import Progress, error_text, exit_now, median, rel_diff, sync, watch_parent, write_json
 
 TOLERANCE = 1e-4  # normwise relative, fp32: Inductor fuses and reorders reductions
 
@@ -153,4 +153,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_now(main())

@@ -12,7 +12,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _common import Progress, error_text, rel_diff, sync, watch_parent, write_json
+from _common import Progress, error_text, exit_now, rel_diff, sync, watch_parent, write_json
 
 # Normwise relative error of C = A @ B against float64, inputs drawn from N(0, 1) and rounded to the dtype
 # first (so only the product's own error counts). fp32 accumulates in fp32; tf32 rounds inputs to a
@@ -140,4 +140,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_now(main())
