@@ -101,7 +101,7 @@ def _snapshot_source(args: argparse.Namespace, python: str, progress: Callable[[
 
             progress("probing this machine's links for the expected bandwidth")
             try:
-                cache.append(run_probes(ProbeContext(python=python)))
+                cache.append(run_probes(ProbeContext(python=python), only=("nvml", "system", "network", "env")))
             except Exception as exc:  # the comparison is optional; the verdict is not
                 progress(f"probing failed ({exc}); no bandwidth expectation")
                 cache.append(None)

@@ -144,20 +144,23 @@ def _signal_all(procs: Sequence[psutil.Process], sig: int) -> None:
             pass
 
 
+def _killpg(pid: int, sig: int) -> None:
+    killpg = getattr(os, "killpg", None)  # POSIX only; elsewhere the remembered tree is all there is
+    if killpg is not None:
+        try:
+            killpg(pid, sig)
+        except OSError:
+            pass
+
+
 def _terminate(proc: subprocess.Popen, known: Dict[int, psutil.Process]) -> None:
     _remember(proc.pid, known)
-    try:
-        os.killpg(proc.pid, signal.SIGTERM)
-    except OSError:
-        pass
+    _killpg(proc.pid, signal.SIGTERM)
     _signal_all(_alive(list(known.values())), signal.SIGTERM)
     end = time.monotonic() + TERM_GRACE
     while time.monotonic() < end and _alive(list(known.values())):
         time.sleep(0.1)
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except OSError:
-        pass
+    _killpg(proc.pid, signal.SIGKILL)
     _signal_all(_alive(list(known.values())), signal.SIGKILL)
     try:
         proc.wait(timeout=TERM_GRACE)
