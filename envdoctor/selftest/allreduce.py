@@ -26,7 +26,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional
 
 from envdoctor.findings import Finding
 from envdoctor.selftest.bandwidth import Expectation, expected_busbw, largest_measured, shortfall_finding
-from envdoctor.selftest.common import Progress, ProgressTail, RunDir, Target, _env, no_progress
+from envdoctor.selftest.common import Progress, ProgressTail, RunDir, Target, no_progress, worker_env
 from envdoctor.selftest.launch import Launcher, LaunchResult, launch
 from envdoctor.selftest.result import WORKERS, TestResult, as_finding, read_json
 from envdoctor.snapshot import Snapshot
@@ -103,7 +103,7 @@ def launcher_argv(target: Target, opts: AllreduceOptions, out_dir: Path) -> List
 
 
 def run_env(opts: AllreduceOptions, extra: Optional[Mapping[str, str]] = None) -> Dict[str, str]:
-    env = _env(opts.env)
+    env = worker_env(opts.env)
     if opts.backend == "nccl":
         env.setdefault("NCCL_DEBUG", "INFO")  # kept in the log for the diagnosis
         env.setdefault("TORCH_NCCL_ASYNC_ERROR_HANDLING", "1")  # a timed-out collective aborts instead of hanging

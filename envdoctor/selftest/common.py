@@ -42,7 +42,7 @@ class Target:
 
 
 def probe_target(python: str, timeout: float = 120.0, env: Optional[Mapping[str, str]] = None) -> Target:
-    res = run_command([python, str(WORKERS / "target_worker.py")], timeout=timeout, env=_env(env))
+    res = run_command([python, str(WORKERS / "target_worker.py")], timeout=timeout, env=worker_env(env))
     line = next((ln for ln in reversed(res.stdout.splitlines()) if ln.startswith("{")), None)
     if not res.ok or line is None:
         return Target(python, error=f"probing {python}: {res.describe()}")
@@ -57,7 +57,7 @@ def probe_target(python: str, timeout: float = 120.0, env: Optional[Mapping[str,
     )
 
 
-def _env(extra: Optional[Mapping[str, str]] = None) -> Dict[str, str]:
+def worker_env(extra: Optional[Mapping[str, str]] = None) -> Dict[str, str]:
     env = dict(os.environ)
     env.setdefault("PYTHONIOENCODING", "utf-8")
     env["PYTHONDONTWRITEBYTECODE"] = "1"
@@ -132,7 +132,7 @@ def run_worker(
     progress_file = rundir.path / f"{Path(script).stem}.progress"
     argv: List[str] = [target.python, str(WORKERS / script), "--out", str(out), "--progress", str(progress_file), *args]
     tail = ProgressTail(progress_file, progress, prefix)
-    res = launcher(argv, _env(env), timeout, rundir.path / f"{Path(script).stem}.log", tail)
+    res = launcher(argv, worker_env(env), timeout, rundir.path / f"{Path(script).stem}.log", tail)
     return WorkerRun(res, read_json(out))
 
 

@@ -50,11 +50,10 @@ def run_backward(target: Target, batch: int = 8, repeats: int = 3, timeout: floa
                              for d, r in runs.items()}
     if "deepspeed" in data:
         metrics["deepspeed"] = data["deepspeed"]
-    findings: List[Finding] = []
     if run.launch.ok and data.get("ok"):
         return rundir.finish(TestResult("backward", "passed", run.launch.seconds, metrics))
     return rundir.finish(TestResult("backward", "failed", run.launch.seconds, metrics,
-                                    failure_text(run, "the backward worker"), findings), run.launch.log_path)
+                                    failure_text(run, "the backward worker")), run.launch.log_path)
 
 
 def run_compile(target: Target, timeout: float = 900.0, progress: Progress = no_progress,

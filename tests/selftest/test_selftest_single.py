@@ -75,3 +75,22 @@ def test_gpu_matmul_checks_run_on_the_cpu(marker, monkeypatch):
     assert dev["device"] == "cpu" and set(dev["tflops"]) == {"float32", "bfloat16"}
     assert dev["rel_err"]["float32"] < 1e-5 and dev["rel_err"]["bfloat16"] < 2e-2
     assert all(v > 0 for v in dev["tflops"].values())
+
+
+def test_backward_bf16_autocast_path_on_cpu(tmp_path, marker):
+    """The bf16 autocast comparison that runs on GPUs, exercised on the CPU through the worker's own options."""
+    import json
+    import os
+    import subprocess
+
+    from envdoctor.selftest.result import WORKERS
+
+    out = tmp_path / "bw.json"
+    subprocess.run([sys.executable, str(WORKERS / "backward_worker.py"), "--out", str(out), "--batch", "4", "--repeats", "1",
+                    "--dtypes", "float32,bfloat16", "--deepspeed", "off"], check=True, capture_output=True, timeout=300,
+                   env=dict(os.environ, ENVDOCTOR_TEST_MARK=marker))
+    data = json.loads(out.read_text())
+    assert data["ok"], data["error"]
+    bf16 = data["runs"]["bfloat16"]
+    assert bf16["tolerance"] == 2e-2 and 0 < bf16["max_rel_grad_diff"] <= 2e-2
+    assert data["runs"]["float32"]["max_rel_grad_diff"] < bf16["max_rel_grad_diff"]  # bf16 is looser, as it should be

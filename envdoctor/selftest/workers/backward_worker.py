@@ -40,7 +40,11 @@ def parse_args(argv):
     return p.parse_args(argv)
 
 
-def build_model(torch, dim, layers, vocab=1024, image=32, patch=8, seq=24, heads=4):
+SHAPE = {"vocab": 1024, "image": 32, "patch": 8, "seq": 24}  # a sample: a 32x32 image and 25 tokens
+
+
+def build_model(torch, dim, layers, vocab=SHAPE["vocab"], image=SHAPE["image"], patch=SHAPE["patch"], seq=SHAPE["seq"],
+                heads=4):
     nn = torch.nn
     F = torch.nn.functional
 
@@ -119,7 +123,7 @@ def build_model(torch, dim, layers, vocab=1024, image=32, patch=8, seq=24, heads
             per_token = F.cross_entropy(logits.reshape(-1, vocab), target.reshape(-1), reduction="none")
             return per_token.view(tokens.shape[0], -1).mean(1)  # (B,): one loss per image-text pair
 
-    return ImageText(), {"vocab": vocab, "image": image, "seq": seq + 1}
+    return ImageText()
 
 
 class PeakMemory(object):
@@ -355,13 +359,12 @@ def main(argv=None):
 
         def factory():
             torch.manual_seed(0)
-            return build_model(torch, args.dim, args.layers)[0]
+            return build_model(torch, args.dim, args.layers)
 
         model = factory().to(device)
-        _, shape = build_model(torch, 8, 1)
         gen = torch.Generator().manual_seed(1)
-        images = torch.randn(args.batch, 3, shape["image"], shape["image"], generator=gen).to(device)
-        tokens = torch.randint(0, shape["vocab"], (args.batch, shape["seq"]), generator=gen).to(device)
+        images = torch.randn(args.batch, 3, SHAPE["image"], SHAPE["image"], generator=gen).to(device)
+        tokens = torch.randint(0, SHAPE["vocab"], (args.batch, SHAPE["seq"] + 1), generator=gen).to(device)
         w = (torch.rand(args.batch, generator=gen) + 0.5).to(device)
         result.update(device=str(device), batch=args.batch, parameters=sum(p.numel() for p in model.parameters()))
         progress("model: %.2fM parameters on %s, batch %d" % (result["parameters"] / 1e6, device, args.batch))
