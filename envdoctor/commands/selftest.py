@@ -53,7 +53,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def _check_args(args: argparse.Namespace) -> None:
+def check_args(args: argparse.Namespace) -> None:
+    """Validate the parsed options; InputError (exit 2) names the bad one. Also fills min_bytes/max_bytes."""
     from envdoctor.selftest.bandwidth import parse_size
 
     if args.nproc is not None and args.nproc < 1:
@@ -111,13 +112,10 @@ def _snapshot_source(args: argparse.Namespace, python: str, progress: Callable[[
 
 
 def run(args: argparse.Namespace) -> int:
-    from envdoctor.selftest import allreduce as ar
-    from envdoctor.selftest import single
-    from envdoctor.selftest.bandwidth import power_of_two_sizes
     from envdoctor.selftest.common import probe_target
     from envdoctor.selftest.result import TestResult, document, exit_code
 
-    _check_args(args)
+    check_args(args)
     python = target_python(args.python)
     quiet = False
 
@@ -136,19 +134,7 @@ def run(args: argparse.Namespace) -> int:
     names = list(TESTS) if args.test == "all" else [args.test]
     results: List[TestResult] = []
     for name in names:
-        timeout = args.timeout or DEFAULT_TIMEOUT[name]
-        start = time.monotonic()
-        if name == "allreduce":
-            result = _allreduce(args, target, timeout, snapshot, progress, ar, power_of_two_sizes)
-        elif name == "backward":
-            result = single.run_backward(target, batch=args.batch, repeats=args.repeats, timeout=timeout,
-                                         deepspeed=not args.no_deepspeed, progress=progress)
-        elif name == "compile":
-            result = single.run_compile(target, timeout=timeout, progress=progress)
-        else:
-            result = single.run_gpu(target, timeout=timeout, progress=progress)
-        if not result.seconds:
-            result.seconds = time.monotonic() - start
+        result = run_test(name, args, target, snapshot, progress)
         progress(f"{name}: {result.status} ({result.seconds:.1f}s)")
         results.append(result)
     if args.json:
@@ -156,6 +142,30 @@ def run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(render_results(results, Style.for_stream(sys.stdout)))
     return exit_code(results)
+
+
+def run_test(name: str, args: argparse.Namespace, target, snapshot: Callable[[], Optional[Snapshot]],
+             progress: Callable[[str], None]):
+    """One test's TestResult with the command's options (`args` as parsed and checked): the CLI's loop and
+    the TUI both call this, so both run a test the same way."""
+    from envdoctor.selftest import allreduce as ar
+    from envdoctor.selftest import single
+    from envdoctor.selftest.bandwidth import power_of_two_sizes
+
+    timeout = args.timeout or DEFAULT_TIMEOUT[name]
+    start = time.monotonic()
+    if name == "allreduce":
+        result = _allreduce(args, target, timeout, snapshot, progress, ar, power_of_two_sizes)
+    elif name == "backward":
+        result = single.run_backward(target, batch=args.batch, repeats=getattr(args, "repeats", 3), timeout=timeout,
+                                     deepspeed=not args.no_deepspeed, progress=progress)
+    elif name == "compile":
+        result = single.run_compile(target, timeout=timeout, progress=progress)
+    else:
+        result = single.run_gpu(target, timeout=timeout, progress=progress)
+    if not result.seconds:
+        result.seconds = time.monotonic() - start
+    return result
 
 
 def _allreduce(args, target, timeout, snapshot, progress, ar, power_of_two_sizes):
@@ -184,7 +194,8 @@ def _allreduce(args, target, timeout, snapshot, progress, ar, power_of_two_sizes
 _LABEL = {"passed": ("PASSED", "green"), "failed": ("FAILED", "red"), "skipped": ("SKIPPED", "yellow")}
 
 
-def _summary_line(r) -> str:
+def summary_line(r) -> str:
+    """The one-line gist of a TestResult (text report and TUI)."""
     m = r.metrics
     if r.status != "passed":
         return ""
@@ -226,7 +237,7 @@ def render_results(results, style: Style) -> str:
     lines = []
     for r in results:
         label, colour = _LABEL[r.status]
-        head = f"{style(label.ljust(7), colour)} {style(r.name.ljust(9), 'bold')} {r.seconds:6.1f}s  {_summary_line(r)}"
+        head = f"{style(label.ljust(7), colour)} {style(r.name.ljust(9), 'bold')} {r.seconds:6.1f}s  {summary_line(r)}"
         lines.append(head.rstrip())
         if r.error:
             why = "why" if r.status == "skipped" else "error"
@@ -242,3 +253,8 @@ def render_results(results, style: Style) -> str:
         out += "\n" + render_findings(findings, style)
     out += f"\n{counts['passed']} passed, {counts['failed']} failed, {counts['skipped']} skipped\n"
     return out
+
+
+# Names the TUI's adapter (envdoctor/tui/adapters.py on main) was written against; keep until it uses the public ones.
+_check_args = check_args
+_summary_line = summary_line

@@ -58,6 +58,11 @@ def as_finding(item: Any, default_severity: str = "error") -> Optional[Finding]:
     """A finding from another module (an envdoctor Finding, or its JSON / `nccl diagnose` dict) as a Finding."""
     if isinstance(item, Finding):
         return item
+    convert = getattr(item, "to_finding", None)  # envdoctor.nccl's NcclFinding knows its own conversion
+    if callable(convert):
+        converted = convert()
+        if isinstance(converted, Finding):
+            return converted
     get = item.get if isinstance(item, Mapping) else (lambda k, d=None: getattr(item, k, d))
     fid, title = get("id"), get("title")
     if not fid or not title:

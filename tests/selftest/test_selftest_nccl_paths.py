@@ -128,3 +128,12 @@ def test_foreign_findings_become_findings():
     assert f is not None and f.severity == "error" and f.category == "shm_too_small"
     assert "NCCL WARN Error while creating" in f.detail and "Confidence: high." in f.detail
     assert as_finding({"title": "no id"}) is None
+
+
+def test_findings_that_convert_themselves_are_used_as_converted():
+    class Foreign:  # the shape of envdoctor.nccl's NcclFinding: it knows its project-wide Finding
+        def to_finding(self):
+            return Finding(id="NCCL-P2P", severity="error", category="p2p_unavailable", title="t", detail="d", fix="f")
+
+    f = as_finding(Foreign())
+    assert f is not None and f.id == "NCCL-P2P" and f.category == "p2p_unavailable"
