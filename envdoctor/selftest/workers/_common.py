@@ -1,0 +1,116 @@
+# ruff: noqa: UP004, UP031 - runs in the target interpreter (Python 3.8+), like probes/children
+"""What every self-test worker shares. Target interpreter, Python 3.8+, stdlib + torch; no envdoctor.
+
+Results go to a JSON file (written atomically), not stdout, so NCCL/torch chatter on stdout and stderr
+can never corrupt them and is kept whole in the log.
+"""
+import json
+import os
+import signal
+import sys
+import threading
+import time
+import traceback
+
+FAULT_ENV = "ENVDOCTOR_SELFTEST_FAULT"  # testing hook: "crash:RANK:ITER" or "hang:RANK:ITER"
+
+
+def write_json(path, data):
+    tmp = "%s.%d.tmp" % (path, os.getpid())
+    with open(tmp, "w") as fh:
+        json.dump(data, fh)
+    os.replace(tmp, path)
+
+
+def exit_now(code):
+    """Leave without the interpreter's teardown: the result is written, and torch's C++ teardown can abort
+    a process that did everything right ("terminate called without an active exception" from gloo)."""
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    finally:
+        os._exit(code)
+
+
+def error_text(exc, lines=12):
+    """The exception and the last frames of its traceback, short enough for a report."""
+    tb = traceback.format_exception(type(exc), exc, exc.__traceback__)
+    text = "".join(tb).strip().splitlines()
+    return "\n".join(text[-lines:])
+
+
+def watch_parent(interval=1.0):
+    """Exit when our parent goes away: a worker must never outlive the launcher that owns it."""
+    parent = os.getppid()
+
+    def loop():
+        while True:
+            time.sleep(interval)
+            if os.getppid() != parent:
+                os._exit(70)
+
+    t = threading.Thread(target=loop, name="envdoctor-parent-watch", daemon=True)
+    t.start()
+
+
+class Fault(object):
+    """An injected fault at the worker boundary, for tests of the failure path."""
+
+    def __init__(self, spec):
+        self.kind = None
+        self.rank = -1
+        self.at = 0
+        if spec:
+            kind, rank, at = (spec.split(":") + ["0", "0"])[:3]
+            if kind not in ("crash", "hang"):
+                raise ValueError("%s must be crash:RANK:ITER or hang:RANK:ITER, not %r" % (FAULT_ENV, spec))
+            self.kind, self.rank, self.at = kind, int(rank), int(at)
+
+    @classmethod
+    def from_env(cls):
+        return cls(os.environ.get(FAULT_ENV, ""))
+
+    def point(self, rank, iteration):
+        if self.kind is None or rank != self.rank or iteration != self.at:
+            return
+        sys.stderr.write("envdoctor fault injection: rank %d %s at iteration %d\n" % (rank, self.kind, iteration))
+        sys.stderr.flush()
+        if self.kind == "crash":
+            os.kill(os.getpid(), signal.SIGKILL)
+        while True:  # hang: never return, never answer a collective
+            time.sleep(3600)
+
+
+class Progress(object):
+    """Lines that envdoctor echoes on its stderr while the test runs (rank 0 writes them)."""
+
+    def __init__(self, path, enabled=True):
+        self.path = path if enabled else None
+
+    def __call__(self, text):
+        if not self.path:
+            return
+        with open(self.path, "a") as fh:
+            fh.write(text.rstrip("\n") + "\n")
+
+
+def sync(torch, device):
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def rel_diff(torch, a, b):
+    """Normwise relative difference ||a - b|| / ||b|| in float64 (0 when both are zero)."""
+    a = a.detach().double()
+    b = b.detach().double()
+    denom = float(torch.linalg.vector_norm(b))
+    num = float(torch.linalg.vector_norm(a - b))
+    if denom == 0.0:
+        return 0.0 if num == 0.0 else float("inf")
+    return num / denom
+
+
+def median(values):
+    s = sorted(values)
+    n = len(s)
+    return s[n // 2] if n % 2 else 0.5 * (s[n // 2 - 1] + s[n // 2])

@@ -1,0 +1,143 @@
+# ruff: noqa: UP031 - runs in the target interpreter (Python 3.8+), like probes/children
+"""`envdoctor selftest gpu`: on each GPU a matmul per dtype checked against a float64 reference, TFLOP/s,
+and peer access between every pair (capability, and a copy that must arrive intact).
+
+`--device cpu` runs the same matmul checks on the CPU (fp32, bf16): the tests use it to cover this code
+on machines without a GPU. Target interpreter, Python 3.8+; imports torch, never envdoctor.
+"""
+import argparse
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from _common import Progress, error_text, exit_now, rel_diff, sync, watch_parent, write_json
+
+# Normwise relative error of C = A @ B against float64, inputs drawn from N(0, 1) and rounded to the dtype
+# first (so only the product's own error counts). fp32 accumulates in fp32; tf32 rounds inputs to a
+# 10-bit mantissa; bf16/fp16 outputs are rounded to 8/11 bits.
+TOLERANCE = {"float32": 5e-5, "tf32": 5e-3, "bfloat16": 2e-2, "float16": 5e-3}
+REF_ROWS = 256  # rows checked against float64 (the full product is timed)
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser()
+    p.add_argument("--out", required=True)
+    p.add_argument("--progress", default=None)
+    p.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
+    p.add_argument("--n", type=int, default=0, help="matrix size (default 8192 on CUDA, 512 on CPU)")
+    p.add_argument("--iters", type=int, default=0)
+    return p.parse_args(argv)
+
+
+def dtypes_for(torch, device):
+    if device.type == "cpu":
+        return ["float32", "bfloat16"]
+    major, _ = torch.cuda.get_device_capability(device)
+    out = ["float32"]
+    if major >= 8:
+        out.append("tf32")
+    if torch.cuda.is_bf16_supported() and major >= 8:
+        out.append("bfloat16")
+    out.append("float16")
+    return out
+
+
+def matmul_check(torch, device, name, n, iters):
+    dtype = torch.float32 if name in ("float32", "tf32") else getattr(torch, name)
+    if device.type == "cuda":
+        torch.backends.cuda.matmul.allow_tf32 = name == "tf32"
+    gen = torch.Generator().manual_seed(7)
+    a = torch.randn(n, n, generator=gen).to(dtype).to(device)
+    b = torch.randn(n, n, generator=gen).to(dtype).to(device)
+    c = a @ b  # warm-up, and the result that is checked
+    sync(torch, device)
+    ref = a[:REF_ROWS].double() @ b.double()
+    err = rel_diff(torch, c[:REF_ROWS], ref)
+    t0 = time.perf_counter()
+    for _ in range(iters):
+        c = a @ b
+    sync(torch, device)
+    seconds = (time.perf_counter() - t0) / iters
+    finite = bool(torch.isfinite(c).all())
+    if device.type == "cuda":
+        torch.backends.cuda.matmul.allow_tf32 = False
+    return {"n": n, "rel_err": err, "tolerance": TOLERANCE[name], "ok": err <= TOLERANCE[name] and finite,
+            "tflops": 2.0 * n ** 3 / seconds / 1e12, "seconds": seconds}
+
+
+def peer_checks(torch, count):
+    pairs = {}
+    for i in range(count):
+        for j in range(count):
+            if i == j:
+                continue
+            entry = {"can_access_peer": bool(torch.cuda.can_device_access_peer(i, j))}
+            src = torch.arange(1 << 20, dtype=torch.float32, device=torch.device("cuda", i))
+            dst = src.to(torch.device("cuda", j))
+            torch.cuda.synchronize(i)
+            torch.cuda.synchronize(j)
+            entry["copy_ok"] = bool(torch.equal(dst.cpu(), src.cpu()))
+            pairs["%d->%d" % (i, j)] = entry
+    return pairs
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    watch_parent()
+    progress = Progress(args.progress, enabled=bool(args.progress))
+    result = {"ok": False, "error": None, "skipped": False}
+    try:
+        import torch
+
+        result["torch"] = torch.__version__
+        devices = []
+        if args.device == "cpu":
+            devices = [torch.device("cpu")]
+        elif not torch.cuda.is_available():
+            result.update(skipped=True, ok=True, error="CUDA is not available to torch %s (build: %s)" % (
+                torch.__version__, getattr(torch.version, "cuda", None) or "CPU-only"))
+            write_json(args.out, result)
+            return 0
+        else:
+            devices = [torch.device("cuda", i) for i in range(torch.cuda.device_count())]
+        n = args.n or (8192 if args.device == "cuda" else 512)
+        iters = args.iters or (20 if args.device == "cuda" else 3)
+        gpus = []
+        problems = []
+        for dev in devices:
+            entry = {"device": str(dev)}
+            if dev.type == "cuda":
+                torch.cuda.set_device(dev)
+                entry["name"] = torch.cuda.get_device_name(dev)
+                entry["capability"] = "%d.%d" % torch.cuda.get_device_capability(dev)
+            entry["matmul"] = {}
+            for name in dtypes_for(torch, dev):
+                try:
+                    m = matmul_check(torch, dev, name, n, iters)
+                except Exception as exc:
+                    m = {"ok": False, "error": error_text(exc, 4)}
+                entry["matmul"][name] = m
+                if not m["ok"]:
+                    problems.append("%s %s: %s" % (dev, name, m.get("error") or "relative error %.3g > %.0e" % (
+                        m["rel_err"], m["tolerance"])))
+                else:
+                    progress("%s %-8s %8.1f TFLOP/s  rel err %.1e" % (dev, name, m["tflops"], m["rel_err"]))
+            gpus.append(entry)
+        result["devices"] = gpus
+        if args.device == "cuda" and len(devices) > 1:
+            result["peers"] = peer_checks(torch, len(devices))
+            for pair, e in result["peers"].items():
+                if not e["copy_ok"]:
+                    problems.append("copy %s arrived corrupted" % pair)
+        result["ok"] = not problems
+        result["error"] = "; ".join(problems) or None
+    except BaseException as exc:
+        result["error"] = error_text(exc)
+    write_json(args.out, result)
+    return 0 if result["ok"] else 1
+
+
+if __name__ == "__main__":
+    exit_now(main())
