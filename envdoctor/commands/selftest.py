@@ -256,5 +256,3 @@ def render_results(results, style: Style) -> str:
 
 
 # Names the TUI's adapter (envdoctor/tui/adapters.py on main) was written against; keep until it uses the public ones.
-_check_args = check_args
-_summary_line = summary_line

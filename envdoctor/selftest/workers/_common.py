@@ -1,4 +1,3 @@
-# ruff: noqa: UP004, UP031 - runs in the target interpreter (Python 3.8+), like probes/children
 """What every self-test worker shares. Target interpreter, Python 3.8+, stdlib + torch; no envdoctor.
 
 Results go to a JSON file (written atomically), not stdout, so NCCL/torch chatter on stdout and stderr

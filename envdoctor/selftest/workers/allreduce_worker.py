@@ -1,4 +1,3 @@
-# ruff: noqa: UP004, UP031 - runs in the target interpreter (Python 3.8+), like probes/children
 """One rank of `envdoctor selftest allreduce`, started by torch.distributed.run (torchrun).
 
 Each rank: (1) all-reduces rank-dependent values at every message size and checks the exact result,

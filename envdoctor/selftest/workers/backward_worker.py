@@ -1,4 +1,3 @@
-# ruff: noqa: UP004, UP031 - runs in the target interpreter (Python 3.8+), like probes/children
 """`envdoctor selftest backward`: one non-scalar backward of a per-sample loss vector against the loop.
 
 A tiny multimodal model built here (no downloads): a ViT-style image encoder (patch embedding, pre-LN

@@ -1,4 +1,3 @@
-# ruff: noqa: UP031 - runs in the target interpreter (Python 3.8+), like probes/children
 """`envdoctor selftest compile`: torch.compile of a small model matches eager, forward and backward.
 
 Reports the compile time (first compiled call minus an eager call) and the steady-state times. A missing

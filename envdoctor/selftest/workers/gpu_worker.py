@@ -1,4 +1,3 @@
-# ruff: noqa: UP031 - runs in the target interpreter (Python 3.8+), like probes/children
 """`envdoctor selftest gpu`: on each GPU a matmul per dtype checked against a float64 reference, TFLOP/s,
 and peer access between every pair (capability, and a copy that must arrive intact).
 

@@ -1,4 +1,3 @@
-# ruff: noqa: UP031 - runs in the target interpreter (Python 3.8+), like probes/children
 """What the self-tests need to know about the target interpreter; prints one JSON object.
 Target interpreter, Python 3.8+; imports torch, never envdoctor."""
 import json
