@@ -6,12 +6,12 @@ and entry, as one InputError (exit 2). Compiled rule sets are cached per directo
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
+from envdoctor.datafile import read_json
 from envdoctor.errors import InputError
 from envdoctor.nccl import predicates
 
@@ -103,13 +103,9 @@ def _load(files: Sequence[Path]) -> RuleSet:
     raw: Dict[str, List[Tuple[str, int, Any]]] = {"categories": [], "signatures": [], "rules": []}
     settings: Dict[str, Any] = dict(DEFAULT_SETTINGS)
     for path in files:
-        try:
-            doc = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError) as exc:
-            errors.append(f"{path}: cannot read: {exc}")
-            continue
-        except json.JSONDecodeError as exc:
-            errors.append(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}")
+        doc, error = read_json(path)
+        if error:
+            errors.append(error)
             continue
         if not isinstance(doc, dict) or doc.get("schema") not in SCHEMAS:
             errors.append(f"{path}: 'schema' must be one of {sorted(SCHEMAS)}")

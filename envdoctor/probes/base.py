@@ -73,13 +73,17 @@ class CommandResult:
         if self.error:
             return f"{name}: {self.error}"
         if self.returncode is not None and self.returncode < 0:
-            try:
-                sig = signal.Signals(-self.returncode).name
-            except ValueError:
-                sig = str(-self.returncode)
-            return f"{name} was killed by signal {sig}"
+            return f"{name} was killed by signal {signal_name(-self.returncode)}"
         tail = (self.stderr.strip() or self.stdout.strip()).splitlines()[-1:] or [""]
         return f"{name} exited {self.returncode}: {tail[0][:300]}"
+
+
+def signal_name(number: int) -> str:
+    """15 -> 'SIGTERM'."""
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return str(number)
 
 
 def run_command(

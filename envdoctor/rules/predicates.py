@@ -334,15 +334,13 @@ def _triton_pins() -> Dict[str, str]:
 @functools.lru_cache(maxsize=4)
 def _read_triton_pins(rules_dir: str) -> Dict[str, str]:
     """rules/tables/triton_pins.json, checked: a bad table is an InputError naming the file and entry."""
-    import json
-
+    from envdoctor.datafile import read_json
     from envdoctor.errors import InputError
 
     path = Path(rules_dir) / "tables" / "triton_pins.json"
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise InputError(f"{path}: {exc}") from None
+    doc, error = read_json(path)
+    if error:
+        raise InputError(error)
     pins = doc.get("pins") if isinstance(doc, dict) else None
     problems = [f"{path}: 'pins' must be an object"] if not isinstance(pins, dict) else []
     out: Dict[str, str] = {}

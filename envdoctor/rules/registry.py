@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import json
 import os
 import re
 from dataclasses import dataclass, field
@@ -11,6 +10,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 from envdoctor.data_files import data_path
+from envdoctor.datafile import read_json
 from envdoctor.errors import InputError
 from envdoctor.findings import SAFETIES, SEVERITIES
 from envdoctor.rules.conditions import check_condition, check_path, field_type, list_item_type
@@ -189,13 +189,9 @@ def load_rules_from(directory: Path) -> List[Rule]:
     if not files:
         raise RulesError([f"{directory}: no rule files (*.json)"])
     for path in files:
-        try:
-            doc = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError) as exc:
-            problems.append(f"{path}: cannot read: {exc}")
-            continue
-        except json.JSONDecodeError as exc:
-            problems.append(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}")
+        doc, error = read_json(path)
+        if error:
+            problems.append(error)
             continue
         if not isinstance(doc, dict) or not isinstance(doc.get("rules"), list):
             problems.append(f"{path}: expected an object with a 'rules' list")

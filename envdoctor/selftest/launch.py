@@ -27,6 +27,8 @@ from typing import Callable, Dict, List, Mapping, Optional, Sequence
 
 import psutil
 
+from envdoctor.probes.base import signal_name
+
 RUN_ENV = "ENVDOCTOR_SELFTEST_RUN"
 TERM_GRACE = 5.0
 POLL = 0.25
@@ -62,11 +64,7 @@ class LaunchResult:
         if self.timed_out:
             return f"timed out after {self.seconds:.0f}s; every process of the run was killed"
         if self.returncode is not None and self.returncode < 0:
-            try:
-                name = signal.Signals(-self.returncode).name
-            except ValueError:
-                name = str(-self.returncode)
-            return f"the launcher was killed by signal {name}"
+            return f"the launcher was killed by signal {signal_name(-self.returncode)}"
         return f"the launcher exited {self.returncode}"
 
 

@@ -8,7 +8,6 @@ of a checkout). Validation collects every problem, each naming the file and the 
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import sys
@@ -19,6 +18,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from envdoctor.datafile import read_json
 from envdoctor.errors import InputError
 
 SCHEMA = "envdoctor.wheels_index/1"
@@ -325,14 +325,9 @@ def parse_index(data: Any, source: str) -> WheelIndex:
 
 
 def read_index(path: Path) -> WheelIndex:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read the wheel index: {exc.strerror or exc}") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    data, error = read_json(path)
+    if error:
+        raise InputError(f"wheel index {error}")
     return parse_index(data, str(path))
 
 
