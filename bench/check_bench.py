@@ -1,6 +1,9 @@
 """envdoctor check against its anchors, in one run: median wall time of N runs of each command.
 
-  python bench/check_bench.py [--runs 5] [--python PATH]
+  python bench/check_bench.py [--runs 5] [--python PATH ...]
+
+With several --python, each interpreter is measured in turn (e.g. one with torch alone, one with
+torch and DeepSpeed, whose import envdoctor also checks).
 
 Compares a full `envdoctor check` with a bare `python -c "import torch"` (the floor: envdoctor must
 import torch in a child to learn about it) and with `python -m torch.utils.collect_env`; and times
@@ -37,11 +40,33 @@ def wall(argv, env, runs):
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--python", default=sys.executable)
+    ap.add_argument("--python", action="append", help="interpreter(s) to measure (default: this one)")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "check.json"))
     args = ap.parse_args()
     env = dict(os.environ, PYTHONPATH=str(ROOT), NO_COLOR="1")
-    py = args.python
+    doc = {"machine": f"{platform.machine()} {os.cpu_count()} cpus, Python {platform.python_version()}",
+           "runs": args.runs, "targets": {"check_over_import_torch": "<= 1.15", "envdoctor_check_snapshot": "< 0.4 s"},
+           "interpreters": {}}
+    for py in args.python or [sys.executable]:
+        doc["interpreters"][py] = measure(py, env, args.runs)
+    Path(args.out).write_text(json.dumps(doc, indent=2) + "\n")
+
+
+def packages(py: str) -> str:
+    code = (
+        "from importlib import metadata\n"
+        "found = []\n"
+        "for name in ('torch', 'deepspeed'):\n"
+        "    try:\n"
+        "        found.append(name + ' ' + metadata.version(name))\n"
+        "    except metadata.PackageNotFoundError:\n"
+        "        pass\n"
+        "print(', '.join(found))\n"
+    )
+    return subprocess.run([py, "-c", code], capture_output=True, text=True).stdout.strip()
+
+
+def measure(py: str, env: dict, runs: int) -> dict:
     fixture = str(ROOT / "tests" / "fixtures" / "snapshots" / "h100_8x_nvswitch.json")
     # Interleave the commands so that cache state and machine load hit them alike.
     commands = {
@@ -53,7 +78,7 @@ def main() -> None:
     for argv in commands.values():  # warm the page cache once
         subprocess.run(argv, cwd=ROOT, env=env, capture_output=True)
     samples = {k: [] for k in commands}
-    for _ in range(args.runs):
+    for _ in range(runs):
         for name, argv in commands.items():
             samples[name].append(wall(argv, env, 1)["runs"][0])
     results = {k: {"median_s": round(statistics.median(v), 4), "runs": v} for k, v in samples.items()}
@@ -63,14 +88,12 @@ def main() -> None:
         "collect_env_over_import_torch": round(results["collect_env"]["median_s"] / floor, 3),
         "check_over_collect_env": round(results["envdoctor_check"]["median_s"] / results["collect_env"]["median_s"], 3),
     }
-    doc = {"machine": f"{platform.machine()} {os.cpu_count()} cpus, Python {platform.python_version()}",
-           "runs": args.runs, "results": results, "ratios": ratios,
-           "targets": {"check_over_import_torch": "<= 1.15", "envdoctor_check_snapshot": "< 0.4 s"}}
-    Path(args.out).write_text(json.dumps(doc, indent=2) + "\n")
+    print(f"{py} ({packages(py)})")
     for k, v in results.items():
-        print(f"{k:28s} median {v['median_s']:.3f}s")
+        print(f"  {k:28s} median {v['median_s']:.3f}s")
     for k, v in ratios.items():
-        print(f"{k:34s} {v}")
+        print(f"  {k:34s} {v}")
+    return {"packages": packages(py), "results": results, "ratios": ratios}
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import threading
 from typing import List
 
 from envdoctor.commands.common import add_python, add_snapshot, add_timeouts, obtain_snapshot
@@ -39,6 +40,10 @@ def run(args: argparse.Namespace) -> int:
     from envdoctor.snapshot import load_snapshot
 
     baseline = load_snapshot(args.baseline) if args.baseline else None
+    if not args.snapshot:  # probing takes seconds: get the rules ready meanwhile
+        from envdoctor.diagnose import prepare
+
+        threading.Thread(target=prepare, name="prepare-rules", daemon=True).start()
     snap = obtain_snapshot(args)
     findings = sort_findings(diagnose_snapshot(snap, baseline))
     if args.json:
