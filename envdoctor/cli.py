@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import signal
 import sys
+import threading
 from typing import List, Optional, Sequence
 
 from envdoctor import __version__
@@ -47,6 +49,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 
+def _sigterm_as_interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args_list: List[str] = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
@@ -66,6 +72,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return 2
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _sigterm_as_interrupt)  # so cleanups (self-test ranks, rollbacks) run
     try:
         return int(args.func(args))
     except (InputError, SnapshotError) as exc:

@@ -210,8 +210,18 @@ def families(drivers: Mapping[str, Any]) -> Dict[str, Dict[str, str]]:
 
 # --- used by the rules engine -----------------------------------------------------------------
 
-# Blackwell GPUs (sm_100, sm_120) need an R570 driver whatever the CUDA build (FACTS.md section 4).
-MIN_DRIVER_FOR_CC: Dict[str, str] = {"12.0": "570.26", "10.0": "570.26"}
+# Blackwell GPUs (10.x data centre, 12.x RTX 50xx / RTX PRO / GB10) need the R570 driver whatever the
+# CUDA build (FACTS.md section 4); the values are CUDA 12.8's own drivers (Table 3).
+MIN_DRIVER_FOR_GPU_MAJOR: Dict[int, Dict[str, str]] = {
+    10: {"linux": "570.26", "windows": "570.65"},
+    12: {"linux": "570.26", "windows": "570.65"},
+}
+
+
+def gpu_min_driver(compute_capability: str, os_name: str = "linux") -> Optional[str]:
+    """The oldest driver that can run a GPU of this compute capability at all, where one is known."""
+    major, _ = parse_cc(compute_capability)
+    return MIN_DRIVER_FOR_GPU_MAJOR.get(major, {}).get(_norm_os(os_name))
 
 
 def driver_os(os_name: str, wsl: object = False) -> str:

@@ -150,3 +150,15 @@ def test_report_removes_secrets_and_identity(tmp_path):
     assert "<host>" in res.stdout and "/home/<user>/" in res.stdout
     kept = run_cli(["report", "--no-redact", "--snapshot", str(p)]).stdout
     assert "secret-host-42" in kept and "hunter2" not in kept and "hf_abcdefghijklmnopqrstuvwxyz0123" not in kept
+
+
+@pytest.mark.parametrize("value", ["/bin/true", "/tmp"])
+def test_python_that_is_not_an_interpreter_is_exit_2(value):
+    for command in (["check", "--python", value], ["selftest", "--python", value]):
+        res = run_cli(command)
+        assert res.returncode == 2 and f"--python {value}" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_selftest_nproc_is_bounded():
+    res = run_cli(["selftest", "--nproc", "99999999999999999999"])
+    assert res.returncode == 2 and "--nproc must be between 1 and" in res.stderr

@@ -6,6 +6,8 @@ How the table was derived (not by running the planner):
   580.95 runs cu13x too (>= 580.65.06).
 - Kernels: cu118/cu12[1-6] have sm_50..sm_90 (no Blackwell); cu128 in 2.8/2.9 has sm_70..sm_120,
   in 2.10 sm_70 is UNVERIFIED (not counted), in 2.11 sm_75..sm_120; cu130/cu132 have sm_75..sm_120.
+- Blackwell GPUs (B200 10.0, RTX 5090 12.0) need driver >= 570.26 whatever the build (FACTS.md 4.3):
+  below it nothing can run, for any Python.
 - Within a release: fully supported by the driver (>= toolkit GA) first, then the PyPI default, then newest CUDA.
   2.4 at 535: cu118/cu121 full, PyPI default cu121. 2.8: PyPI default cu128 (cu126 for P100, which cu128 lacks).
   2.14 at 580: cu130 is full and the PyPI default; cu126 for P100/V100 (cu130 has no sm_60/sm_70).
@@ -26,6 +28,7 @@ GPUS = {"P100": "6.0", "V100": "7.0", "T4": "7.5", "A100": "8.0", "L4": "8.9", "
 
 I450 = "impossible: driver >= 450.80.02"
 I525 = "impossible: driver >= 525.60.13"
+I570 = "impossible: driver >= 570.26"
 IPY = "impossible: Python 3.9-3.14"
 # columns: Python 3.8 3.9 3.10 3.11 3.12 3.13 3.14
 OLD_DRIVERS = {
@@ -55,10 +58,10 @@ TABLE = {
         "580": ["2.4.1 cu121", "2.8.0 cu128"] + ["2.14.1 cu130"] * 5,
     },
     "BLACKWELL": {
-        "450.51": [IPY] + [I525] * 6,
-        "470": [IPY] + [I525] * 6,
-        "535": [IPY, "2.8.0 cu128"] + ["2.11.0 cu128"] * 5,
-        "550": [IPY, "2.8.0 cu128"] + ["2.11.0 cu128"] * 5,
+        "450.51": [I570] * 7,
+        "470": [I570] * 7,
+        "535": [I570] * 7,
+        "550": [I570] * 7,
         "570": [IPY, "2.8.0 cu128"] + ["2.11.0 cu128"] * 5,
         "580": [IPY, "2.8.0 cu128"] + ["2.14.1 cu130"] * 5,
     },

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from envdoctor.errors import InputError
-from envdoctor.probes.base import ProbeContext
+from envdoctor.probes.base import ProbeContext, run_command
 from envdoctor.snapshot import Snapshot, load_snapshot
 
 DEFAULT_TORCH_TIMEOUT = 90.0
@@ -39,8 +39,11 @@ def target_python(value: Optional[str]) -> str:
                 return str(cand)
     if not path.exists():
         raise InputError(f"--python {value}: no such interpreter")
-    if not os.access(path, os.X_OK):
-        raise InputError(f"--python {value}: not executable")
+    if path.is_dir() or not os.access(path, os.X_OK):
+        raise InputError(f"--python {value}: not an executable file")
+    res = run_command([str(path), "-c", "import sys; print('envdoctor-python', sys.version_info[0])"], timeout=30)
+    if not res.ok or "envdoctor-python 3" not in res.stdout:
+        raise InputError(f"--python {value}: not a Python 3 interpreter ({res.describe() if not res.ok else 'wrong output'})")
     return str(path)
 
 

@@ -53,12 +53,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+MAX_NPROC = 256  # ranks on one node: more than any GPU server has GPUs, and each rank is a whole process
+
+
 def check_args(args: argparse.Namespace) -> None:
     """Validate the parsed options; InputError (exit 2) names the bad one. Also fills min_bytes/max_bytes."""
     from envdoctor.selftest.bandwidth import parse_size
 
-    if args.nproc is not None and args.nproc < 1:
-        raise InputError(f"--nproc must be at least 1, not {args.nproc}")
+    if args.nproc is not None and not 1 <= args.nproc <= MAX_NPROC:
+        raise InputError(f"--nproc must be between 1 and {MAX_NPROC}, not {args.nproc}")
     if args.nnodes < 1:
         raise InputError(f"--nnodes must be at least 1, not {args.nnodes}")
     if not 0 <= args.node_rank < args.nnodes:
@@ -112,7 +115,7 @@ def _snapshot_source(args: argparse.Namespace, python: str, progress: Callable[[
 
 
 def run(args: argparse.Namespace) -> int:
-    from envdoctor.selftest.common import probe_target
+    from envdoctor.selftest.common import discard_open_rundirs, probe_target
     from envdoctor.selftest.result import TestResult, document, exit_code
 
     check_args(args)
@@ -133,10 +136,14 @@ def run(args: argparse.Namespace) -> int:
         progress(f"torch {target.torch}, CUDA {cuda}")
     names = list(TESTS) if args.test == "all" else [args.test]
     results: List[TestResult] = []
-    for name in names:
-        result = run_test(name, args, target, snapshot, progress)
-        progress(f"{name}: {result.status} ({result.seconds:.1f}s)")
-        results.append(result)
+    try:
+        for name in names:
+            result = run_test(name, args, target, snapshot, progress)
+            progress(f"{name}: {result.status} ({result.seconds:.1f}s)")
+            results.append(result)
+    except KeyboardInterrupt:  # the launcher already ended its processes; drop the half-written scratch dirs
+        discard_open_rundirs()
+        raise
     if args.json:
         sys.stdout.write(json.dumps(document(results), indent=2) + "\n")
     else:

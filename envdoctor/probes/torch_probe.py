@@ -30,8 +30,8 @@ def probe(ctx: ProbeContext) -> ProbeOutput:
     if torch_data is None:
         if timed_out:
             torch: Any = Torch(importable=False, error=f"import torch did not finish: {res.error}")
-        elif res.error:  # the interpreter itself could not run
-            raise ChildError(f"{ctx.python}: {res.error}", res)
+        elif res.error or res.returncode == 0:  # the interpreter could not run, or ran but said nothing
+            raise ChildError(f"{ctx.python}: {res.error or 'the torch probe printed nothing'}", res)
         else:  # died while importing torch (segfault, abort): torch is installed but broken
             torch = Torch(importable=False, error=f"{problem}{': ' + stderr_tail if stderr_tail else ''}")
         sections = {"torch": torch, "deepspeed": ProbeFailed(f"not probed: {problem}")}

@@ -54,6 +54,8 @@ def driver_too_old_for_torch(ctx: Context) -> Result:
     cuda = _torch_cuda(s)
     if cuda is None or not present(s.driver):
         return None
+    if compat.driver_version(s.driver.version) is None:
+        return None  # an unreadable version is not an old one (ED108's sibling rule says so)
     verdict = compat.driver_supports(s.driver.version, cuda, _os(s))
     needed, _ga = compat.min_driver(cuda, _os(s))
     if verdict.ok or needed is None:
@@ -65,8 +67,8 @@ def driver_too_old_for_torch(ctx: Context) -> Result:
 def driver_too_old_for_gpu(ctx: Context) -> Result:
     s = ctx.snapshot
     gpu: Gpu = ctx.bound["gpu"]
-    need = compat.MIN_DRIVER_FOR_CC.get(gpu.compute_capability)
-    if need is None or not present(s.driver) or _os(s) != "linux":
+    need = compat.gpu_min_driver(gpu.compute_capability, _os(s))
+    if need is None or not present(s.driver):
         return None
     have, want = parse(s.driver.version), parse(need)
     return {"needed_driver": need} if have is not None and want is not None and have < want else None
@@ -77,6 +79,7 @@ def gpu_without_kernels(ctx: Context) -> Result:
     """torch has CUDA kernels, but none (SASS or PTX) that runs on this GPU."""
     t = ctx.snapshot.torch
     gpu: Gpu = ctx.bound["gpu"]
+    # An empty list is what get_arch_list() returns when CUDA cannot initialise: unknown, not "none".
     if _torch_cuda(ctx.snapshot) is None or not present(t.arch_list) or not t.arch_list:
         return None
     if compat.kernel_for(t.arch_list, gpu.compute_capability):
@@ -135,15 +138,16 @@ def _version_in_name(path: str) -> Optional[str]:
     return m.group(1) if m else None
 
 
-@predicate("nvcc", "cuda")
+@predicate("nvcc", "cuda", "nvcc_major")
 def toolkit_major_mismatch(ctx: Context) -> Result:
     s = ctx.snapshot
     cuda = _torch_cuda(s)
     tk = s.cuda_toolkit
     if cuda is None or not present(tk) or not present(tk.nvcc_version):
         return None
-    if compat.cuda_major_minor(tk.nvcc_version)[0] != compat.cuda_major_minor(cuda)[0]:
-        return {"nvcc": tk.nvcc_version, "cuda": cuda}
+    nvcc_major = compat.cuda_major_minor(tk.nvcc_version)[0]
+    if nvcc_major != compat.cuda_major_minor(cuda)[0]:
+        return {"nvcc": tk.nvcc_version, "cuda": cuda, "nvcc_major": str(nvcc_major)}
     return None
 
 
@@ -319,10 +323,17 @@ def pcie_gen_below_max(ctx: Context) -> Result:
 
 
 @predicate()
+def driver_version_unreadable(ctx: Context) -> Result:
+    d = ctx.snapshot.driver
+    return present(d) and compat.driver_version(d.version) is None
+
+
+@predicate()
 def fabric_manager_mismatch(ctx: Context) -> Result:
     s = ctx.snapshot
     fm = s.fabric_manager
-    return present(s.driver) and present(fm) and present(fm.version) and fm.version != s.driver.version
+    return (present(s.driver) and compat.driver_version(s.driver.version) is not None and present(fm)
+            and present(fm.version) and fm.version != s.driver.version)
 
 
 def _triton_pins() -> Dict[str, str]:

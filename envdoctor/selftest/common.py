@@ -9,7 +9,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set
 
 from envdoctor.probes.base import run_command
 from envdoctor.selftest.launch import Launcher, LaunchResult, launch
@@ -69,6 +69,15 @@ def worker_env(extra: Optional[Mapping[str, str]] = None) -> Dict[str, str]:
 DIR_ENV = "ENVDOCTOR_SELFTEST_DIR"  # where run directories go (default: the system temp directory)
 
 
+_OPEN_RUNDIRS: Set[Path] = set()
+
+
+def discard_open_rundirs() -> None:
+    """Remove the scratch directories of runs that were interrupted before they finished."""
+    while _OPEN_RUNDIRS:
+        shutil.rmtree(_OPEN_RUNDIRS.pop(), ignore_errors=True)
+
+
 class RunDir:
     """A scratch directory for one test run: removed when the test passes, kept (and named) otherwise."""
 
@@ -77,6 +86,7 @@ class RunDir:
         if base:
             os.makedirs(base, exist_ok=True)
         self.path = Path(tempfile.mkdtemp(prefix=f"envdoctor-selftest-{name}-", dir=base))
+        _OPEN_RUNDIRS.add(self.path)
 
     def sub(self, name: str) -> Path:
         p = self.path / name
@@ -84,6 +94,7 @@ class RunDir:
         return p
 
     def finish(self, result: TestResult, log: Optional[Path] = None) -> TestResult:
+        _OPEN_RUNDIRS.discard(self.path)
         if result.status == "failed":
             result.log = str(log) if log is not None else str(self.path)
         else:

@@ -94,20 +94,25 @@ def launch(
     known: Dict[int, psutil.Process] = {}
     timed_out = False
     deadline = start + timeout
-    while True:
-        try:
-            rc: Optional[int] = proc.wait(timeout=POLL)
-            break
-        except subprocess.TimeoutExpired:
-            pass
-        _remember(proc.pid, known)
-        if on_tick is not None:
-            on_tick()
-        if time.monotonic() >= deadline:
-            timed_out = True
-            _terminate(proc, known)
-            rc = proc.poll()
-            break
+    try:
+        while True:
+            try:
+                rc: Optional[int] = proc.wait(timeout=POLL)
+                break
+            except subprocess.TimeoutExpired:
+                pass
+            _remember(proc.pid, known)
+            if on_tick is not None:
+                on_tick()
+            if time.monotonic() >= deadline:
+                timed_out = True
+                _terminate(proc, known)
+                rc = proc.poll()
+                break
+    except BaseException:  # Ctrl-C or SIGTERM in envdoctor: the ranks run in their own session, end them too
+        _terminate(proc, known)
+        sweep(run_id, known)
+        raise
     if on_tick is not None:
         on_tick()
     leftovers = sweep(run_id, known)

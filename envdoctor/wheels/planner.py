@@ -60,6 +60,7 @@ class MachineFacts:
     nvcc: Optional[str] = None
     ninja: Optional[bool] = None
     libaio: Optional[bool] = None
+    deepspeed_healthy: Optional[bool] = None  # False: it does not import, or its prebuilt ops are for another torch
 
     @property
     def platform(self) -> Optional[str]:
@@ -148,8 +149,8 @@ def facts_from_snapshot(snapshot: Any, python: Optional[str] = None) -> MachineF
     f = MachineFacts(os=str(snapshot.host.os), arch=str(snapshot.host.arch))
     pyv = python or str(snapshot.python.version or "")
     f.python = short_python(pyv) + ("t" if snapshot.python.extra.get("gil_disabled") and not python else "")
-    if present(snapshot.driver) and snapshot.driver.version:
-        f.driver = str(snapshot.driver.version)
+    if present(snapshot.driver) and compat.driver_version(snapshot.driver.version) is not None:
+        f.driver = str(snapshot.driver.version)  # an unreadable version counts as unknown, not as old
     f.gpus = [GpuFact(g.index, g.name, g.compute_capability) for g in snapshot.gpus]
     t = snapshot.torch
     if present(t):
@@ -167,6 +168,15 @@ def facts_from_snapshot(snapshot: Any, python: Optional[str] = None) -> MachineF
     if present(snapshot.build_tools):
         f.ninja = present(snapshot.build_tools.ninja) or None
         f.libaio = bool(snapshot.build_tools.libaio) if present(snapshot.build_tools.libaio) else None
+    ds = snapshot.deepspeed
+    if present(ds):
+        if present(ds.version):
+            f.packages["deepspeed"] = str(ds.version)
+        built = ds.torch_info.get("version") if present(ds.torch_info) else None
+        prebuilt = any((ds.extra.get("installed_ops") or {}).values())
+        stale = bool(built and prebuilt and f.torch_version and
+                     short_python(str(built)) != short_python(f.torch_version))
+        f.deepspeed_healthy = not (ds.importable is False or stale)
     return f
 
 
@@ -214,6 +224,12 @@ def plan(machine: MachineFacts, index: WheelIndex, wishes: Wishes) -> Plan:
         return out
     gpu_machine = bool(machine.gpus)
     newest_ds = _newest_deepspeed(index, wishes)
+    too_new = _gpus_newer_than_driver(machine)
+    if too_new:
+        out.status = "impossible"
+        out.reason = too_new[0]
+        out.upgrade.append(too_new[1])
+        return out
 
     broken_why = _installed_problem(machine, index, platform)
     installed_rel = index.release(machine.torch_version) if machine.torch_version else None
@@ -222,6 +238,10 @@ def plan(machine: MachineFacts, index: WheelIndex, wishes: Wishes) -> Plan:
     if installed_ok and spec_ok:
         out.kept.append(f"torch {machine.torch_version}")
         out.reason = f"torch {machine.torch_version} already works here" + _gpu_phrase(machine)
+        if gpu_machine and machine.torch_cuda_available is False:
+            out.reason = f"torch {machine.torch_version} is the right build for these GPUs and this driver"
+            out.notes.append("CUDA is unavailable to it for another reason (CUDA_VISIBLE_DEVICES, device permissions, "
+                             "a container without --gpus): `envdoctor check` names it; reinstalling would not help")
         if wishes.deepspeed:
             _plan_deepspeed(out, machine, index, wishes, machine.torch_version or "", machine.torch_cuda)
         out.status = "planned" if out.packages else "nothing_to_do"
@@ -383,6 +403,20 @@ def _check_variant(var: Variant, m: MachineFacts, platform: str, index: WheelInd
     return "", notes, full
 
 
+def _gpus_newer_than_driver(m: MachineFacts) -> Optional[Tuple[str, str]]:
+    """(why, upgrade) when a GPU needs a newer driver than any torch build can work around."""
+    have = compat.driver_version(m.driver) if m.driver else None
+    if have is None:
+        return None
+    osn = "windows" if m.os.lower().startswith("win") else "linux"
+    for g in m.gpus:
+        need = compat.gpu_min_driver(g.cc, osn)
+        if need and have < compat.driver_version(need):  # type: ignore[operator]
+            return (f"GPU {g.index} {g.name} (cc {g.cc}) needs driver >= {need}; driver {m.driver} cannot run it "
+                    "with any torch build", f"driver >= {need}")
+    return None
+
+
 def _installed_problem(m: MachineFacts, index: WheelIndex, platform: str) -> Optional[str]:
     """Why the installed torch does not work here, or None when it does (or nothing is installed)."""
     if m.torch_version is None:
@@ -398,7 +432,7 @@ def _installed_problem(m: MachineFacts, index: WheelIndex, platform: str) -> Opt
     d = compat.driver_supports(m.driver, cuda, osn, index.drivers)
     if not d:
         return d.why
-    archs = m.torch_arch_list
+    archs = m.torch_arch_list or None  # [] is what get_arch_list() says when CUDA cannot start: unknown
     if archs is None:
         rel = index.release(m.torch_version)
         var = rel.variants.get(variant_of(m.torch_version, cuda)) if rel else None
@@ -412,8 +446,8 @@ def _installed_problem(m: MachineFacts, index: WheelIndex, platform: str) -> Opt
                 return f"GPU {g.index} {g.name}: {v.why}"
             if v.via == "ptx" and not compat.ptx_jit_ok(m.driver, cuda, osn, index.drivers):
                 return f"GPU {g.index} {g.name} needs PTX JIT, which driver {m.driver} cannot do for CUDA {cuda}"
-    if m.torch_cuda_available is False:
-        return "torch.cuda.is_available() is False"
+    # cuda_available False with a fitting driver and kernels is not torch's fault (CUDA_VISIBLE_DEVICES,
+    # permissions, a container without --gpus): reinstalling the same build would not help.
     return None
 
 
@@ -443,7 +477,7 @@ def _plan_deepspeed(out: Plan, m: MachineFacts, index: WheelIndex, wishes: Wishe
         return
     ops = deepspeed_ops(m, torch_cuda, chosen)
     out.deepspeed_ops = ops
-    installed = m.packages.get("deepspeed")
+    installed = m.packages.get("deepspeed") if m.deepspeed_healthy is not False else None
     if installed and (wishes.deepspeed_spec is None or _in_spec(wishes.deepspeed_spec, installed)) and \
             (tv is None or not len(chosen.torch) or tv in chosen.torch) and not any(p.name == "torch" for p in out.packages):
         out.kept.append(f"deepspeed {installed}")
@@ -454,10 +488,16 @@ def _plan_deepspeed(out: Plan, m: MachineFacts, index: WheelIndex, wishes: Wishe
     out.packages.append(PlannedPackage("deepspeed", chosen.version, "", None, reason, f"deepspeed=={chosen.version}",
                                        chosen.status))
     out.env["DS_BUILD_OPS"] = "0"
-    if m.gpus:
-        archs = ";".join(sorted({g.cc for g in m.gpus}, key=compat.parse_cc))
-        out.notes.append(f"set TORCH_CUDA_ARCH_LIST={archs} when DeepSpeed builds ops (its default list includes "
-                         "archs that CUDA 13 dropped)")
+    if m.gpus and m.nvcc and compat.cuda_major_minor(m.nvcc)[0] >= 13:
+        # DeepSpeed's default arch list still names sm_60/sm_70, which CUDA 13's nvcc cannot target.
+        old = sorted({g.cc for g in m.gpus if compat.parse_cc(g.cc) < (7, 5)}, key=compat.parse_cc)
+        if old:
+            out.notes.append(f"nvcc {m.nvcc} cannot compile for compute capability {', '.join(old)}: DeepSpeed's "
+                             "CUDA ops need a CUDA 12.x toolkit here (set CUDA_HOME to it)")
+        else:
+            archs = ";".join(sorted({g.cc for g in m.gpus}, key=compat.parse_cc))
+            out.notes.append(f"set TORCH_CUDA_ARCH_LIST={archs} when DeepSpeed builds ops (its default list names "
+                             "archs that CUDA 13 dropped)")
 
 
 def deepspeed_ops(m: MachineFacts, torch_cuda: Optional[str], ds: DeepSpeedRelease) -> Dict[str, Any]:
@@ -486,6 +526,10 @@ def deepspeed_ops(m: MachineFacts, torch_cuda: Optional[str], ds: DeepSpeedRelea
 
 def _explain_impossible(out: Plan, m: MachineFacts, index: WheelIndex, wishes: Wishes, platform: str) -> None:
     """Name what to upgrade: the driver, the Python version, or neither (no build has kernels for a GPU)."""
+    if m.gpus and m.driver is None:
+        out.reason = "the NVIDIA driver version is unknown, so no CUDA build can be chosen"
+        out.upgrade.append("a driver whose version `nvidia-smi` reports (reload the driver or reboot after an upgrade)")
+        return
     osn = "windows" if platform.startswith("win") else "linux"
     arch_ok_pythons: List[str] = []
     driver_needs: List[Tuple[Version, str, str]] = []

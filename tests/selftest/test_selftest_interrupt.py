@@ -1,0 +1,38 @@
+"""Stopping envdoctor while a self-test runs (Ctrl-C, SIGTERM) ends every rank and removes its scratch dir."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import psutil
+import pytest
+
+from tests.conftest import ROOT
+
+pytest.importorskip("torch")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_interrupt_leaves_nothing_behind(tmp_path, sig):
+    env = dict(os.environ, PYTHONPATH=str(ROOT), ENVDOCTOR_SELFTEST_DIR=str(tmp_path))
+    proc = subprocess.Popen([sys.executable, "-m", "envdoctor", "selftest", "allreduce", "--backend", "gloo",
+                             "--nproc", "2", "--iters", "200"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    for line in proc.stderr:
+        if "ranks joined" in line or time.monotonic() > deadline:
+            break
+    ranks = [p for p in psutil.Process(proc.pid).children(recursive=True)]
+    assert ranks, "the launcher and its ranks should be running by now"
+    proc.send_signal(sig)
+    proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    _gone, alive = psutil.wait_procs(ranks, timeout=10)
+    assert alive == []
+    leftovers = [p for p in psutil.process_iter(["cmdline"]) if str(tmp_path) in " ".join(p.info["cmdline"] or [])]
+    assert leftovers == []
+    assert list(tmp_path.iterdir()) == []
