@@ -17,7 +17,7 @@ from .conftest import ROOT, by_name, cli, doc
 
 
 @pytest.mark.parametrize("args,message", [
-    (["--nproc", "0"], "--nproc must be at least 1"),
+    (["--nproc", "0"], "--nproc must be between 1 and 256"),
     (["--nnodes", "2"], "--nnodes above 1 needs --rdzv-endpoint"),
     (["--nnodes", "2", "--node-rank", "2", "--rdzv-endpoint", "h:1"], "--node-rank 2 is outside 0..1"),
     (["--rdzv-endpoint", "nohost"], "expected HOST:PORT"),
