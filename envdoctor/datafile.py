@@ -15,5 +15,7 @@ def read_json(path: Path) -> Tuple[Any, Union[str, None]]:
         return None, f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}"
     try:
         return json.loads(text), None
+    except RecursionError:
+        return None, f"{path}: invalid JSON: nested too deeply"
     except json.JSONDecodeError as exc:
         return None, f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"

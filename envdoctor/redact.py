@@ -8,12 +8,18 @@ from typing import Dict, Iterable, Mapping
 REDACTED = "<redacted>"
 _SECRET_NAME = re.compile(r"(TOKEN|SECRET|PASSW|PASSWD|API_?KEY|ACCESS_KEY|PRIVATE|CREDENTIAL|AUTH|COOKIE|SESSION)", re.I)
 _SECRET_VALUE = (
+    # Well-known token shapes, wherever they stand.
     re.compile(r"\b(hf_[A-Za-z0-9]{20,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|"
                r"sk-[A-Za-z0-9_-]{20,}|xox[abpr]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|glpat-[A-Za-z0-9_-]{20,}|"
-               r"eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,})"),
-    re.compile(r"(?i)\b((?:token|secret|password|passwd|api[_-]?key)\s*[=:]\s*)\S+"),
+               r"pypi-[A-Za-z0-9_-]{20,}|eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,})"),
+    # NAME=value, NAME: value and "NAME": "value" where NAME says it is secret (HF_TOKEN=..., "WANDB_API_KEY": "...").
+    # The value stops at a quote, space or separator, so JSON stays valid.
+    re.compile(r"(?i)([A-Za-z0-9_]*(?:token|secret|passw(?:or)?d|api[_-]?key|access[_-]?key|credential)(?:_[A-Za-z0-9]+)*"
+               r"[\"']?\s*[=:]\s*[\"']?)(?!<redacted>)([^\s\"'&;,]+)"),
+    re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{8,}"),
 )
-_URL_CREDENTIALS = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)([^/@\s:]+)(?::[^/@\s]*)?@")
+# scheme://user:password@host: everything up to the last '@' before the host (passwords may hold '@').
+_URL_CREDENTIALS = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s\"'<>]*@")
 
 # Environment variables worth recording: they change how CUDA, NCCL, torch and DeepSpeed behave.
 ENV_PREFIXES = ("CUDA_", "NCCL_", "TORCH_", "PYTORCH_", "NVIDIA_", "CUDNN_", "DS_", "GLOO_", "UCX_",
@@ -27,7 +33,8 @@ def scrub_secrets(text: str) -> str:
     """Secrets never leave the machine: tokens, passwords, credentials inside URLs."""
     text = _URL_CREDENTIALS.sub(lambda m: f"{m.group(1)}{REDACTED}@", text)
     text = _SECRET_VALUE[0].sub(REDACTED, text)
-    return _SECRET_VALUE[1].sub(lambda m: m.group(1) + REDACTED, text)
+    text = _SECRET_VALUE[1].sub(lambda m: m.group(1) + REDACTED, text)
+    return _SECRET_VALUE[2].sub(lambda m: f"{m.group(1)} {REDACTED}", text)
 
 
 def env_value(name: str, value: str) -> str:

@@ -446,6 +446,8 @@ def load_snapshot(path: Union[str, Path]) -> Snapshot:
         raise SnapshotError(f"{p}: cannot read: {exc}") from None
     try:
         data = json.loads(text)
+    except RecursionError:
+        raise SnapshotError(f"{p}: invalid JSON: nested too deeply") from None
     except json.JSONDecodeError as exc:
         what = "truncated JSON" if exc.pos >= len(text.rstrip()) else "invalid JSON"
         raise SnapshotError(f"{p}: {what} at line {exc.lineno} column {exc.colno}: {exc.msg}") from None

@@ -162,3 +162,59 @@ def test_python_that_is_not_an_interpreter_is_exit_2(value):
 def test_selftest_nproc_is_bounded():
     res = run_cli(["selftest", "--nproc", "99999999999999999999"])
     assert res.returncode == 2 and "--nproc must be between 1 and" in res.stderr
+
+
+SECRETS = ("hf_abc", "0123456789abcdef0123", "S3cretPa55", "p@ssw0rd", "AgEIcHlwaS5vcmcCJDA0OWE5ZjYx", "eyJhbGciOiJIUzI1NiJ9")
+
+
+def _snapshot_with_secrets(tmp_path):
+    data = json.loads(fixture_path("broken_torch_a10g").read_text())
+    data["env"] = {"HF_TOKEN": "hf_abc", "WANDB_API_KEY": "0123456789abcdef0123",
+                   "PIP_INDEX_URL": "https://bob:S3cretPa55@pypi.corp.example/simple"}
+    data["torch"]["error"] = ("ImportError: libcudnn.so.9: cannot open shared object file (from "
+                              "https://carol:p@ssw0rd@mirror.example/whl, Authorization: Bearer eyJhbGciOiJIUzI1NiJ9 "
+                              "token pypi-AgEIcHlwaS5vcmcCJDA0OWE5ZjYx)")
+    p = tmp_path / "secrets.json"
+    p.write_text(json.dumps(data))
+    return p
+
+
+def test_no_secret_reaches_any_output(tmp_path):
+    p = str(_snapshot_with_secrets(tmp_path))
+    outputs = {
+        "check --json": run_cli(["check", "--snapshot", p, "--json"]),
+        "check": run_cli(["check", "--snapshot", p]),
+        "report --no-redact": run_cli(["report", "--no-redact", "--snapshot", p]),
+        "fleet --json": run_cli(["fleet", p, str(fixture_path("h100_8x_nvswitch")), "--json"]),
+        "fix --dry-run": run_cli(["fix", "--snapshot", p, "--dry-run", "--json",
+                                  "--index-base", "https://dave:p@ssw0rd@mirror.example/whl"]),
+    }
+    for name, res in outputs.items():
+        assert res.returncode in (0, 1), (name, res.stderr)
+        for secret in SECRETS:
+            assert secret not in res.stdout + res.stderr, (name, secret)
+        if "--json" in name:
+            json.loads(res.stdout)  # redaction keeps the document valid
+    assert "libcudnn.so.9" in outputs["check"].stdout  # the useful part of the error stays
+
+
+def test_fleet_compares_driver_release_and_interface_names(tmp_path):
+    paths = []
+    for i in range(3):
+        data = json.loads(fixture_path("h100_8x_nvswitch").read_text())
+        data["host"]["hostname"] = f"node-{i}"
+        if i == 1:
+            data["driver"]["version"] = "550.90.07"
+        if i == 2:
+            for iface in data["network"]["interfaces"]:
+                if iface["name"] == "eth0":
+                    iface["name"] = "ens5"
+        p = tmp_path / f"n{i}.json"
+        p.write_text(json.dumps(data))
+        paths.append(str(p))
+    doc = json.loads(run_cli(["fleet", *paths, "--json"]).stdout)
+    titles = {f["title"]: f for f in doc["findings"]}
+    assert "NVIDIA driver differs on node-1 (others: 550.54.15)" in titles
+    iface = next(f for t, f in titles.items() if t.startswith("network interfaces differs on node-2"))
+    assert "NCCL_SOCKET_IFNAME" in iface["fix"] and "envdoctor fix" not in iface["fix"]
+    assert not any(t.startswith("driver branch") for t in titles)

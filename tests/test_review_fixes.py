@@ -80,3 +80,25 @@ def test_deepspeed_notes_follow_nvcc():
     data = json.loads(fixture_path("h100_8x_nvswitch").read_text())
     notes = " ".join(_plan(snapshot_from_json(data), deepspeed=True).notes)
     assert "TORCH_CUDA_ARCH_LIST" not in notes  # nvcc 12.4 targets every arch DeepSpeed lists
+
+
+@pytest.mark.parametrize("url", ["http://", "https:///whl", "http://mirror .example/whl", "http://mirror/whl\nx",
+                                 "ftp://mirror/whl", "file://"])
+def test_bad_index_base_is_exit_2(url):
+    from tests.conftest import run_cli
+
+    res = run_cli(["fix", "--snapshot", str(fixture_path("t4_cpu_torch")), "--dry-run", "--index-base", url])
+    assert res.returncode == 2 and "--index-base" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_deeply_nested_json_is_exit_2(tmp_path):
+    from tests.conftest import run_cli
+
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100000 + "]" * 100000)
+    for args, env in ((["check", "--snapshot", str(deep)], None),
+                      (["check", "--snapshot", str(fixture_path("b200_driver_575"))], {"ENVDOCTOR_WHEELS_INDEX": str(deep)}),
+                      (["fix", "--snapshot", str(fixture_path("b200_driver_575")), "--dry-run"],
+                       {"ENVDOCTOR_WHEELS_INDEX": str(deep)})):
+        res = run_cli(args, env=env)
+        assert res.returncode == 2 and "nested too deeply" in res.stderr and "Traceback" not in res.stderr

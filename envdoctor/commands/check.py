@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import threading
 from typing import List
@@ -12,6 +11,7 @@ from envdoctor.commands.common import add_python, add_snapshot, add_timeouts, ob
 from envdoctor.findings import Finding, exit_code, sort_findings, summary
 from envdoctor.present.facts import render_facts
 from envdoctor.present.findings import render_findings
+from envdoctor.present.output import emit, emit_json
 from envdoctor.present.style import Style
 
 CHECK_SCHEMA = "envdoctor.check/1"
@@ -53,10 +53,10 @@ def run(args: argparse.Namespace) -> int:
             "findings": [f.to_json() for f in findings],
             "summary": summary(findings),
         }
-        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+        emit_json(doc)
     else:
         style = Style.for_stream(sys.stdout)
         if args.facts:
-            sys.stdout.write(render_facts(snap) + "\n")
-        sys.stdout.write(render_findings(findings, style))
+            emit(render_facts(snap) + "\n")
+        emit(render_findings(findings, style))
     return exit_code(findings, strict=args.strict)

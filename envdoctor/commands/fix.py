@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import sys
@@ -13,6 +12,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from envdoctor.commands.common import add_timeouts, obtain_snapshot, target_python
 from envdoctor.errors import InputError
+from envdoctor.present.output import emit, emit_json
 
 TORCH_INDEX_ENV = "ENVDOCTOR_TORCH_INDEX"
 
@@ -156,7 +156,7 @@ def run(args: argparse.Namespace) -> int:
     install = the_plan.status == "planned" and not args.dry_run and not args.snapshot
     if install and not args.yes:
         if sys.stdin.isatty() and sys.stdout.isatty():
-            sys.stdout.write(render(doc))
+            emit(render(doc))
             answer = input("install this plan? [y/N] ").strip().lower()
             install = answer in ("y", "yes")
             if not install:
@@ -173,7 +173,7 @@ def run(args: argparse.Namespace) -> int:
         doc["message"] = out.message
         doc["rollback_ok"] = out.rollback_ok
         say(out.message)
-    sys.stdout.write(json.dumps(doc, indent=2) + "\n" if args.json else render(doc))
+    emit_json(doc) if args.json else emit(render(doc))
     if doc["status"] == "rolled_back":
         return 3
     return 1 if doc["status"] == "impossible" else 0

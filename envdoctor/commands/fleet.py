@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from envdoctor.errors import InputError
 from envdoctor.findings import exit_code, sort_findings, summary
 from envdoctor.present.findings import render_findings
+from envdoctor.present.output import emit, emit_json
 from envdoctor.present.style import Style
 from envdoctor.rules.drift import fleet_findings
 from envdoctor.snapshot import load_snapshot, present
@@ -39,8 +39,8 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         doc = {"schema": FLEET_SCHEMA, "nodes": [{"host": n, "file": p} for n, p, _ in nodes],
                "findings": [f.to_json() for f in findings], "summary": summary(findings)}
-        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+        emit_json(doc)
     else:
-        sys.stdout.write(f"{len(nodes)} nodes: {', '.join(n for n, _, _ in nodes)}\n\n")
-        sys.stdout.write(render_findings(findings, Style.for_stream(sys.stdout)))
+        emit(f"{len(nodes)} nodes: {', '.join(n for n, _, _ in nodes)}\n\n")
+        emit(render_findings(findings, Style.for_stream(sys.stdout)))
     return exit_code(findings, strict=args.strict)

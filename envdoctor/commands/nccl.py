@@ -8,12 +8,12 @@ being off may still be listed), 1 a failure was diagnosed (a finding of severity
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import textwrap
 from typing import Optional
 
 from envdoctor.errors import InputError
+from envdoctor.present.output import emit, emit_json
 from envdoctor.present.style import Style
 
 
@@ -64,9 +64,9 @@ def run(args: argparse.Namespace) -> int:
     snapshot = _snapshot(args)
     report = diagnose_paths(files, snapshot=snapshot, rules=rules)
     if args.json:
-        sys.stdout.write(json.dumps(report.to_json(), indent=2) + "\n")
+        emit_json(report.to_json())
     else:
-        sys.stdout.write(render(report, Style.for_stream(sys.stdout), snapshot_used=snapshot is not None))
+        emit(render(report, Style.for_stream(sys.stdout), snapshot_used=snapshot is not None))
     return report.exit_code()
 
 

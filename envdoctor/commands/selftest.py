@@ -7,7 +7,6 @@ Progress goes to stderr; stdout carries the report (the JSON document with --jso
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from typing import Callable, List, Optional
@@ -16,6 +15,7 @@ from envdoctor.commands.common import target_python
 from envdoctor.errors import InputError
 from envdoctor.findings import sort_findings
 from envdoctor.present.findings import render_findings
+from envdoctor.present.output import emit, emit_json
 from envdoctor.present.style import Style
 from envdoctor.snapshot import Snapshot
 
@@ -145,9 +145,9 @@ def run(args: argparse.Namespace) -> int:
         discard_open_rundirs()
         raise
     if args.json:
-        sys.stdout.write(json.dumps(document(results), indent=2) + "\n")
+        emit_json(document(results))
     else:
-        sys.stdout.write(render_results(results, Style.for_stream(sys.stdout)))
+        emit(render_results(results, Style.for_stream(sys.stdout)))
     return exit_code(results)
 
 

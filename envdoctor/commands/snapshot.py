@@ -10,6 +10,7 @@ from pathlib import Path
 
 from envdoctor.commands.common import add_python, add_timeouts, obtain_snapshot
 from envdoctor.errors import InputError
+from envdoctor.redact import scrub_secrets
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -22,7 +23,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     snap = obtain_snapshot(args)
-    text = snap.dumps()
+    text = scrub_secrets(snap.dumps())
     if not args.output:
         sys.stdout.write(text)
         return 0

@@ -18,10 +18,17 @@ PLATFORM_HINTS = {"linux_x86_64": ("x86_64",), "linux_aarch64": ("aarch64",), "w
 
 
 def check_index_url(url: str, what: str = "--index-base") -> str:
-    """Only http(s) and file URLs; anything else is bad input (exit 2)."""
-    scheme = urllib.parse.urlsplit(url).scheme.lower()
+    """http(s) URLs with a host (and file:// for a mirror on local disk); anything else is bad input (exit 2)."""
+    if any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in url):
+        raise InputError(f"{what} {url!r}: a URL cannot contain spaces or control characters")
+    parts = urllib.parse.urlsplit(url)
+    scheme = parts.scheme.lower()
     if scheme not in ("http", "https", "file"):
         raise InputError(f"{what} {url!r}: only http://, https:// or file:// index URLs are allowed")
+    if scheme != "file" and not parts.hostname:
+        raise InputError(f"{what} {url!r}: no host name")
+    if scheme == "file" and not parts.path.strip("/"):
+        raise InputError(f"{what} {url!r}: no path")
     return url.rstrip("/")
 
 

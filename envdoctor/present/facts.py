@@ -93,7 +93,8 @@ def fact_groups(snap: Snapshot) -> List[Tuple[str, List[Tuple[str, str]]]]:
     tk = snap.cuda_toolkit
     bt = snap.build_tools
     toolkit = [
-        ("nvcc", f"{show(tk.nvcc_version)} at {show(tk.nvcc_path)}" if present(tk) else show(tk)),
+        ("nvcc", (f"{tk.nvcc_version} at {show(tk.nvcc_path)}" if present(tk.nvcc_version) else show(tk.nvcc_version))
+         if present(tk) else show(tk)),
         ("CUDA_HOME", show(tk.cuda_home) if present(tk) else show(tk)),
     ]
     if present(bt):

@@ -135,7 +135,8 @@ def validate_rule(raw: Any, where: str) -> Tuple[Optional[Rule], List[str]]:
                     errors.append(f"{where}: for_each: '{each['in']}' is not a list")
                 else:
                     roots[each["as"]] = item
-    errors += [f"{where}: when: {e}" for e in check_condition(raw["when"], roots, PREDICATES)]
+    when_errors = check_condition(raw["when"], roots, PREDICATES)
+    errors += [f"{where}: when: {e}" for e in when_errors]
     esc = raw.get("escalate")
     if esc is not None:
         if not isinstance(esc, dict) or esc.get("to") not in SEVERITIES or "when" not in esc:
@@ -156,7 +157,7 @@ def validate_rule(raw: Any, where: str) -> Tuple[Optional[Rule], List[str]]:
             for m in TEMPLATE_NAME.finditer(group):
                 if m.group(1) not in ("count", "subjects") and check_path(m.group(1), {}):
                     errors.append(f"{where}: group_title: '{{{m.group(1)}}}' must be count, subjects or a snapshot path")
-    for label, text in texts:
+    for label, text in texts if not when_errors else []:  # a broken condition binds nothing to check against
         if not isinstance(text, str):
             errors.append(f"{where}: {label} must be text")
             continue
