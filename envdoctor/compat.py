@@ -204,10 +204,6 @@ def deepspeed_cuda_ok(nvcc_version: str, torch_cuda: str, mismatch_ok: Mapping[s
                           "when it builds ops (DS_SKIP_CUDA_CHECK=1 overrides at your own risk)")
 
 
-def families(drivers: Mapping[str, Any]) -> Dict[str, Dict[str, str]]:
-    return dict(drivers.get("families") or {})
-
-
 # --- used by the rules engine -----------------------------------------------------------------
 
 # Blackwell GPUs (10.x data centre, 12.x RTX 50xx / RTX PRO / GB10) need the R570 driver whatever the
@@ -231,10 +227,6 @@ def driver_os(os_name: str, wsl: object = False) -> str:
 
 def cuda_major_minor(cuda: str) -> Tuple[int, int]:
     return _major_minor(cuda)
-
-
-def cc_parts(cc: str) -> Tuple[int, int]:
-    return parse_cc(cc)
 
 
 def cc_number(cc: str) -> int:

@@ -1,16 +1,31 @@
-"""Where envdoctor's data lives: the repository's top-level `rules/` and `wheels_index.json` in a
-checkout, or the copies bundled into the wheel (`envdoctor/_bundled/`) once installed."""
+"""envdoctor's data files (rules, NCCL signatures, tables, the wheel index): where they are, and reading
+them with one-line errors."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any, Tuple, Union
 
 _PACKAGE = Path(__file__).resolve().parent
 
 
 def data_path(name: str) -> Path:
-    """`rules` or `wheels_index.json`: the checkout's copy first, then the bundled one."""
-    for candidate in (_PACKAGE.parent / name, _PACKAGE / "_bundled" / name):
-        if candidate.exists():
-            return candidate
-    return _PACKAGE.parent / name
+    """`rules`, `rules/nccl` or `wheels_index.json`: the copy bundled into an installed wheel
+    (`envdoctor/_bundled/`), else the checkout's top-level one."""
+    bundled = _PACKAGE / "_bundled" / name
+    return bundled if bundled.exists() else _PACKAGE.parent / name
+
+
+def read_json(path: Path) -> Tuple[Any, Union[str, None]]:
+    """(document, None), or (None, 'PATH: what is wrong') for an unreadable or malformed file."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return None, f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}"
+    try:
+        return json.loads(text), None
+    except RecursionError:
+        return None, f"{path}: invalid JSON: nested too deeply"
+    except json.JSONDecodeError as exc:
+        return None, f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"

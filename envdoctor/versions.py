@@ -28,12 +28,6 @@ def parse(text: Any) -> Optional[Version]:
         return None
 
 
-def release(text: Any) -> Optional[Version]:
-    """The public release only: '2.5.1+cu124' -> 2.5.1."""
-    v = parse(text)
-    return Version(v.base_version) if v is not None else None
-
-
 def major_minor(text: Any) -> Optional[tuple]:
     v = parse(text)
     if v is None:

@@ -90,18 +90,26 @@ def test_baseline_reports_drift(tmp_path):
     assert [f["title"] for f in drift] == ["NVIDIA driver changed: 550.54.15 -> 550.90.07"]
 
 
-def test_fleet_names_the_odd_node(tmp_path):
-    nodes = []
+def fleet_of_three(tmp_path, edit):
+    """Three H100 nodes named node-0..2; edit(i, data) makes a node differ."""
+    paths = []
     for i in range(3):
         data = json.loads(fixture_path("h100_8x_nvswitch").read_text())
         data["host"]["hostname"] = f"node-{i}"
+        edit(i, data)
+        p = tmp_path / f"n{i}.json"
+        p.write_text(json.dumps(data))
+        paths.append(str(p))
+    return paths
+
+
+def test_fleet_names_the_odd_node(tmp_path):
+    def edit(i, data):
         if i == 2:
             data["torch"]["version"] = "2.4.1+cu121"
             data["torch"]["nccl"] = "2.20.5"
-        p = tmp_path / f"n{i}.json"
-        p.write_text(json.dumps(data))
-        nodes.append(str(p))
-    res = run_cli(["fleet", *nodes, "--json"])
+
+    res = run_cli(["fleet", *fleet_of_three(tmp_path, edit), "--json"])
     doc = json.loads(res.stdout)
     assert doc["schema"] == "envdoctor.fleet/1" and [n["host"] for n in doc["nodes"]] == ["node-0", "node-1", "node-2"]
     cats = {(f["title"], tuple(f["subjects"])) for f in doc["findings"]}
@@ -199,19 +207,15 @@ def test_no_secret_reaches_any_output(tmp_path):
 
 
 def test_fleet_compares_driver_release_and_interface_names(tmp_path):
-    paths = []
-    for i in range(3):
-        data = json.loads(fixture_path("h100_8x_nvswitch").read_text())
-        data["host"]["hostname"] = f"node-{i}"
+    def edit(i, data):
         if i == 1:
             data["driver"]["version"] = "550.90.07"
         if i == 2:
             for iface in data["network"]["interfaces"]:
                 if iface["name"] == "eth0":
                     iface["name"] = "ens5"
-        p = tmp_path / f"n{i}.json"
-        p.write_text(json.dumps(data))
-        paths.append(str(p))
+
+    paths = fleet_of_three(tmp_path, edit)
     doc = json.loads(run_cli(["fleet", *paths, "--json"]).stdout)
     titles = {f["title"]: f for f in doc["findings"]}
     assert "NVIDIA driver differs on node-1 (others: 550.54.15)" in titles

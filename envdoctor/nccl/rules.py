@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
-from envdoctor.datafile import read_json
+from envdoctor.data_files import data_path, read_json
 from envdoctor.errors import InputError
 from envdoctor.nccl import predicates
 
@@ -71,11 +71,7 @@ class RuleSet:
 
 def default_rules_dir() -> Path:
     """The bundled copy in an installed wheel, else `rules/nccl` of the source tree."""
-    here = Path(__file__).resolve().parent.parent
-    for cand in (here / "_bundled" / "rules" / "nccl", here.parent / "rules" / "nccl"):
-        if cand.is_dir():
-            return cand
-    return here.parent / "rules" / "nccl"
+    return data_path("rules/nccl")
 
 
 _CACHE: Dict[Tuple[str, Tuple[Tuple[str, float], ...]], RuleSet] = {}

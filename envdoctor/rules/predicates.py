@@ -345,7 +345,7 @@ def _triton_pins() -> Dict[str, str]:
 @functools.lru_cache(maxsize=4)
 def _read_triton_pins(rules_dir: str) -> Dict[str, str]:
     """rules/tables/triton_pins.json, checked: a bad table is an InputError naming the file and entry."""
-    from envdoctor.datafile import read_json
+    from envdoctor.data_files import read_json
     from envdoctor.errors import InputError
 
     path = Path(rules_dir) / "tables" / "triton_pins.json"

@@ -9,8 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
-from envdoctor.data_files import data_path
-from envdoctor.datafile import read_json
+from envdoctor.data_files import data_path, read_json
 from envdoctor.errors import InputError
 from envdoctor.findings import SAFETIES, SEVERITIES
 from envdoctor.rules.conditions import check_condition, check_path, field_type, list_item_type

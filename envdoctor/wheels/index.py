@@ -18,7 +18,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from envdoctor.datafile import read_json
+from envdoctor.data_files import data_path, read_json
 from envdoctor.errors import InputError
 
 SCHEMA = "envdoctor.wheels_index/1"
@@ -34,11 +34,7 @@ _VARIANT = {"cuda": re.compile(r"^cu\d{2,3}$"), "rocm": re.compile(r"^rocm\d+(\.
 
 def bundled_path() -> Path:
     """The index shipped with envdoctor: inside an installed wheel, or at the root of a checkout."""
-    pkg = Path(__file__).resolve().parents[1]
-    inside = pkg / "_bundled" / "wheels_index.json"
-    if inside.is_file():
-        return inside
-    return pkg.parent / "wheels_index.json"
+    return data_path("wheels_index.json")
 
 
 def user_cache_dir() -> Path:
