@@ -125,7 +125,7 @@ def run_gpu(target: Target, timeout: float = 600.0, progress: Progress = no_prog
     if data.get("devices"):
         metrics["devices"] = [
             {k: v for k, v in d.items() if k != "matmul"}
-            | {"tflops": {n: _r(m.get("tflops"), 2) for n, m in d["matmul"].items()},
+            | {"tflops": {n: _sig(m.get("tflops")) for n, m in d["matmul"].items()},
                "rel_err": {n: m.get("rel_err") for n, m in d["matmul"].items()}}
             for d in data["devices"]
         ]
@@ -152,3 +152,8 @@ def run_gpu(target: Target, timeout: float = 600.0, progress: Progress = no_prog
 
 def _r(value: Any, digits: int = 4) -> Any:
     return round(value, digits) if isinstance(value, float) else value
+
+
+def _sig(value: Any, figures: int = 3) -> Any:
+    """Round to significant figures, so a slow device's 0.004 TFLOP/s does not read as 0."""
+    return float(f"{value:.{figures}g}") if isinstance(value, float) else value

@@ -77,7 +77,8 @@ def test_gpu_matmul_checks_run_on_the_cpu(marker, monkeypatch):
     (dev,) = res.metrics["devices"]
     assert dev["device"] == "cpu" and set(dev["tflops"]) == {"float32", "bfloat16"}
     assert dev["rel_err"]["float32"] < 1e-5 and dev["rel_err"]["bfloat16"] < 2e-2
-    assert all(v > 0 for v in dev["tflops"].values())
+    # a rate is reported for each dtype; how fast a loaded CPU is does not matter
+    assert all(isinstance(v, float) and v > 0 for v in dev["tflops"].values()), dev["tflops"]
 
 
 def test_backward_bf16_autocast_path_on_cpu(tmp_path, marker):
