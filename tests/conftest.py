@@ -12,7 +12,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SNAPSHOTS = ROOT / "tests" / "fixtures" / "snapshots"
-SHARED = ROOT.parent / "shared"
 
 
 def fixture_path(name: str) -> Path:

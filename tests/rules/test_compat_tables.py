@@ -1,5 +1,5 @@
 """Driver x CUDA x compute capability, exhaustively, against expectations written by hand from
-../shared/facts/FACTS.md (sections 1a-3), and through the rules that use them."""
+facts/FACTS.md (sections 1a-3), and through the rules that use them."""
 
 from __future__ import annotations
 
