@@ -291,3 +291,20 @@ def test_every_command_module_is_registered():
     modules = {f"envdoctor.commands.{p.stem}" for p in (ROOT / "envdoctor" / "commands").glob("*.py")}
     assert modules - {"envdoctor.commands.__init__", "envdoctor.commands.common"} == set(cli.COMMAND_MODULES)
 
+
+@pytest.mark.parametrize("url", ["http://", "https:///whl", "http://mirror .example/whl", "http://mirror/whl\nx",
+                                 "ftp://mirror/whl", "file://"])
+def test_bad_index_base_is_exit_2(url):
+    res = run_cli(["fix", "--snapshot", str(fixture_path("t4_cpu_torch")), "--dry-run", "--index-base", url])
+    assert res.returncode == 2 and "--index-base" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_deeply_nested_json_is_exit_2(tmp_path):
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100000 + "]" * 100000)
+    for args, env in ((["check", "--snapshot", str(deep)], None),
+                      (["check", "--snapshot", str(fixture_path("b200_driver_575"))], {"ENVDOCTOR_WHEELS_INDEX": str(deep)}),
+                      (["fix", "--snapshot", str(fixture_path("b200_driver_575")), "--dry-run"],
+                       {"ENVDOCTOR_WHEELS_INDEX": str(deep)})):
+        res = run_cli(args, env=env)
+        assert res.returncode == 2 and "nested too deeply" in res.stderr and "Traceback" not in res.stderr
