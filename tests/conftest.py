@@ -19,8 +19,13 @@ USER_DIRS = {"XDG_CACHE_HOME": ".cache", "XDG_STATE_HOME": ".local/state", "XDG_
 
 
 def hermetic_environ(environ: Mapping[str, str], home: Path) -> Dict[str, str]:
-    """`environ` with no ENVDOCTOR_* setting and every per-user directory inside `home`."""
+    """`environ` with no ENVDOCTOR_* setting and every per-user directory inside `home`.
+
+    One cache stays the user's: the ops DeepSpeed JIT-compiles in the self-tests (torch's extensions
+    directory). It changes how long a test takes, never its answer, and a fresh one costs minutes."""
     env = {k: v for k, v in environ.items() if not k.startswith("ENVDOCTOR_")}
+    user_cache = environ.get("XDG_CACHE_HOME") or str(Path(environ.get("HOME") or Path.home()) / ".cache")
+    env.setdefault("TORCH_EXTENSIONS_DIR", str(Path(user_cache) / "torch_extensions"))
     env["HOME"] = str(home)
     env.update({name: str(home / sub) for name, sub in USER_DIRS.items()})
     return env
