@@ -13,6 +13,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SNAPSHOTS = ROOT / "tests" / "fixtures" / "snapshots"
+# The user's home as the session found it (tests get a fake one): where pyenv's interpreters are.
+USER_HOME = Path.home()
 # Where envdoctor (and the tools it runs) keep per-user files: the wheel index copy, fix state, crash reports.
 USER_DIRS = {"XDG_CACHE_HOME": ".cache", "XDG_STATE_HOME": ".local/state", "XDG_CONFIG_HOME": ".config",
              "LOCALAPPDATA": "AppData/Local"}
