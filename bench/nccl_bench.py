@@ -2,7 +2,7 @@
 
     python bench/nccl_bench.py [--size-mb 1024] [--dense-mb 100] [--corpus PATH] [--out bench/results/nccl.json]
 
-Accuracy: top-1 / top-3 over `../shared/nccl-dev-corpus.jsonl` (skipped when absent), also without the
+Accuracy: top-1 / top-3 over the labelled dev corpus `tests/nccl/corpus/dev.jsonl`, also without the
 `weak_log` entries (threads with no raw log). Throughput: a generated log (training output with NCCL INFO
 blocks, warnings, tracebacks, binary garbage and over-long lines, and a failure at the end) is written to a
 temporary file and diagnosed in a child process (so its peak RSS is the diagnosis alone), then again under
@@ -23,22 +23,22 @@ import tempfile
 import time
 import tracemalloc
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from envdoctor.nccl import diagnose_paths, diagnose_text  # noqa: E402
 
+CORPUS = ROOT / "tests" / "nccl" / "corpus" / "dev.jsonl"
 
-def find_corpus(explicit: Optional[str]) -> Optional[Path]:
-    if explicit:
-        return Path(explicit)
-    for base in (ROOT.parent, ROOT.parent.parent):
-        cand = base / "shared" / "nccl-dev-corpus.jsonl"
-        if cand.exists():
-            return cand
-    return None
+
+def _shown(path: Path) -> str:
+    """A path inside the repository as relative to its root (results stay comparable across checkouts)."""
+    try:
+        return str(path.resolve().relative_to(ROOT))
+    except ValueError:
+        return str(path)
 
 
 def accuracy(corpus: Path) -> Dict[str, Any]:
@@ -59,7 +59,7 @@ def accuracy(corpus: Path) -> Dict[str, Any]:
                 "top3": round(sum(r["top3"] for r in sel) / n, 4) if n else None}
 
     return {
-        "corpus": str(corpus),
+        "corpus": _shown(corpus),
         "all": score(rows),
         "excluding_weak_log": score([r for r in rows if not r["weak_log"]]),
         "misleading_only": score([r for r in rows if r["misleading_log"]]),
@@ -166,7 +166,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--size-mb", type=int, default=1024)
     ap.add_argument("--dense-mb", type=int, default=100)
-    ap.add_argument("--corpus")
+    ap.add_argument("--corpus", default=str(CORPUS))
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "nccl.json"))
     ap.add_argument("--child")
     ap.add_argument("--traced", action="store_true")
@@ -177,18 +177,13 @@ def main() -> int:
 
     result: Dict[str, Any] = {"machine": {"python": platform.python_version(), "cpus": os.cpu_count(),
                                           "platform": platform.platform()}}
-    corpus = find_corpus(args.corpus)
-    if corpus is None or not corpus.exists():
-        print("accuracy: skipped (../shared/nccl-dev-corpus.jsonl not found)")
-        result["accuracy"] = {"skipped": "nccl-dev-corpus.jsonl not found"}
-    else:
-        acc = accuracy(corpus)
-        result["accuracy"] = acc
-        a, w = acc["all"], acc["excluding_weak_log"]
-        print(f"accuracy ({a['n']} cases): top-1 {a['top1']:.1%}, top-3 {a['top3']:.1%}; "
-              f"without weak_log ({w['n']}): top-1 {w['top1']:.1%}, top-3 {w['top3']:.1%}")
-        for miss in acc["misses"]:
-            print(f"  miss {miss['id']}: expected {miss['expected']}, got {miss['got']}")
+    acc = accuracy(Path(args.corpus))
+    result["accuracy"] = acc
+    a, w = acc["all"], acc["excluding_weak_log"]
+    print(f"accuracy ({a['n']} cases): top-1 {a['top1']:.1%}, top-3 {a['top3']:.1%}; "
+          f"without weak_log ({w['n']}): top-1 {w['top1']:.1%}, top-3 {w['top3']:.1%}")
+    for miss in acc["misses"]:
+        print(f"  miss {miss['id']}: expected {miss['expected']}, got {miss['got']}")
 
     result["baseline_rss_mib"] = baseline_rss()
     runs = {}

@@ -3,16 +3,22 @@
 from __future__ import annotations
 
 import argparse
+import datetime
 import importlib
 import os
 import signal
 import sys
+import tempfile
 import threading
+import traceback
 from typing import List, Optional, Sequence
 
 from envdoctor import __version__
 from envdoctor.errors import InputError
+from envdoctor.redact import scrub_secrets
 from envdoctor.snapshot import SnapshotError
+
+EXIT_INTERNAL_ERROR = 70  # EX_SOFTWARE: a bug in envdoctor, never a finding about the machine (that is 1)
 
 # Each module registers its subcommand(s) and runs them; the order is the order of --help.
 COMMAND_MODULES = (
@@ -37,16 +43,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"envdoctor {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name == name:  # a command not built yet
-                continue
-            raise
-        module.register(sub)
+        importlib.import_module(name).register(sub)
     return parser
-
-
 
 
 def _sigterm_as_interrupt(signum: int, frame: object) -> None:
@@ -55,27 +53,8 @@ def _sigterm_as_interrupt(signum: int, frame: object) -> None:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args_list: List[str] = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser()
-    if not args_list:
-        if sys.stdin.isatty() and sys.stdout.isatty() and os.environ.get("TERM") != "dumb":
-            try:
-                tui = importlib.import_module("envdoctor.tui.app")
-            except ModuleNotFoundError:
-                tui = None
-            if tui is not None:
-                return int(tui.run_tui() or 0)
-        args_list = ["check"]
     try:
-        args = parser.parse_args(args_list)
-    except SystemExit as exc:  # argparse exits 2 on bad arguments, 0 on --help
-        return int(exc.code or 0)
-    if not getattr(args, "func", None):
-        parser.print_help(sys.stderr)
-        return 2
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, _sigterm_as_interrupt)  # so cleanups (self-test ranks, rollbacks) run
-    try:
-        return int(args.func(args))
+        return _run(args_list)
     except (InputError, SnapshotError) as exc:
         print(f"envdoctor: error: {exc}", file=sys.stderr)
         return 2
@@ -88,3 +67,62 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         except OSError:
             pass
         return 0
+    except Exception as exc:  # a bug: say so in one line, keep the traceback for the bug report
+        return _internal_error(exc, args_list)
+
+
+def _run(args_list: List[str]) -> int:
+    parser = build_parser()
+    if not args_list:
+        if sys.stdin.isatty() and sys.stdout.isatty() and os.environ.get("TERM") != "dumb":
+            return int(importlib.import_module("envdoctor.tui.app").run_tui() or 0)
+        args_list = ["check"]
+    try:
+        args = parser.parse_args(args_list)
+    except SystemExit as exc:  # argparse exits 2 on bad arguments, 0 on --help
+        return int(exc.code or 0)
+    if not getattr(args, "func", None):
+        parser.print_help(sys.stderr)
+        return 2
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _sigterm_as_interrupt)  # so cleanups (self-test ranks, rollbacks) run
+    return int(args.func(args))
+
+
+def _internal_error(exc: Exception, args_list: List[str]) -> int:
+    """Write the traceback to a file and print one line naming the exception and that file; exit 70."""
+    text = scrub_secrets("".join([
+        f"envdoctor {__version__} internal error, {datetime.datetime.now(datetime.timezone.utc).isoformat()}\n",
+        f"python {sys.version.split()[0]} ({sys.executable})\n",
+        f"argv: envdoctor {' '.join(args_list)}\n\n",
+        *traceback.format_exception(type(exc), exc, exc.__traceback__),
+    ]))
+    where = _write_traceback(text)
+    message = " ".join(scrub_secrets(str(exc)).split())
+    what = type(exc).__name__ + (": " + "".join(c if c.isprintable() else "?" for c in message)[:300] if message else "")
+    kept = f"traceback in {where}" if where else "no writable directory for the traceback"
+    print(f"envdoctor: internal error: {what} ({kept})", file=sys.stderr)
+    return EXIT_INTERNAL_ERROR
+
+
+def _write_traceback(text: str) -> Optional[str]:
+    """The file the traceback went to: under envdoctor's cache directory, else the temp directory."""
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    name = f"internal-error-{stamp}-{os.getpid()}.txt"
+    try:
+        from envdoctor.wheels.index import user_cache_dir
+
+        folder = user_cache_dir() / "crash"
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / name
+        path.write_text(text, encoding="utf-8")
+        return str(path)
+    except Exception:  # no home, a read-only cache, a broken install: fall back to the temp directory
+        pass
+    try:
+        fd, tmp = tempfile.mkstemp(prefix="envdoctor-internal-error-", suffix=".txt")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        return tmp
+    except OSError:
+        return None

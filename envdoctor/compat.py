@@ -3,7 +3,7 @@
 Shared by the planner and the rules engine. They take strings and tuples, never a Snapshot, and
 return a `Verdict` (truthy when compatible, with the reason either way).
 
-Facts (see ../shared/facts/FACTS.md sections 1-2):
+Facts (see facts/FACTS.md sections 1-2):
 - SASS `sm_XY` runs on a GPU of compute capability X.Z when Z >= Y (same major only);
   `sm_XYa` runs on exactly X.Y; `sm_XYf` like plain SASS (same family).
 - PTX `compute_NN` is JIT-compiled on any GPU with cc >= NN, but only by a driver that knows the PTX

@@ -1,4 +1,5 @@
-"""Shared test helpers: fixture snapshots of real machine types, and running the CLI as users do."""
+"""Shared test helpers: fixture snapshots of real machine types, running the CLI as users do, and a hermetic
+environment for every test."""
 
 from __future__ import annotations
 
@@ -6,13 +7,45 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Dict, List, Mapping, Optional
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SNAPSHOTS = ROOT / "tests" / "fixtures" / "snapshots"
-SHARED = ROOT.parent / "shared"
+# The user's home as the session found it (tests get a fake one): where pyenv's interpreters are.
+USER_HOME = Path.home()
+# Where envdoctor (and the tools it runs) keep per-user files: the wheel index copy, fix state, crash reports.
+USER_DIRS = {"XDG_CACHE_HOME": ".cache", "XDG_STATE_HOME": ".local/state", "XDG_CONFIG_HOME": ".config",
+             "LOCALAPPDATA": "AppData/Local"}
+
+
+def hermetic_environ(environ: Mapping[str, str], home: Path) -> Dict[str, str]:
+    """`environ` with no ENVDOCTOR_* setting and every per-user directory inside `home`.
+
+    One cache stays the user's: the ops DeepSpeed JIT-compiles in the self-tests (torch's extensions
+    directory). It changes how long a test takes, never its answer, and a fresh one costs minutes."""
+    env = {k: v for k, v in environ.items() if not k.startswith("ENVDOCTOR_")}
+    user_cache = environ.get("XDG_CACHE_HOME") or str(Path(environ.get("HOME") or Path.home()) / ".cache")
+    env.setdefault("TORCH_EXTENSIONS_DIR", str(Path(user_cache) / "torch_extensions"))
+    env["HOME"] = str(home)
+    env.update({name: str(home / sub) for name, sub in USER_DIRS.items()})
+    return env
+
+
+@pytest.fixture(autouse=True)
+def hermetic(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """No test sees the user's envdoctor cache, state or ENVDOCTOR_* settings (nor do the CLIs it starts).
+
+    Returns the fake home directory."""
+    home = tmp_path_factory.mktemp("home")
+    env = hermetic_environ(os.environ, home)
+    for name in set(os.environ) - set(env):
+        monkeypatch.delenv(name)
+    for name, value in env.items():
+        if os.environ.get(name) != value:
+            monkeypatch.setenv(name, value)
+    return home
 
 
 def fixture_path(name: str) -> Path:

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
+import re
+import signal
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 
 import pytest
 
+from envdoctor.cli import EXIT_INTERNAL_ERROR, main
 from envdoctor.jsonschema_lite import validate_snapshot
 from tests.conftest import ROOT, fixture_path, run_cli
 
@@ -222,3 +228,83 @@ def test_fleet_compares_driver_release_and_interface_names(tmp_path):
     iface = next(f for t, f in titles.items() if t.startswith("network interfaces differs on node-2"))
     assert "NCCL_SOCKET_IFNAME" in iface["fix"] and "envdoctor fix" not in iface["fix"]
     assert not any(t.startswith("driver branch") for t in titles)
+
+
+@pytest.fixture
+def keep_sigterm():
+    """main() turns SIGTERM into KeyboardInterrupt for its run; put pytest's handler back afterwards."""
+    before = signal.getsignal(signal.SIGTERM)
+    yield
+    signal.signal(signal.SIGTERM, before)
+
+
+def _crash(*args, **kwargs):
+    raise RuntimeError("rule engine\nexploded \x1b[31mred\x1b[0m with HF_TOKEN=hf_abcdefghijklmnopqrstuvwx")
+
+
+def test_unexpected_exception_is_exit_70_with_one_line_and_a_traceback_file(monkeypatch, capsys, keep_sigterm):
+    import envdoctor.commands.check
+
+    monkeypatch.setattr(envdoctor.commands.check, "diagnose_snapshot", _crash)
+    assert main(["check", "--snapshot", str(fixture_path("h100_8x_nvswitch"))]) == EXIT_INTERNAL_ERROR == 70
+    out, err = capsys.readouterr()
+    assert out == ""
+    [line] = err.splitlines()
+    match = re.fullmatch(r"envdoctor: internal error: RuntimeError: rule engine exploded \?\[31mred\?\[0m with "
+                         r"HF_TOKEN=<redacted> \(traceback in (.+)\)", line)
+    assert match, line
+    kept = Path(match.group(1))
+    assert kept.parent == Path(os.environ["XDG_CACHE_HOME"]) / "envdoctor" / "crash"
+    text = kept.read_text()
+    assert "Traceback (most recent call last)" in text and "in _crash" in text and "diagnose_snapshot" in text
+    assert "argv: envdoctor check --snapshot" in text and "hf_abcdefghijklmnopqrstuvwx" not in text
+
+
+def test_traceback_goes_to_the_temp_directory_when_the_cache_is_not_writable(monkeypatch, capsys, tmp_path,
+                                                                             keep_sigterm):
+    import envdoctor.commands.rules
+
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(envdoctor.commands.rules, "run", _crash)
+    assert main(["rules", "list"]) == 70
+    line = capsys.readouterr().err.strip()
+    kept = Path(line.rsplit("(traceback in ", 1)[1].rstrip(")"))
+    assert kept.parent == tmp_path / "tmp" and "RuntimeError" in kept.read_text()
+
+
+def test_a_command_module_that_does_not_import_is_an_internal_error(monkeypatch, capsys):
+    import envdoctor.cli as cli
+
+    monkeypatch.setattr(cli, "COMMAND_MODULES", (*cli.COMMAND_MODULES, "envdoctor.commands.not_there"))
+    assert main(["rules", "list"]) == 70
+    err = capsys.readouterr().err
+    assert err.startswith("envdoctor: internal error: ModuleNotFoundError: No module named 'envdoctor.commands.not_there'")
+
+
+def test_every_command_module_is_registered():
+    import envdoctor.cli as cli
+
+    modules = {f"envdoctor.commands.{p.stem}" for p in (ROOT / "envdoctor" / "commands").glob("*.py")}
+    assert modules - {"envdoctor.commands.__init__", "envdoctor.commands.common"} == set(cli.COMMAND_MODULES)
+
+
+@pytest.mark.parametrize("url", ["http://", "https:///whl", "http://mirror .example/whl", "http://mirror/whl\nx",
+                                 "ftp://mirror/whl", "file://"])
+def test_bad_index_base_is_exit_2(url):
+    res = run_cli(["fix", "--snapshot", str(fixture_path("t4_cpu_torch")), "--dry-run", "--index-base", url])
+    assert res.returncode == 2 and "--index-base" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_deeply_nested_json_is_exit_2(tmp_path):
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100000 + "]" * 100000)
+    for args, env in ((["check", "--snapshot", str(deep)], None),
+                      (["check", "--snapshot", str(fixture_path("b200_driver_575"))], {"ENVDOCTOR_WHEELS_INDEX": str(deep)}),
+                      (["fix", "--snapshot", str(fixture_path("b200_driver_575")), "--dry-run"],
+                       {"ENVDOCTOR_WHEELS_INDEX": str(deep)})):
+        res = run_cli(args, env=env)
+        assert res.returncode == 2 and "nested too deeply" in res.stderr and "Traceback" not in res.stderr

@@ -24,6 +24,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.json_schemas import assert_valid
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -187,6 +189,7 @@ def assert_rolled_back(site, res, before):
     assert res.returncode == 3, res.stderr[-3000:]
     doc = json.loads(res.stdout)
     assert doc["status"] == "rolled_back" and doc["rollback_ok"] is True, doc.get("message")
+    assert_valid(doc)
     assert freeze(site) == before
     out = subprocess.run([site.python, "-c", "import torch, fakedep; print(torch.__version__, fakedep.V)"],
                          capture_output=True, text=True, env=site.env)
@@ -201,6 +204,7 @@ def test_clean_install_then_undo(site):
     assert res.returncode == 0, res.stderr[-3000:]
     doc = json.loads(res.stdout)
     assert doc["status"] == "installed"
+    assert_valid(doc)
     download, install = doc["commands"]
     assert download[1:4] == ["-m", "pip", "download"] and f"{site.url}/whl/cpu" in download
     assert "--no-index" in install and "torch==2.14.1+cpu" in install

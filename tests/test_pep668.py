@@ -9,12 +9,12 @@ import sysconfig
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.conftest import USER_HOME, run_cli
 
 
 def _spare_system_python() -> str:
     """A real interpreter outside any venv (pyenv's), whose stdlib we may mark for the test's duration."""
-    for path in sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.1[0-4].*/bin/python"))):
+    for path in sorted(glob.glob(str(USER_HOME / ".pyenv" / "versions" / "3.1[0-4].*" / "bin" / "python"))):
         if subprocess.run([path, "-c", ""], capture_output=True).returncode == 0:
             return path
     pytest.skip("no spare system interpreter here")

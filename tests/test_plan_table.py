@@ -15,10 +15,14 @@ How the table was derived (not by running the planner):
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from envdoctor.snapshot import load_snapshot, snapshot_from_json
 from envdoctor.wheels.index import load_index
-from envdoctor.wheels.planner import GpuFact, MachineFacts, Wishes, plan
+from envdoctor.wheels.planner import GpuFact, MachineFacts, Wishes, facts_from_snapshot, plan
+from tests.conftest import fixture_path
 
 PYTHONS = ("3.8", "3.9", "3.10", "3.11", "3.12", "3.13", "3.14")
 DRIVERS = {"450.51": "450.51.06", "470": "470.256.02", "535": "535.247.01", "550": "550.163.01",
@@ -234,3 +238,28 @@ def test_working_torch_with_deepspeed_wanted(index):
     assert p.status == "planned" and [x.name for x in p.packages] == ["deepspeed"]
     m.packages = {"deepspeed": "0.19.5"}
     assert plan(m, index, Wishes(deepspeed=True)).status == "nothing_to_do"
+
+
+def _plan(snap, **wishes):
+    return plan(facts_from_snapshot(snap), load_index(), Wishes(**wishes))
+
+
+def test_hidden_cuda_keeps_the_right_torch():
+    p = _plan(load_snapshot(fixture_path("h100_cuda_hidden")))
+    assert p.status == "nothing_to_do" and p.kept == ["torch 2.5.1+cu124"]
+    assert any("reinstalling would not help" in n for n in p.notes)
+
+
+@pytest.mark.parametrize("name", ["deepspeed_broken", "deepspeed_stale_ops"])
+def test_fix_deepspeed_replaces_a_broken_deepspeed(name):
+    p = _plan(load_snapshot(fixture_path(name)), deepspeed=True)
+    assert [pkg.name for pkg in p.packages] == ["deepspeed"]
+
+
+def test_deepspeed_notes_follow_nvcc():
+    snap = load_snapshot(fixture_path("v100_cuda13_build"))
+    notes = " ".join(_plan(snap, deepspeed=True).notes)
+    assert "cannot compile for compute capability 7.0" in notes and "TORCH_CUDA_ARCH_LIST=7.0" not in notes
+    data = json.loads(fixture_path("h100_8x_nvswitch").read_text())
+    notes = " ".join(_plan(snapshot_from_json(data), deepspeed=True).notes)
+    assert "TORCH_CUDA_ARCH_LIST" not in notes  # nvcc 12.4 targets every arch DeepSpeed lists

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from envdoctor.jsonschema_lite import validate_snapshot
+from envdoctor.jsonschema_lite import load_schema, validate_snapshot
 from envdoctor.snapshot import (
     SCHEMA,
     Gpu,
@@ -17,7 +17,8 @@ from envdoctor.snapshot import (
     load_snapshot,
     snapshot_from_json,
 )
-from tests.conftest import SHARED, all_fixture_names, fixture_path, run_cli
+from tests.conftest import all_fixture_names, fixture_path, run_cli
+from tests.json_schemas import assert_valid
 
 
 def test_there_are_at_least_twelve_machine_fixtures():
@@ -32,14 +33,9 @@ def test_fixture_is_schema_valid_and_round_trips(name):
     assert load_snapshot(fixture_path(name)).dumps() == text
 
 
-def test_fixtures_validate_against_the_shared_schema_too():
-    jsonschema = pytest.importorskip("jsonschema")
-    schema_file = SHARED / "snapshot.schema.json"
-    if not schema_file.exists():
-        pytest.skip("../shared is not beside this checkout")
-    schema = json.loads(schema_file.read_text())
+def test_fixtures_validate_against_the_schema_with_jsonschema_too():
     for name in all_fixture_names():
-        jsonschema.validate(json.loads(fixture_path(name).read_text()), schema)
+        assert_valid(json.loads(fixture_path(name).read_text()), SCHEMA)
 
 
 def test_absent_reasons_survive_the_round_trip():
@@ -119,7 +115,5 @@ def test_cli_missing_snapshot_file(tmp_path):
     assert res.returncode == 2 and "no such file" in res.stderr
 
 
-def test_schema_constant_matches_the_shared_contract():
-    schema_file = SHARED / "snapshot.schema.json"
-    if schema_file.exists():
-        assert json.loads(schema_file.read_text())["$id"] == SCHEMA
+def test_schema_constant_matches_the_bundled_schema():
+    assert load_schema("snapshot.schema.json")["$id"] == SCHEMA

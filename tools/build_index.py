@@ -1,4 +1,4 @@
-"""Build wheels_index.json from the fact base (../shared/facts/matrix.json) plus the few choices made here.
+"""Build wheels_index.json from the fact base (facts/matrix.json, sources in facts/FACTS.md) plus the few choices made here.
 
 Usage: python tools/build_index.py [MATRIX_JSON] [-o wheels_index.json]
 
@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_MATRIX = Path("/work/shared/facts/matrix.json")
+DEFAULT_MATRIX = ROOT / "facts" / "matrix.json"
 PLATFORMS = ("linux_x86_64", "linux_aarch64", "win_amd64")
 
 # Latest patch of each minor release. From the facts: 2.14.1 (LOCAL_2141), 2.13.0 (LOCAL_2130CPU).

@@ -12,14 +12,6 @@ MiB = 1 << 20
 GiB = 1 << 30
 
 
-def shared_file(name: str) -> Path:
-    """A file of ../shared (beside the main checkout; a worktree may sit one level deeper)."""
-    for base in (ROOT.parent, ROOT.parent.parent):
-        if (base / "shared" / name).exists():
-            return base / "shared" / name
-    return ROOT.parent / "shared" / name
-
-
 def snapshot(**host) -> Snapshot:
     """A machine snapshot with only the fields a test sets (everything else 'not probed')."""
     return Snapshot(created="2026-01-01T00:00:00Z", host=Host(os="linux", arch="x86_64", **host),

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from envdoctor.nccl import diagnose_paths, load_rules
-from tests.nccl.helpers import FIXTURES, shared_file, snapshot
+from tests.nccl.helpers import FIXTURES, ROOT, snapshot
 
 FIXTURE_LOGS = sorted(FIXTURES.glob("*.log"))
 
@@ -40,9 +40,7 @@ def test_every_category_has_a_fixture() -> None:
 
 
 def test_categories_cover_the_taxonomy() -> None:
-    taxonomy = shared_file("nccl-taxonomy.md")
-    if not taxonomy.exists():
-        pytest.skip("../shared/nccl-taxonomy.md not present")
+    taxonomy = ROOT / "docs" / "nccl-taxonomy.md"
     import re
 
     text = taxonomy.read_text().split("## Taxonomy", 1)[-1]

@@ -11,6 +11,7 @@ import pytest
 from envdoctor.probes import pyenv, torch_probe
 from envdoctor.probes.base import ProbeContext
 from envdoctor.snapshot import Unavailable
+from tests.conftest import USER_HOME
 
 
 def fake_torch(tmp_path, init_body: str, version: str = "2.4.1"):
@@ -123,7 +124,7 @@ def test_children_run_on_old_interpreters(tmp_path, version):
     import shutil
     import subprocess
 
-    candidates = sorted(glob.glob(os.path.expanduser(f"~/.pyenv/versions/{version}.*/bin/python")))
+    candidates = sorted(glob.glob(str(USER_HOME / ".pyenv" / "versions" / f"{version}.*" / "bin" / "python")))
     candidates += [p for p in [shutil.which(f"python{version}")] if p]
     found = next((p for p in candidates if subprocess.run([p, "-c", ""], capture_output=True).returncode == 0), None)
     if not found:

@@ -1,5 +1,5 @@
 """Driver x CUDA x compute capability, exhaustively, against expectations written by hand from
-../shared/facts/FACTS.md (sections 1a-3), and through the rules that use them."""
+facts/FACTS.md (sections 1a-3), and through the rules that use them."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from envdoctor import compat
+from envdoctor.diagnose import diagnose
 from envdoctor.rules.engine import evaluate_rule
 from envdoctor.rules.registry import load_rules
 from envdoctor.snapshot import load_snapshot
@@ -100,3 +101,20 @@ def test_arch_rule_matches_the_table(build, i):
     snap.gpus[0].compute_capability = CC[i]
     snap.torch.arch_list = ARCH[build]
     assert bool(evaluate_rule(ED102, snap)) is (EXPECTED_KERNEL[build][i] is None)
+
+
+@pytest.mark.parametrize("cc, os_name, need", [
+    ("10.0", "linux", "570.26"), ("10.3", "linux", "570.26"), ("12.0", "linux", "570.26"), ("12.1", "linux", "570.26"),
+    ("12.0", "windows", "570.65"), ("9.0", "linux", None), ("8.9", "windows", None),
+])
+def test_blackwell_needs_r570_by_major_version(cc, os_name, need):
+    assert compat.gpu_min_driver(cc, os_name) == need
+
+
+def test_wsl_blackwell_uses_the_windows_driver_minimum():
+    snap = load_snapshot(fixture_path("wsl2_rtx4090"))
+    snap.gpus[0].compute_capability = "12.0"
+    snap.driver.version = "566.36"
+    assert "ED107" in {f.id for f in diagnose(snap)}
+    snap.driver.version = "572.16"
+    assert "ED107" not in {f.id for f in diagnose(snap)}

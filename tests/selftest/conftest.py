@@ -14,6 +14,8 @@ from typing import Dict, List, Optional
 import psutil
 import pytest
 
+from tests.json_schemas import assert_valid
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -34,8 +36,10 @@ def popen_cli(args: List[str], env: Dict[str, str]) -> subprocess.Popen:
 
 
 def doc(proc: subprocess.CompletedProcess) -> dict:
+    """The `selftest --json` document a run printed; it must be valid under envdoctor/data/selftest.schema.json."""
     data = json.loads(proc.stdout)
     assert data["schema"] == "envdoctor.selftest/1"
+    assert_valid(data)
     return data
 
 

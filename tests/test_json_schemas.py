@@ -1,0 +1,203 @@
+"""Every JSON document envdoctor prints validates against the schema it ships (envdoctor/data/*.schema.json).
+
+The documents are real outputs: each command run through `main()` on the fixture snapshots and NCCL logs,
+all in one child process (the CLI writes to the process's stdout). Self-tests take minutes, so their schema
+is checked on a recorded CPU run and on documents built by the code that writes them (tests/selftest/ also
+validates every self-test document the suite produces).
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Dict, List, Tuple
+
+import jsonschema
+import pytest
+
+from envdoctor.commands.check import CHECK_SCHEMA
+from envdoctor.commands.fleet import FLEET_SCHEMA
+from envdoctor.findings import Finding
+from envdoctor.nccl.diagnose import SCHEMA as NCCL_SCHEMA
+from envdoctor.selftest.result import SCHEMA as SELFTEST_SCHEMA
+from envdoctor.selftest.result import TestResult, document
+from envdoctor.snapshot import SCHEMA as SNAPSHOT_SCHEMA
+from envdoctor.wheels.planner import PLAN_SCHEMA
+from tests.conftest import ROOT, all_fixture_names, fixture_path
+from tests.json_schemas import SCHEMAS, assert_valid, errors
+
+NCCL_LOGS = sorted((ROOT / "tests" / "fixtures" / "nccl").glob("*.*"))
+RECORDED_SELFTEST = ROOT / "tests" / "fixtures" / "selftest" / "cpu_gloo_all.json"
+
+
+# Runs main() once per argument list and collects what each run wrote on stdout (file descriptor 1).
+_DRIVER = """
+import json, os, sys, tempfile
+from envdoctor.cli import main
+results = []
+for args in json.load(sys.stdin):
+    with tempfile.TemporaryFile() as out:
+        sys.stdout.flush()
+        saved = os.dup(1)
+        os.dup2(out.fileno(), 1)
+        try:
+            code = main(args)
+        finally:
+            sys.stdout.flush()
+            os.dup2(saved, 1)
+            os.close(saved)
+        out.seek(0)
+        results.append([code, out.read().decode()])
+print(json.dumps(results))
+"""
+
+
+def _runs() -> List[List[str]]:
+    runs = []
+    for name in all_fixture_names():
+        snap = str(fixture_path(name))
+        runs += [["check", "--snapshot", snap, "--json"], ["fix", "--snapshot", snap, "--dry-run", "--json"],
+                 ["fix", "--snapshot", snap, "--dry-run", "--json", "--deepspeed"]]
+    runs += [["nccl", "diagnose", str(log), "--json"] for log in NCCL_LOGS]
+    runs.append(["nccl", "diagnose", *map(str, NCCL_LOGS), "--json"])
+    runs.append(["check", "--snapshot", str(fixture_path("b200_driver_575")), "--baseline",
+                 str(fixture_path("h100_8x_nvswitch")), "--json"])
+    runs.append(["fleet", *(str(fixture_path(n)) for n in all_fixture_names()), "--json"])
+    same = str(fixture_path("h100_8x_nvswitch"))
+    runs.append(["fleet", same, same, "--json"])
+    return runs
+
+
+@functools.cache
+def _outputs() -> Dict[Tuple[str, ...], Tuple[int, str]]:
+    runs = _runs()
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.run([sys.executable, "-c", _DRIVER], input=json.dumps(runs), capture_output=True, text=True,
+                          cwd=ROOT, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return {tuple(args): (code, out) for args, (code, out) in zip(runs, json.loads(proc.stdout))}
+
+
+def run_json(args: List[str]) -> Any:
+    """The document `envdoctor ARGS` printed; it exited 0 or 1, as these commands do on valid input."""
+    code, out = _outputs()[tuple(args)]
+    assert code in (0, 1), out
+    return json.loads(out)
+
+
+def test_one_schema_per_document_named_as_the_code_names_it():
+    assert set(SCHEMAS) == {SNAPSHOT_SCHEMA, CHECK_SCHEMA, PLAN_SCHEMA, SELFTEST_SCHEMA, NCCL_SCHEMA, FLEET_SCHEMA,
+                            "envdoctor.finding/1"}
+    for schema in SCHEMAS.values():
+        jsonschema.Draft202012Validator.check_schema(schema)
+
+
+@pytest.mark.parametrize("name", all_fixture_names())
+def test_check_json(name):
+    doc = run_json(["check", "--snapshot", str(fixture_path(name)), "--json"])
+    assert doc["schema"] == CHECK_SCHEMA
+    assert_valid(doc)
+
+
+def test_check_json_with_drift_findings():
+    doc = run_json(["check", "--snapshot", str(fixture_path("b200_driver_575")), "--baseline",
+                            str(fixture_path("h100_8x_nvswitch")), "--json"])
+    assert "drift" in {f["category"] for f in doc["findings"]}
+    assert_valid(doc)
+
+
+@pytest.mark.parametrize("name", all_fixture_names())
+def test_plan_json(name):
+    snap = str(fixture_path(name))
+    for extra in ([], ["--deepspeed"]):
+        doc = run_json(["fix", "--snapshot", snap, "--dry-run", "--json", *extra])
+        assert doc["schema"] == PLAN_SCHEMA and ("deepspeed_ops" in doc) == bool(extra and doc["status"] != "impossible")
+        assert_valid(doc)
+
+
+@pytest.mark.parametrize("log", NCCL_LOGS, ids=lambda p: p.name)
+def test_nccl_json(log):
+    doc = run_json(["nccl", "diagnose", str(log), "--json"])
+    assert doc["schema"] == NCCL_SCHEMA
+    assert_valid(doc)
+
+
+def test_nccl_json_of_many_logs():
+    doc = run_json(["nccl", "diagnose", *map(str, NCCL_LOGS), "--json"])
+    assert len(doc["inputs"]) == len(NCCL_LOGS) and doc["findings"]
+    assert_valid(doc)
+
+
+def test_fleet_json():
+    every = [str(fixture_path(n)) for n in all_fixture_names()]
+    doc = run_json(["fleet", *every, "--json"])
+    assert doc["schema"] == FLEET_SCHEMA and len(doc["nodes"]) == len(every) and doc["findings"]
+    assert_valid(doc)
+    same = str(fixture_path("h100_8x_nvswitch"))
+    doc = run_json(["fleet", same, same, "--json"])  # one host name twice: the nodes are named by file
+    assert [n["host"] for n in doc["nodes"]] == [same, same]
+    assert_valid(doc)
+
+
+def test_recorded_selftest_run():
+    doc = json.loads(RECORDED_SELFTEST.read_text())
+    assert [t["status"] for t in doc["tests"]] == ["passed", "passed", "passed", "skipped"]
+    assert_valid(doc)
+
+
+def test_selftest_documents_as_the_code_writes_them():
+    finding = Finding(id="SELFTEST-GPU-NO-PEER", severity="warning", category="p2p_unavailable", title="no peer access",
+                      detail="d", fix="f", subjects=["gpu:0", "gpu:1"])
+    doc = document([
+        TestResult("allreduce", "passed", 1.25, {"world_size": 2, "backend": "gloo", "busbw_gbps": {"1048576": 0.9}}),
+        TestResult("backward", "failed", 3.0, {}, "the backward worker exited with code 1", log="/tmp/run/backward.log"),
+        TestResult("compile", "skipped", error="torch 1.13.1 has no torch.compile (needs 2.0 or newer)"),
+        TestResult("gpu", "passed", 0.5, {"devices": []}, findings=[finding]),
+    ])
+    assert_valid(json.loads(json.dumps(doc)))
+
+
+@pytest.mark.parametrize("path, value, expected", [
+    (("tests", 0, "status"), "ok", "is not one of"),
+    (("tests", 0, "error"), "a passed test has no error", "None was expected"),
+    (("tests", 0, "metrics", "busbw_gbps"), {"1 MiB": 0.9}, "does not match"),
+    (("tests", 3, "error"), None, "is not of type 'string'"),
+])
+def test_selftest_schema_rejects_what_the_contract_forbids(path, value, expected):
+    doc = json.loads(RECORDED_SELFTEST.read_text())
+    *parents, key = path
+    target = doc
+    for p in parents:
+        target = target[p]
+    target[key] = value
+    assert any(expected in e for e in errors(doc)), errors(doc)
+
+
+def test_schemas_reject_a_broken_document():
+    check = run_json(["check", "--snapshot", str(fixture_path("b200_driver_575")), "--json"])
+    bad = copy.deepcopy(check)
+    bad["findings"][0]["severity"] = "fatal"
+    bad["snapshot"]["host"] = "node7"  # the snapshot is checked by its own schema
+    del bad["summary"]["infos"]
+    assert [e.split(":")[0] for e in errors(bad)] == ["findings/0/severity", "snapshot/host", "summary"]
+    plan = run_json(["fix", "--snapshot", str(fixture_path("b200_driver_575")), "--dry-run", "--json"])
+    plan["status"] = "done"
+    plan["packages"][0]["variant"] = "cuda12"
+    assert [e.split(":")[0] for e in errors(plan)] == ["packages/0/variant", "status"]
+    nccl = run_json(["nccl", "diagnose", str(NCCL_LOGS[0]), "--json"])
+    nccl["findings"][0]["confidence"] = "certain"
+    assert [e.split(":")[0] for e in errors(nccl)] == ["findings/0/confidence"]
+
+
+def test_contract_points_at_the_schemas():
+    contract = (ROOT / "docs" / "contract.md").read_text()
+    for sid in SCHEMAS:
+        if sid != "envdoctor.finding/1":
+            assert f"`{sid}`" in contract
+    for path in Path(ROOT / "envdoctor" / "data").glob("*.schema.json"):
+        assert f"envdoctor/data/{path.name}" in contract
