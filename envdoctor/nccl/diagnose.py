@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import io
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, Dict, List, Optional, Sequence, Tuple, Union
 
@@ -29,42 +29,8 @@ NO_FAILURE = "No recognisable NCCL failure in the input."
 
 
 @dataclass
-class NcclFinding:
-    id: str
-    category: str
-    title: str
-    severity: str
-    confidence: str
-    score: float
-    evidence: List[str]
-    locations: List[str]
-    fix: str
-    why: List[str] = field(default_factory=list)
-
-    def to_json(self) -> Dict[str, Any]:
-        return {
-            "id": self.id,
-            "category": self.category,
-            "title": self.title,
-            "severity": self.severity,
-            "evidence": list(self.evidence),
-            "locations": list(self.locations),
-            "fix": self.fix,
-            "confidence": self.confidence,
-            "score": round(self.score, 2),
-            "why": list(self.why),
-        }
-
-    def to_finding(self) -> Finding:
-        """The same finding in the project-wide shape (for `check`/`selftest` documents)."""
-        detail = "\n".join([*self.why, *(f"log: {e}" for e in self.evidence)])
-        return Finding(id=self.id, severity=self.severity, category=self.category, title=self.title,
-                       detail=f"[{self.confidence} confidence] {detail}".strip(), fix=self.fix, subjects=["nccl"])
-
-
-@dataclass
 class NcclReport:
-    findings: List[NcclFinding]
+    findings: List[Finding]
     facts: NcclFacts
     inputs: List[str]
     lines: int = 0
@@ -76,7 +42,7 @@ class NcclReport:
         return any(f.severity == "error" for f in self.findings)
 
     @property
-    def root_cause(self) -> Optional[NcclFinding]:
+    def root_cause(self) -> Optional[Finding]:
         return self.findings[0] if self.findings else None
 
     def exit_code(self) -> int:
@@ -85,7 +51,7 @@ class NcclReport:
     def to_json(self) -> Dict[str, Any]:
         return {
             "schema": SCHEMA,
-            "findings": [f.to_json() for f in self.findings],
+            "findings": [f.to_nccl_json() for f in self.findings],
             "facts": self.facts.as_dict(),
             "inputs": list(self.inputs),
             "summary": {"failure_diagnosed": self.failed, "lines": self.lines, "bytes": self.bytes,
@@ -168,7 +134,7 @@ def prefilter_for(rules: RuleSet) -> Prefilter:
 
 
 def rank(rules: RuleSet, signals: Dict[str, SignalHit], facts: NcclFacts,
-         snapshot: Optional[Snapshot] = None) -> List[NcclFinding]:
+         snapshot: Optional[Snapshot] = None) -> List[Finding]:
     """Score every category from the signals, apply the context rules, and rank."""
     scores: Dict[str, float] = {}
     sigs_for: Dict[str, List[str]] = {}
@@ -213,7 +179,7 @@ def rank(rules: RuleSet, signals: Dict[str, SignalHit], facts: NcclFacts,
         first = signals[used[0]].first if used else (sys.maxsize, 0)
         cands.append((score, first, cat, used))
     cands.sort(key=lambda c: (-c[0], c[1], c[2]))
-    out: List[NcclFinding] = []
+    out: List[Finding] = []
     for n, (score, _first, cat, used) in enumerate(cands[: int(settings["max_findings"])]):
         c = rules.categories[cat]
         lines: List[str] = []
@@ -227,10 +193,12 @@ def rank(rules: RuleSet, signals: Dict[str, SignalHit], facts: NcclFacts,
             conf = "medium"  # a close runner-up: the log cannot tell them apart well
         evidence = [ln.split("\t", 1)[1] for ln in lines] + list(dict.fromkeys(extra.get(cat, [])))
         locations = [ln.split("\t", 1)[0] for ln in lines]
-        out.append(NcclFinding(
+        reasons = list(dict.fromkeys(why.get(cat, [])))
+        detail = "\n".join([*reasons, *(f"log: {e}" for e in evidence)])
+        out.append(Finding(
             id="NCCL-" + cat.upper().replace("_", "-"), category=cat, title=c.title, severity=c.severity,
-            confidence=conf, score=score, evidence=evidence, locations=locations, fix=c.fix,
-            why=list(dict.fromkeys(why.get(cat, []))),
+            detail=f"[{conf} confidence] {detail}".strip(), fix=c.fix, subjects=["nccl"],
+            confidence=conf, score=score, evidence=evidence, locations=locations, why=reasons,
         ))
     return out
 
