@@ -132,7 +132,8 @@ def test_cli_never_imports_textual_or_torch():
         "import sys, envdoctor.cli, envdoctor.diagnose, envdoctor.probes.runner, envdoctor.rules.engine;"
         "envdoctor.cli.build_parser();"
         "from envdoctor.snapshot import load_snapshot; from envdoctor.diagnose import diagnose;"
-        f"diagnose(load_snapshot({str(fixture_path('h100_8x_nvswitch'))!r}));"
+        "from envdoctor.knowledge import knowledge_from_environment; k = knowledge_from_environment();"
+        f"diagnose(load_snapshot({str(fixture_path('h100_8x_nvswitch'))!r}), k.rules, k.index);"
         "bad = [m for m in ('textual', 'torch', 'rich', 'deepspeed', 'requests') if m in sys.modules];"
         "print(bad); sys.exit(1 if bad else 0)"
     )

@@ -7,11 +7,10 @@ import json
 import pytest
 
 from envdoctor import compat
-from envdoctor.diagnose import diagnose
 from envdoctor.snapshot import load_snapshot, snapshot_from_json
 from envdoctor.wheels.index import load_index
 from envdoctor.wheels.planner import Wishes, facts_from_snapshot, plan
-from tests.conftest import fixture_path
+from tests.conftest import diagnose_bundled, fixture_path
 
 
 def _plan(snap, **wishes):
@@ -34,16 +33,16 @@ def test_old_driver_blackwell_is_impossible_for_fix_and_an_error_for_check(cc):
         g.compute_capability = cc
     p = _plan(snap)
     assert p.status == "impossible" and p.upgrade == ["driver >= 570.26"]
-    assert "ED107" in {f.id for f in diagnose(snap)}
+    assert "ED107" in {f.id for f in diagnose_bundled(snap)}
 
 
 def test_wsl_blackwell_uses_the_windows_driver_minimum():
     snap = load_snapshot(fixture_path("wsl2_rtx4090"))
     snap.gpus[0].compute_capability = "12.0"
     snap.driver.version = "566.36"
-    assert "ED107" in {f.id for f in diagnose(snap)}
+    assert "ED107" in {f.id for f in diagnose_bundled(snap)}
     snap.driver.version = "572.16"
-    assert "ED107" not in {f.id for f in diagnose(snap)}
+    assert "ED107" not in {f.id for f in diagnose_bundled(snap)}
 
 
 def test_hidden_cuda_keeps_the_right_torch():
@@ -56,7 +55,7 @@ def test_empty_arch_list_is_unknown_not_broken():
     snap = load_snapshot(fixture_path("h200_8x_healthy"))
     snap.torch.arch_list = []
     assert _plan(snap).status == "nothing_to_do"
-    assert not [f for f in diagnose(snap) if f.severity != "info"]
+    assert not [f for f in diagnose_bundled(snap) if f.severity != "info"]
 
 
 @pytest.mark.parametrize("name", ["deepspeed_broken", "deepspeed_stale_ops"])
@@ -67,7 +66,7 @@ def test_fix_deepspeed_replaces_a_broken_deepspeed(name):
 
 def test_unreadable_driver_version_is_unknown_not_old():
     snap = load_snapshot(fixture_path("driver_version_junk"))
-    ids = {f.id for f in diagnose(snap)}
+    ids = {f.id for f in diagnose_bundled(snap)}
     assert "ED110" in ids and not ids & {"ED101", "ED210"}
     p = _plan(snap)
     assert p.status == "impossible" and "unknown" in p.reason and "driver >= " not in " ".join(p.upgrade)

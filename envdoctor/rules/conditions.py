@@ -20,12 +20,16 @@ import operator
 import re
 import typing
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple, Union
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from envdoctor.snapshot import Model, ProbeFailed, Snapshot, Unavailable, is_absent, present
 from envdoctor.versions import parse
+
+if TYPE_CHECKING:
+    from envdoctor.rules.tables import Tables
+    from envdoctor.wheels.index import WheelIndex
 
 _MISSING = Unavailable("no such field here")
 _CMP: Dict[str, Callable[[Any, Any], bool]] = {
@@ -35,11 +39,15 @@ _CMP: Dict[str, Callable[[Any, Any], bool]] = {
 
 @dataclass
 class Context:
+    """What a machine rule sees: the snapshot, names bound by for_each/some, and the knowledge passed in."""
+
     snapshot: Snapshot
     bound: Dict[str, Any] = field(default_factory=dict)
+    tables: Optional[Tables] = None
+    index: Optional[WheelIndex] = None
 
     def child(self, **names: Any) -> Context:
-        return Context(self.snapshot, {**self.bound, **names})
+        return Context(self.snapshot, {**self.bound, **names}, self.tables, self.index)
 
     def resolve(self, path: str) -> Any:
         head, *rest = path.split(".")

@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import functools
-import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
-from envdoctor.data_files import data_path, read_json
+from envdoctor.data_files import data_path, files_key, read_json
 from envdoctor.errors import InputError
 from envdoctor.findings import SAFETIES, SEVERITIES
 from envdoctor.rules.conditions import check_condition, check_path, field_type, list_item_type
 from envdoctor.rules.predicates import OUTPUTS, PREDICATES
+from envdoctor.rules.tables import Tables, load_tables
 from envdoctor.snapshot import Snapshot
 
 REQUIRED = ("id", "name", "category", "severity", "status", "since", "title", "detail", "fix", "fix_safety",
@@ -203,10 +202,8 @@ def load_rules_from(directory: Path) -> List[Rule]:
             if rule is not None:
                 rules.append(rule)
     if (directory / "tables").is_dir():
-        from envdoctor.rules.predicates import _read_triton_pins
-
         try:
-            _read_triton_pins(str(directory))
+            load_tables(directory / "tables")
         except InputError as exc:
             problems.append(str(exc))
     seen: Dict[str, str] = {}
@@ -220,12 +217,32 @@ def load_rules_from(directory: Path) -> List[Rule]:
     return sorted(rules, key=lambda r: r.id)
 
 
-@functools.lru_cache(maxsize=4)
-def _cached(directory: str) -> Tuple[Rule, ...]:
-    return tuple(load_rules_from(Path(directory)))
+@dataclass(frozen=True)
+class Rulebook:
+    """A rules database: the rules and the compatibility tables they read."""
+
+    rules: Tuple[Rule, ...]
+    tables: Tables
+    directory: str
+
+
+_CACHE: Dict[Tuple[str, Tuple[Tuple[str, int, int], ...]], Rulebook] = {}
+
+
+def load_rulebook(directory: Path) -> Rulebook:
+    """Rules and tables of one directory (`rules/` or a rule author's copy); reloaded when a file changes."""
+    files = sorted(directory.glob("*.json")) + sorted((directory / "tables").glob("*.json"))
+    key = (str(directory), files_key(files))
+    book = _CACHE.get(key)
+    if book is None:
+        rules = tuple(load_rules_from(directory))
+        book = Rulebook(rules, load_tables(directory / "tables"), str(directory))
+        if len(_CACHE) >= 8:
+            _CACHE.clear()
+        _CACHE[key] = book
+    return book
 
 
 def load_rules(directory: Optional[Path] = None) -> List[Rule]:
-    """The rules database; ENVDOCTOR_RULES_DIR points at another one (for rule authors and tests)."""
-    chosen = directory or os.environ.get("ENVDOCTOR_RULES_DIR") or data_path("rules")
-    return list(_cached(str(chosen)))
+    """The rules of a database (default: the bundled one)."""
+    return list(load_rulebook(Path(directory) if directory else data_path("rules")).rules)

@@ -1,0 +1,105 @@
+"""Compatibility tables (`rules/tables/*.json`): each fact once, with its source, validated on load.
+
+Machine rules read them through their predicates; NCCL signature files refer to them by name
+(`{"table": "nccl_min_for_gpu.blackwell"}` as a condition value, `{table:nccl_min_for_gpu.blackwell}`
+in text), resolved when the files are loaded.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, List, Mapping, Tuple
+
+from envdoctor.data_files import read_json
+from envdoctor.errors import InputError
+
+_MINOR = re.compile(r"^\d+\.\d+$")
+_VERSION = re.compile(r"^\d+(\.\d+){1,2}$")
+_KEY = re.compile(r"^[a-z][a-z0-9_]*$")
+TEXT_REF = re.compile(r"\{table:([a-z_]+)\.([a-z0-9_]+)\}")
+
+
+@dataclass(frozen=True)
+class NcclFloor:
+    """The oldest NCCL release that supports a GPU generation."""
+
+    key: str  # "hopper", "blackwell": how signature files name the row
+    generation: str
+    min_cc: str  # the generation's lowest compute capability
+    nccl: str
+    source: str
+
+
+@dataclass(frozen=True)
+class Tables:
+    triton_pins: Mapping[str, str]  # torch "X.Y" -> the triton "X.Y" its wheels pin
+    nccl_min_for_gpu: Tuple[NcclFloor, ...]  # newest generation first
+
+    def lookup(self, ref: str) -> str:
+        """'nccl_min_for_gpu.blackwell' -> '2.26'; 'triton_pins.2.5' -> '3.1'. KeyError names what is missing."""
+        table, _, key = ref.partition(".")
+        if table == "nccl_min_for_gpu":
+            row = next((r for r in self.nccl_min_for_gpu if r.key == key), None)
+            if row is not None:
+                return row.nccl
+        elif table == "triton_pins" and key in self.triton_pins:
+            return self.triton_pins[key]
+        raise KeyError(f"no table entry {ref!r}")
+
+    def fill(self, text: str) -> str:
+        return TEXT_REF.sub(lambda m: self.lookup(f"{m.group(1)}.{m.group(2)}"), text)
+
+
+def _doc(path: Path, key: str, kind: type) -> Tuple[Any, List[str]]:
+    doc, error = read_json(path)
+    if error:
+        return None, [error]
+    value = doc.get(key) if isinstance(doc, dict) else None
+    if not isinstance(value, kind):
+        return None, [f"{path}: '{key}' must be {'an object' if kind is dict else 'a list'}"]
+    return value, []
+
+
+def _triton_pins(path: Path) -> Tuple[Mapping[str, str], List[str]]:
+    pins, problems = _doc(path, "pins", dict)
+    out = {}
+    for torch_mm, row in (pins or {}).items():
+        if not _MINOR.match(torch_mm) or not isinstance(row, dict) or not _MINOR.match(str(row.get("triton", ""))) \
+                or not isinstance(row.get("source"), str):
+            problems.append(f"{path}: pins.{torch_mm}: needs a torch 'X.Y' key, a triton 'X.Y' value and a source")
+            continue
+        out[torch_mm] = row["triton"]
+    return MappingProxyType(out), problems
+
+
+def _nccl_floors(path: Path) -> Tuple[Tuple[NcclFloor, ...], List[str]]:
+    rows, problems = _doc(path, "rows", list)
+    out = []
+    for i, row in enumerate(rows or []):
+        where = f"{path}: rows[{i}]"
+        if not isinstance(row, dict):
+            problems.append(f"{where}: must be an object")
+            continue
+        bad = [k for k, pat in (("key", _KEY), ("min_cc", _MINOR), ("nccl", _VERSION))
+               if not isinstance(row.get(k), str) or not pat.match(row[k])]
+        bad += [k for k in ("generation", "source") if not isinstance(row.get(k), str) or not row[k].strip()]
+        bad += [f"unknown key {k!r}" for k in row if k not in ("key", "generation", "min_cc", "nccl", "source")]
+        if bad:
+            problems.append(f"{where}: bad or missing {', '.join(bad)}")
+            continue
+        out.append(NcclFloor(row["key"], row["generation"], row["min_cc"], row["nccl"], row["source"]))
+    out.sort(key=lambda r: tuple(int(x) for x in r.min_cc.split(".")), reverse=True)
+    return tuple(out), problems
+
+
+def load_tables(directory: Path) -> Tables:
+    """Read and check every table in `directory` (a rules database's `tables/`): InputError lists all problems."""
+    pins, p1 = _triton_pins(directory / "triton_pins.json")
+    floors, p2 = _nccl_floors(directory / "nccl_min_for_gpu.json")
+    problems = p1 + p2
+    if problems:
+        raise InputError("invalid compatibility tables: " + "; ".join(problems))
+    return Tables(triton_pins=pins, nccl_min_for_gpu=floors)
