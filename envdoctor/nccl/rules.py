@@ -1,7 +1,7 @@
 """The NCCL signature database: categories, signatures and context rules, read from `rules/nccl/*.json`.
 
 Every file is validated on load; all problems of all files are reported at once, each naming its file
-and entry, as one InputError (exit 2). Compiled rule sets are cached per directory and file mtimes.
+and entry, as one InputError (exit 2). Compiled rule sets are cached by each file's (path, mtime_ns, size).
 """
 
 from __future__ import annotations
@@ -11,9 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
-from envdoctor.data_files import data_path, read_json
+from envdoctor.data_files import data_path, files_key, read_json
 from envdoctor.errors import InputError
 from envdoctor.nccl import predicates
+from envdoctor.rules.tables import Tables, load_tables
 
 SCHEMAS = {
     "envdoctor.nccl-categories/1": "categories",
@@ -74,27 +75,47 @@ def default_rules_dir() -> Path:
     return data_path("rules/nccl")
 
 
-_CACHE: Dict[Tuple[str, Tuple[Tuple[str, float], ...]], RuleSet] = {}
+_CACHE: Dict[Tuple[Tuple[str, int, int], ...], RuleSet] = {}
 
 
-def load_rules(directory: Union[str, Path, None] = None) -> RuleSet:
+def load_rules(directory: Union[str, Path, None] = None, tables_dir: Union[str, Path, None] = None) -> RuleSet:
+    """The signature database in `directory`; `tables_dir` holds the compatibility tables its files refer to
+    (default: `tables/` beside it, else the bundled one). Cached until a file changes."""
     base = Path(directory) if directory is not None else default_rules_dir()
     if not base.is_dir():
         raise InputError(f"{base}: NCCL signature directory not found")
     files = sorted(base.glob("*.json"))
     if not files:
         raise InputError(f"{base}: no NCCL signature files (*.json)")
-    try:
-        key = (str(base), tuple((str(f), f.stat().st_mtime) for f in files))
-    except OSError as exc:
-        raise InputError(f"{base}: cannot read: {exc}") from None
+    if tables_dir is None:
+        tables_dir = base.parent / "tables" if (base.parent / "tables").is_dir() else data_path("rules") / "tables"
+    tables_dir = Path(tables_dir)
+    key = files_key([*files, *sorted(tables_dir.glob("*.json"))])
     cached = _CACHE.get(key)
     if cached is None:
-        cached = _CACHE[key] = _load(files)
+        if len(_CACHE) >= 8:
+            _CACHE.clear()
+        cached = _CACHE[key] = _load(files, load_tables(tables_dir))
     return cached
 
 
-def _load(files: Sequence[Path]) -> RuleSet:
+def _resolve(value: Any, tables: Tables, problems: List[str]) -> Any:
+    """Table references in an entry, replaced by the table's value: `{"table": "t.key"}` and `{table:t.key}` in text."""
+    try:
+        if isinstance(value, str):
+            return tables.fill(value)
+        if isinstance(value, dict):
+            if set(value) == {"table"} and isinstance(value["table"], str):
+                return tables.lookup(value["table"])
+            return {k: _resolve(v, tables, problems) for k, v in value.items()}
+        if isinstance(value, list):
+            return [_resolve(v, tables, problems) for v in value]
+    except KeyError as exc:
+        problems.append(str(exc.args[0]))
+    return value
+
+
+def _load(files: Sequence[Path], tables: Tables) -> RuleSet:
     errors: List[str] = []
     raw: Dict[str, List[Tuple[str, int, Any]]] = {"categories": [], "signatures": [], "rules": []}
     settings: Dict[str, Any] = dict(DEFAULT_SETTINGS)
@@ -111,7 +132,11 @@ def _load(files: Sequence[Path]) -> RuleSet:
         if not isinstance(entries, list):
             errors.append(f"{path}: '{key}' must be a list")
             continue
-        raw[key].extend((str(path), i, e) for i, e in enumerate(entries))
+        for i, e in enumerate(entries):
+            refs: List[str] = []
+            e = _resolve(e, tables, refs)
+            errors.extend(f"{path}: entry #{i + 1}: {r}" for r in refs)
+            raw[key].append((str(path), i, e))
         if "settings" in doc:
             errors.extend(_check_settings(str(path), doc["settings"], settings))
 
