@@ -17,7 +17,7 @@ from typing import Any, BinaryIO, Dict, List, Optional, Sequence, Tuple, Union
 
 from envdoctor.errors import InputError
 from envdoctor.findings import Finding
-from envdoctor.nccl.facts import FACT_PATTERNS, NcclFacts
+from envdoctor.nccl.facts import FACT_NEEDLES, FACT_PATTERNS, NcclFacts
 from envdoctor.nccl.needles import Prefilter
 from envdoctor.nccl.predicates import EvalContext, SignalHit, evaluate
 from envdoctor.nccl.reader import MAX_LINE, decode_line, iter_blocks
@@ -127,8 +127,8 @@ def prefilter_for(rules: RuleSet) -> Prefilter:
     """The literal prefilter over every fact pattern and signature of a rule set (built once per set)."""
     cached = _PREFILTERS.get(id(rules))
     if cached is None or cached[0] is not rules:
-        entries = [(("f", k), p) for k, p in FACT_PATTERNS.items()]
-        entries += [(("s", i), s.regex.pattern) for i, s in enumerate(rules.signatures)]
+        entries = [(("f", k), FACT_NEEDLES[k]) for k in FACT_PATTERNS]
+        entries += [(("s", i), s.needles) for i, s in enumerate(rules.signatures)]
         cached = _PREFILTERS[id(rules)] = (rules, Prefilter(entries))
     return cached[1]
 

@@ -14,6 +14,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 from envdoctor.data_files import data_path, files_key, read_json
 from envdoctor.errors import InputError
 from envdoctor.nccl import predicates
+from envdoctor.nccl.needles import MIN_NEEDLE
 from envdoctor.rules.tables import Tables, load_tables
 
 SCHEMAS = {
@@ -48,6 +49,7 @@ class Signature:
     regex: re.Pattern[str]
     weights: Mapping[str, float]
     means: str
+    needles: Tuple[str, ...] = ()  # lower-case literals, one of which every match contains (the prefilter's)
 
 
 @dataclass(frozen=True)
@@ -179,7 +181,8 @@ def _load(files: Sequence[Path], tables: Tables) -> RuleSet:
         name = take_id(file, i, e, "signature")
         if name is None:
             continue
-        problems = _unknown_keys(e, ("id", "pattern", "ignore_case", "weights", "means", "example"))
+        problems = _unknown_keys(e, ("id", "pattern", "needles", "ignore_case", "weights", "means", "example",
+                                     "more_examples"))
         regex = None
         if not isinstance(e.get("pattern"), str) or not e["pattern"]:
             problems.append("'pattern' must be a non-empty string")
@@ -193,9 +196,11 @@ def _load(files: Sequence[Path], tables: Tables) -> RuleSet:
         problems.extend(_check_weights(e.get("weights", {}), rs, "weights"))
         if regex is not None and isinstance(e.get("example"), str) and not regex.search(e["example"]):
             problems.append("pattern does not match its own 'example'")
+        else:
+            problems.extend(_check_needles(e, regex))
         errors.extend(f"{where(file, i, e)}: {p}" for p in problems)
         if not problems and regex is not None:
-            rs.signatures.append(Signature(name, regex, dict(e.get("weights", {})), e["means"]))
+            rs.signatures.append(Signature(name, regex, dict(e.get("weights", {})), e["means"], tuple(e["needles"])))
 
     signal_ids = {s.id for s in rs.signatures} | {
         e["id"] for _, _, e in raw["signatures"] if isinstance(e, dict) and isinstance(e.get("id"), str)}
@@ -234,6 +239,24 @@ def _load(files: Sequence[Path], tables: Tables) -> RuleSet:
         raise InputError(head + "; ".join(errors))
     rs.union = re.compile("|".join(f"(?:{_flagged(s.regex)})" for s in rs.signatures)) if rs.signatures else None
     return rs
+
+
+def _check_needles(entry: Mapping[str, Any], regex: Optional[re.Pattern[str]]) -> List[str]:
+    """Needles are lower-case literals, each shown in an example the pattern matches: a needle that is in no
+    matching line would make the prefilter skip the lines the signature is for."""
+    needles, more = entry.get("needles"), entry.get("more_examples", [])
+    if not isinstance(needles, list) or not needles or not all(isinstance(n, str) for n in needles):
+        return ["'needles' must list the literals every match contains (lower case, one of them per match)"]
+    if not isinstance(more, list) or not all(isinstance(x, str) for x in more):
+        return ["'more_examples' must be a list of lines"]
+    examples = [x for x in [entry.get("example"), *more] if isinstance(x, str)]
+    out = [f"'more_examples': pattern does not match {x!r}" for x in more if regex is not None and not regex.search(x)]
+    for n in needles:
+        if n != n.lower() or len(n) < MIN_NEEDLE:
+            out.append(f"needle {n!r} must be lower case and at least {MIN_NEEDLE} characters")
+        elif not any(n in x.lower() for x in examples):
+            out.append(f"needle {n!r} occurs in no example (add the line it is for to 'more_examples')")
+    return out
 
 
 def _flagged(regex: re.Pattern[str]) -> str:
