@@ -9,11 +9,14 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, List, Optional
 
 from envdoctor.data_files import data_path
 from envdoctor.rules.registry import Rulebook, load_rulebook
 from envdoctor.wheels.index import WheelIndex, load_index, read_index
+
+if TYPE_CHECKING:
+    from envdoctor.rules.catalog import Entry
 
 
 @dataclass(frozen=True)
@@ -47,3 +50,17 @@ def prepare(warn: Optional[Any] = None) -> None:
         knowledge_from_environment(warn)
     except InputError:
         pass
+
+
+def catalog_for(rules_dir: Path) -> List[Entry]:
+    """The registry of a rules database: its machine rules, its NCCL root causes (`nccl/` inside it, else the
+    bundled ones) and the drift and fleet checks."""
+    from envdoctor.nccl.rules import default_rules_dir, load_rules
+    from envdoctor.rules.catalog import catalog
+
+    nccl_dir = rules_dir / "nccl" if (rules_dir / "nccl").is_dir() else default_rules_dir()
+    return catalog(load_rulebook(rules_dir), load_rules(nccl_dir, rules_dir / "tables"))
+
+
+def bundled_catalog() -> List[Entry]:
+    return catalog_for(data_path("rules"))

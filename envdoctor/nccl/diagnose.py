@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import io
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Dict, List, Optional, Sequence, Tuple, Union
 
@@ -19,13 +19,22 @@ from envdoctor.errors import InputError
 from envdoctor.findings import Finding
 from envdoctor.nccl.facts import FACT_NEEDLES, FACT_PATTERNS, NcclFacts
 from envdoctor.nccl.needles import Prefilter
-from envdoctor.nccl.predicates import EvalContext, SignalHit, evaluate
 from envdoctor.nccl.reader import MAX_LINE, decode_line, iter_blocks
 from envdoctor.nccl.rules import RuleSet, load_rules
+from envdoctor.rules.conditions import PREDICATES, Context, Found, holds
 from envdoctor.snapshot import Snapshot
 
 SCHEMA = "envdoctor.nccl/1"
 NO_FAILURE = "No recognisable NCCL failure in the input."
+
+
+@dataclass
+class SignalHit:
+    """One signature's matches: how many, the first line's number, and the first few lines."""
+
+    count: int = 0
+    first: Tuple[int, int] = (0, 0)  # (input index, line number): the order lines were read in
+    lines: List[str] = field(default_factory=list)
 
 
 @dataclass
@@ -148,12 +157,13 @@ def rank(rules: RuleSet, signals: Dict[str, SignalHit], facts: NcclFacts,
             sigs_for.setdefault(cat, []).append(sig.id)
             if w > 0:
                 why.setdefault(cat, []).append(sig.means)
-    ctx = EvalContext(signals, facts, snapshot)
+    ctx = Context(snapshot, {"log": facts.as_dict()}, signals=signals, log=facts)
     scales: List[Tuple[str, float, str, List[str]]] = []
     for rule in rules.rules:
-        ok, ev = evaluate(rule.when, ctx)
-        if not ok:
+        found = Found()
+        if not holds(rule.when, ctx, PREDICATES, found):
             continue
+        ev = found.evidence
         for cat, w in rule.boost.items():
             scores[cat] = scores.get(cat, 0.0) + w
             why.setdefault(cat, []).append(rule.note)
@@ -196,7 +206,7 @@ def rank(rules: RuleSet, signals: Dict[str, SignalHit], facts: NcclFacts,
         reasons = list(dict.fromkeys(why.get(cat, [])))
         detail = "\n".join([*reasons, *(f"log: {e}" for e in evidence)])
         out.append(Finding(
-            id="NCCL-" + cat.upper().replace("_", "-"), category=cat, title=c.title, severity=c.severity,
+            id=c.finding_id, category=cat, title=c.title, severity=c.severity,
             detail=f"[{conf} confidence] {detail}".strip(), fix=c.fix, subjects=["nccl"],
             confidence=conf, score=score, evidence=evidence, locations=locations, why=reasons,
         ))

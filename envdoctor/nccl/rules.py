@@ -11,10 +11,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
+import envdoctor.nccl.predicates  # noqa: F401  (registers the predicates the context rules name)
 from envdoctor.data_files import data_path, files_key, read_json
 from envdoctor.errors import InputError
-from envdoctor.nccl import predicates
 from envdoctor.nccl.needles import MIN_NEEDLE
+from envdoctor.rules.conditions import check_condition, predicates_for
 from envdoctor.rules.tables import Tables, load_tables
 
 SCHEMAS = {
@@ -23,9 +24,6 @@ SCHEMAS = {
     "envdoctor.nccl-context/1": "rules",
 }
 SEVERITIES = ("error", "warning")
-CONDITION_KEYS = ("all", "any", "not", "signal", "fact", "snapshot", "predicate")
-OPS = ("exists", "missing", "eq", "ne", "lt", "le", "gt", "ge", "in", "contains", "matches", "version_lt", "version_ge",
-       "true", "false")
 DEFAULT_SETTINGS: Dict[str, Any] = {
     "report_min_score": 1.0,
     "confidence": {"high": 9.0, "medium": 5.0},
@@ -41,6 +39,12 @@ class Category:
     title: str
     fix: str
     severity: str = "error"
+    layer: str = ""  # where the cause sits (nccl-taxonomy layers A-F)
+
+    @property
+    def finding_id(self) -> str:
+        """The id of its findings: shm_exhausted -> NCCL-SHM-EXHAUSTED."""
+        return "NCCL-" + self.id.upper().replace("_", "-")
 
 
 @dataclass(frozen=True)
@@ -175,7 +179,7 @@ def _load(files: Sequence[Path], tables: Tables) -> RuleSet:
             problems.append(f"'severity' must be one of {list(SEVERITIES)}")
         errors.extend(f"{where(file, i, e)}: {p}" for p in problems)
         if not problems:
-            rs.categories[name] = Category(name, e["title"], e["fix"], e.get("severity", "error"))
+            rs.categories[name] = Category(name, e["title"], e["fix"], e.get("severity", "error"), str(e.get("layer", "")))
 
     for file, i, e in raw["signatures"]:
         name = take_id(file, i, e, "signature")
@@ -204,6 +208,7 @@ def _load(files: Sequence[Path], tables: Tables) -> RuleSet:
 
     signal_ids = {s.id for s in rs.signatures} | {
         e["id"] for _, _, e in raw["signatures"] if isinstance(e, dict) and isinstance(e.get("id"), str)}
+    log_predicates = predicates_for(log=True)
     for file, i, e in raw["rules"]:
         name = take_id(file, i, e, "rule")
         if name is None:
@@ -212,7 +217,7 @@ def _load(files: Sequence[Path], tables: Tables) -> RuleSet:
         if "when" not in e:
             problems.append("'when' is required")
         else:
-            problems.extend(_check_condition(e["when"], signal_ids, "when"))
+            problems.extend(f"when: {p}" for p in check_condition(e["when"], {"log": Any}, log_predicates, signal_ids))
         if "boost" not in e and "scale" not in e:
             problems.append("needs 'boost' or 'scale'")
         problems.extend(_check_weights(e.get("boost", {}), rs, "boost"))
@@ -296,48 +301,4 @@ def _check_settings(file: str, value: Any, settings: Dict[str, Any]) -> List[str
             out.append(f"{file}: settings: {k!r} must be a non-negative number")
         else:
             settings[k] = v
-    return out
-
-
-def _check_condition(cond: Any, signals: set, path: str) -> List[str]:
-    if not isinstance(cond, dict) or not cond:
-        return [f"{path}: a condition must be a non-empty object"]
-    kinds = [k for k in cond if k in CONDITION_KEYS]
-    if len(kinds) != 1:
-        return [f"{path}: a condition needs exactly one of {list(CONDITION_KEYS)}, got {sorted(cond)}"]
-    kind = kinds[0]
-    out: List[str] = []
-    if kind in ("all", "any"):
-        items = cond[kind]
-        if not isinstance(items, list) or not items:
-            return [f"{path}.{kind}: must be a non-empty list"]
-        for n, c in enumerate(items):
-            out.extend(_check_condition(c, signals, f"{path}.{kind}[{n}]"))
-        extra = set(cond) - {kind}
-    elif kind == "not":
-        out.extend(_check_condition(cond["not"], signals, f"{path}.not"))
-        extra = set(cond) - {kind}
-    elif kind == "signal":
-        names = cond["signal"] if isinstance(cond["signal"], list) else [cond["signal"]]
-        out.extend(f"{path}.signal: unknown signature {n!r}" for n in names if n not in signals)
-        extra = set(cond) - {kind}
-    elif kind == "predicate":
-        if cond["predicate"] not in predicates.PREDICATES:
-            out.append(f"{path}.predicate: unknown predicate {cond['predicate']!r} (known: {sorted(predicates.PREDICATES)})")
-        extra = set(cond) - {kind}
-    else:  # fact / snapshot
-        if not isinstance(cond[kind], str) or not cond[kind]:
-            out.append(f"{path}.{kind}: must be a dotted path")
-        op = cond.get("op", "exists")
-        if op not in OPS:
-            out.append(f"{path}.op: unknown operator {op!r} (known: {list(OPS)})")
-        if op not in ("exists", "missing", "true", "false") and "value" not in cond:
-            out.append(f"{path}: operator {op!r} needs a 'value'")
-        if op == "matches" and isinstance(cond.get("value"), str):
-            try:
-                re.compile(cond["value"])
-            except re.error as exc:
-                out.append(f"{path}.value: regex does not compile: {exc}")
-        extra = set(cond) - {kind, "op", "value"}
-    out.extend(f"{path}: unknown key {k!r}" for k in sorted(extra))
     return out

@@ -6,8 +6,7 @@ from typing import Any, Dict, List, Optional
 
 from envdoctor.errors import InputError
 from envdoctor.findings import SEVERITIES, Finding
-from envdoctor.rules.conditions import Context, evaluate
-from envdoctor.rules.predicates import PREDICATES
+from envdoctor.rules.conditions import PREDICATES, Context, Found, holds
 from envdoctor.rules.registry import TEMPLATE_NAME, Rule, Rulebook
 from envdoctor.rules.tables import Tables
 from envdoctor.snapshot import Snapshot, is_absent, present
@@ -55,11 +54,12 @@ def evaluate_rule(rule: Rule, snapshot: Snapshot, tables: Optional[Tables] = Non
         contexts = [base]
     out: List[Finding] = []
     for ctx in contexts:
-        bindings: Dict[str, Any] = {}
-        if not evaluate(rule.when, ctx, PREDICATES, bindings):
+        found = Found()
+        if not holds(rule.when, ctx, PREDICATES, found):
             continue
+        bindings = found.bindings
         severity = rule.severity
-        if rule.escalate and evaluate(rule.escalate["when"], ctx, PREDICATES, dict(bindings)):
+        if rule.escalate and holds(rule.escalate["when"], ctx, PREDICATES):
             severity = rule.escalate["to"]
         out.append(Finding(
             id=rule.id,

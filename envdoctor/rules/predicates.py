@@ -1,35 +1,20 @@
-"""Named predicates for rules that need real computation. Each takes the evaluation context and
-returns a falsy value (no match) or a dict of names the rule's templates may use."""
+"""Named predicates of the machine rules: what needs real computation. Each takes the evaluation context
+and returns a falsy value (no match, or cannot tell) or a dict of names the rule's templates may use.
+They register in the one predicate registry (`envdoctor.rules.conditions.PREDICATES`)."""
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import re
-from typing import Any, Callable, Dict, List, Optional, Union
+from typing import Any, Dict, List, Optional, Union
 
 from envdoctor import compat
 from envdoctor.cpulist import parse_cpulist
-from envdoctor.rules.conditions import Context
+from envdoctor.rules.conditions import Context, predicate
 from envdoctor.snapshot import Gpu, Snapshot, present
 from envdoctor.versions import cudnn_human, major_minor, parse
 
 Result = Union[bool, None, Dict[str, Any]]
-PREDICATES: Dict[str, Callable[[Context], Result]] = {}
-OUTPUTS: Dict[str, tuple] = {}  # predicate -> names it binds (checked against the templates on load)
-
-
-def predicate(*outputs: str) -> Callable[[Callable[[Context], Result]], Callable[[Context], Result]]:
-    clash = set(outputs) & {f.name for f in dataclasses.fields(Snapshot)}
-    if clash:  # a template name must mean one thing
-        raise ValueError(f"predicate outputs {sorted(clash)} would hide snapshot sections")
-
-    def deco(fn: Callable[[Context], Result]) -> Callable[[Context], Result]:
-        PREDICATES[fn.__name__] = fn
-        OUTPUTS[fn.__name__] = outputs
-        return fn
-
-    return deco
 
 
 def _mm(pair: tuple) -> str:
@@ -364,3 +349,4 @@ def deepspeed_needs_other_torch(ctx: Context) -> Result:
     except (InvalidSpecifier, AttributeError):
         return None
     return None if ok else {"torch_needed": spec}
+

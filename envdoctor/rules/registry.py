@@ -7,11 +7,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
+import envdoctor.rules.predicates  # noqa: F401  (registers the predicates the machine rules name)
 from envdoctor.data_files import data_path, files_key, read_json
 from envdoctor.errors import InputError
 from envdoctor.findings import SAFETIES, SEVERITIES
-from envdoctor.rules.conditions import check_condition, check_path, field_type, list_item_type
-from envdoctor.rules.predicates import OUTPUTS, PREDICATES
+from envdoctor.rules.conditions import OUTPUTS, check_condition, check_path, field_type, list_item_type, predicates_for
 from envdoctor.rules.tables import Tables, load_tables
 from envdoctor.snapshot import Snapshot
 
@@ -133,14 +133,15 @@ def validate_rule(raw: Any, where: str) -> Tuple[Optional[Rule], List[str]]:
                     errors.append(f"{where}: for_each: '{each['in']}' is not a list")
                 else:
                     roots[each["as"]] = item
-    when_errors = check_condition(raw["when"], roots, PREDICATES)
+    machine = predicates_for(log=False)
+    when_errors = check_condition(raw["when"], roots, machine)
     errors += [f"{where}: when: {e}" for e in when_errors]
     esc = raw.get("escalate")
     if esc is not None:
         if not isinstance(esc, dict) or esc.get("to") not in SEVERITIES or "when" not in esc:
             errors.append(f"{where}: escalate takes {{to: severity, when: condition}}")
         else:
-            errors += [f"{where}: escalate: {e}" for e in check_condition(esc["when"], roots, PREDICATES)]
+            errors += [f"{where}: escalate: {e}" for e in check_condition(esc["when"], roots, machine)]
     # Names the templates may use: snapshot paths, for_each/some names, predicate outputs.
     outputs = {o for p in _conditions_predicates(raw["when"]) if p in OUTPUTS for o in OUTPUTS[p]}
     some = _some_names(raw["when"])

@@ -52,7 +52,7 @@ def test_every_error_is_reported_with_file_and_entry(tmp_path: Path) -> None:
     def break_ctx(doc):
         doc["rules"][0]["when"] = {"signal": "no-such-signal"}
         doc["rules"][1]["when"] = {"predicate": "no_such_predicate"}
-        doc["rules"][2]["when"] = {"fact": "ranks", "op": "bigger", "value": 2}
+        doc["rules"][2]["when"] = {"bigger": ["log.ranks", 2]}
 
     _edit(d / "signatures.json", break_sigs)
     _edit(d / "context.json", break_ctx)

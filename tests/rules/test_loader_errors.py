@@ -81,7 +81,7 @@ def test_cli_exit_2_with_the_list(tmp_path):
 
 
 def test_a_crashing_rule_becomes_a_finding(monkeypatch):
-    from envdoctor.rules import predicates
+    from envdoctor.rules import conditions
     from envdoctor.rules.engine import evaluate_all
     from envdoctor.rules.registry import Rulebook, validate_rule
     from envdoctor.snapshot import load_snapshot
@@ -89,7 +89,7 @@ def test_a_crashing_rule_becomes_a_finding(monkeypatch):
     def explodes(ctx):
         raise ZeroDivisionError("division by zero")
 
-    monkeypatch.setitem(predicates.PREDICATES, "explodes", explodes)
+    monkeypatch.setitem(conditions.PREDICATES, "explodes", explodes)
     plain = {"title": "t", "detail": "d", "fix": "f", "escalate": {"to": "error", "when": {"present": "torch"}}}
     rule, errors = validate_rule(good_rule(when={"predicate": "explodes"}, **plain), "t.json: ED201")
     assert errors == []
