@@ -105,22 +105,6 @@ def load_rules(directory: Union[str, Path, None] = None, tables_dir: Union[str, 
     return cached
 
 
-def _resolve(value: Any, tables: Tables, problems: List[str]) -> Any:
-    """Table references in an entry, replaced by the table's value: `{"table": "t.key"}` and `{table:t.key}` in text."""
-    try:
-        if isinstance(value, str):
-            return tables.fill(value)
-        if isinstance(value, dict):
-            if set(value) == {"table"} and isinstance(value["table"], str):
-                return tables.lookup(value["table"])
-            return {k: _resolve(v, tables, problems) for k, v in value.items()}
-        if isinstance(value, list):
-            return [_resolve(v, tables, problems) for v in value]
-    except KeyError as exc:
-        problems.append(str(exc.args[0]))
-    return value
-
-
 def _load(files: Sequence[Path], tables: Tables) -> RuleSet:
     errors: List[str] = []
     raw: Dict[str, List[Tuple[str, int, Any]]] = {"categories": [], "signatures": [], "rules": []}
@@ -140,7 +124,7 @@ def _load(files: Sequence[Path], tables: Tables) -> RuleSet:
             continue
         for i, e in enumerate(entries):
             refs: List[str] = []
-            e = _resolve(e, tables, refs)
+            e = tables.resolve(e, refs)
             errors.extend(f"{path}: entry #{i + 1}: {r}" for r in refs)
             raw[key].append((str(path), i, e))
         if "settings" in doc:

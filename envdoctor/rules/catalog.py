@@ -38,6 +38,9 @@ class Entry:
         return w in (self.id.lower(), self.name.lower())
 
 
+_FEATURE_OF = {"wsl_unsupported": "wsl2", "gdr_disabled": "peermem_detect"}  # category -> its table row
+
+
 def _table_sections(tables: Tables, category: str, condition: str) -> List[Tuple[str, Tuple[str, ...]]]:
     """The compatibility tables an entry reads (rules/tables/), so `explain` shows the facts and their sources."""
     out = []
@@ -45,6 +48,11 @@ def _table_sections(tables: Tables, category: str, condition: str) -> List[Tuple
         out.append(("Table nccl_min_for_gpu (rules/tables/nccl_min_for_gpu.json)", tuple(
             f"{r.generation} (compute capability >= {r.min_cc}): NCCL >= {r.nccl}  [{r.source}]"
             for r in tables.nccl_min_for_gpu)))
+    feature = _FEATURE_OF.get(category)
+    if feature in tables.nccl_min_for_feature:
+        f = tables.nccl_min_for_feature[feature]
+        out.append(("Table nccl_min_for_feature (rules/tables/nccl_min_for_feature.json)",
+                    (f"NCCL >= {f.nccl} {f.feature}  [{f.source}]",)))
     if "triton_mismatch" in condition:
         out.append(("Table triton_pins (rules/tables/triton_pins.json)", tuple(
             f"torch {t}: triton {v}" for t, v in tables.triton_pins.items())))

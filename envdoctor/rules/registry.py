@@ -183,11 +183,18 @@ def validate_rule(raw: Any, where: str) -> Tuple[Optional[Rule], List[str]]:
 
 
 def load_rules_from(directory: Path) -> List[Rule]:
+    """Every rule of a database, checked; its text may quote the database's tables ({table:name.key})."""
     problems: List[str] = []
     rules: List[Rule] = []
     files = sorted(p for p in directory.glob("*.json"))
     if not files:
         raise RulesError([f"{directory}: no rule files (*.json)"])
+    tables: Optional[Tables] = None
+    if (directory / "tables").is_dir():
+        try:
+            tables = load_tables(directory / "tables")
+        except InputError as exc:
+            problems.append(str(exc))
     for path in files:
         doc, error = read_json(path)
         if error:
@@ -198,15 +205,14 @@ def load_rules_from(directory: Path) -> List[Rule]:
             continue
         for i, raw in enumerate(doc["rules"]):
             label = raw.get("id") if isinstance(raw, dict) and isinstance(raw.get("id"), str) else f"rules[{i}]"
+            refs: List[str] = []
+            if tables is not None:
+                raw = tables.resolve(raw, refs)
             rule, errs = validate_rule(raw, f"{path.name}: {label}")
+            errs += [f"{path.name}: {label}: {r}" for r in refs]
             problems += [f"{path.parent.name}/{e}" for e in errs]
-            if rule is not None:
+            if rule is not None and not refs:
                 rules.append(rule)
-    if (directory / "tables").is_dir():
-        try:
-            load_tables(directory / "tables")
-        except InputError as exc:
-            problems.append(str(exc))
     seen: Dict[str, str] = {}
     for r in rules:
         for key in (r.id, r.name):

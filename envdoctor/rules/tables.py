@@ -34,9 +34,20 @@ class NcclFloor:
 
 
 @dataclass(frozen=True)
+class NcclFeature:
+    """The oldest NCCL release with a feature (WSL2 support, nvidia_peermem detection)."""
+
+    key: str
+    feature: str
+    nccl: str
+    source: str
+
+
+@dataclass(frozen=True)
 class Tables:
     triton_pins: Mapping[str, str]  # torch "X.Y" -> the triton "X.Y" its wheels pin
     nccl_min_for_gpu: Tuple[NcclFloor, ...]  # newest generation first
+    nccl_min_for_feature: Mapping[str, NcclFeature]
 
     def lookup(self, ref: str) -> str:
         """'nccl_min_for_gpu.blackwell' -> '2.26'; 'triton_pins.2.5' -> '3.1'. KeyError names what is missing."""
@@ -45,12 +56,30 @@ class Tables:
             row = next((r for r in self.nccl_min_for_gpu if r.key == key), None)
             if row is not None:
                 return row.nccl
+        elif table == "nccl_min_for_feature" and key in self.nccl_min_for_feature:
+            return self.nccl_min_for_feature[key].nccl
         elif table == "triton_pins" and key in self.triton_pins:
             return self.triton_pins[key]
         raise KeyError(f"no table entry {ref!r}")
 
     def fill(self, text: str) -> str:
         return TEXT_REF.sub(lambda m: self.lookup(f"{m.group(1)}.{m.group(2)}"), text)
+
+    def resolve(self, value: Any, problems: List[str]) -> Any:
+        """A rule file's entry with its table references replaced: `{"table": "t.key"}` as a value and
+        `{table:t.key}` in text. An unknown reference is added to `problems`."""
+        try:
+            if isinstance(value, str):
+                return self.fill(value)
+            if isinstance(value, dict):
+                if set(value) == {"table"} and isinstance(value["table"], str):
+                    return self.lookup(value["table"])
+                return {k: self.resolve(v, problems) for k, v in value.items()}
+            if isinstance(value, list):
+                return [self.resolve(v, problems) for v in value]
+        except KeyError as exc:
+            problems.append(str(exc.args[0]))
+        return value
 
 
 def _doc(path: Path, key: str, kind: type) -> Tuple[Any, List[str]]:
@@ -95,11 +124,30 @@ def _nccl_floors(path: Path) -> Tuple[Tuple[NcclFloor, ...], List[str]]:
     return tuple(out), problems
 
 
+def _nccl_features(path: Path) -> Tuple[Mapping[str, NcclFeature], List[str]]:
+    rows, problems = _doc(path, "rows", list)
+    out = {}
+    for i, row in enumerate(rows or []):
+        where = f"{path}: rows[{i}]"
+        if not isinstance(row, dict):
+            problems.append(f"{where}: must be an object")
+            continue
+        bad = [k for k, pat in (("key", _KEY), ("nccl", _VERSION)) if not isinstance(row.get(k), str) or not pat.match(row[k])]
+        bad += [k for k in ("feature", "source") if not isinstance(row.get(k), str) or not row[k].strip()]
+        bad += [f"unknown key {k!r}" for k in row if k not in ("key", "feature", "nccl", "source")]
+        if bad:
+            problems.append(f"{where}: bad or missing {', '.join(bad)}")
+            continue
+        out[row["key"]] = NcclFeature(row["key"], row["feature"], row["nccl"], row["source"])
+    return MappingProxyType(out), problems
+
+
 def load_tables(directory: Path) -> Tables:
     """Read and check every table in `directory` (a rules database's `tables/`): InputError lists all problems."""
     pins, p1 = _triton_pins(directory / "triton_pins.json")
     floors, p2 = _nccl_floors(directory / "nccl_min_for_gpu.json")
-    problems = p1 + p2
+    features, p3 = _nccl_features(directory / "nccl_min_for_feature.json")
+    problems = p1 + p2 + p3
     if problems:
         raise InputError("invalid compatibility tables: " + "; ".join(problems))
-    return Tables(triton_pins=pins, nccl_min_for_gpu=floors)
+    return Tables(triton_pins=pins, nccl_min_for_gpu=floors, nccl_min_for_feature=features)
