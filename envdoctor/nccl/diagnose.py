@@ -157,7 +157,7 @@ def rank(rules: RuleSet, signals: Dict[str, SignalHit], facts: NcclFacts,
             sigs_for.setdefault(cat, []).append(sig.id)
             if w > 0:
                 why.setdefault(cat, []).append(sig.means)
-    ctx = Context(snapshot, {"log": facts.as_dict()}, signals=signals, log=facts)
+    ctx = Context(snapshot, {"log": facts.as_dict()}, tables=rules.tables, signals=signals, log=facts)
     scales: List[Tuple[str, float, str, List[str]]] = []
     for rule in rules.rules:
         found = Found()

@@ -45,7 +45,7 @@ def _size(text: str) -> Optional[int]:
 @predicate(log=True)
 def shm_small(ctx: Context) -> Result:
     shm = _snap(ctx, "host.shm_bytes")
-    if isinstance(shm, int) and shm < GiB:
+    if isinstance(shm, int) and shm < ctx.tables.shm_min_mib * MiB:
         return {"evidence": [f"snapshot: /dev/shm is {shm / MiB:.0f} MiB (containers default to 64 MiB; NCCL wants more)"]}
     return None
 
@@ -53,7 +53,7 @@ def shm_small(ctx: Context) -> Result:
 @predicate(log=True)
 def shm_roomy(ctx: Context) -> Result:
     shm = _snap(ctx, "host.shm_bytes")
-    if isinstance(shm, int) and shm >= GiB:
+    if isinstance(shm, int) and shm >= ctx.tables.shm_min_mib * MiB:
         return {"evidence": [f"snapshot: /dev/shm is {shm / GiB:.1f} GiB"]}
     return None
 

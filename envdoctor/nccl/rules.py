@@ -74,6 +74,7 @@ class RuleSet:
     settings: Dict[str, Any] = field(default_factory=lambda: dict(DEFAULT_SETTINGS))
     union: Optional[re.Pattern[str]] = None  # every signature at once: a cheap first pass over whole blocks
     files: List[str] = field(default_factory=list)
+    tables: Optional[Tables] = None  # the compatibility tables its predicates read
 
 
 def default_rules_dir() -> Path:
@@ -130,7 +131,7 @@ def _load(files: Sequence[Path], tables: Tables) -> RuleSet:
         if "settings" in doc:
             errors.extend(_check_settings(str(path), doc["settings"], settings))
 
-    rs = RuleSet(settings=settings, files=[str(f) for f in files])
+    rs = RuleSet(settings=settings, files=[str(f) for f in files], tables=tables)
     seen: Dict[str, str] = {}
 
     def where(file: str, index: int, entry: Any) -> str:

@@ -53,6 +53,9 @@ def _table_sections(tables: Tables, category: str, condition: str) -> List[Tuple
         f = tables.nccl_min_for_feature[feature]
         out.append(("Table nccl_min_for_feature (rules/tables/nccl_min_for_feature.json)",
                     (f"NCCL >= {f.nccl} {f.feature}  [{f.source}]",)))
+    if category in ("shm_too_small", "shm_exhausted"):
+        out.append(("Table shm (rules/tables/shm.json)", (
+            f"/dev/shm needs >= {tables.shm_min_mib} MiB, and {tables.shm_per_gpu_mib} MiB per local GPU",)))
     if "triton_mismatch" in condition:
         out.append(("Table triton_pins (rules/tables/triton_pins.json)", tuple(
             f"torch {t}: triton {v}" for t, v in tables.triton_pins.items())))

@@ -262,7 +262,7 @@ def shm_too_small(ctx: Context) -> Result:
     s = ctx.snapshot
     if not present(s.host.shm_bytes) or not s.gpus:
         return None
-    need = max(1024, 256 * len(s.gpus))  # DataLoader workers plus NCCL's SHM transport per local rank
+    need = max(ctx.tables.shm_min_mib, ctx.tables.shm_per_gpu_mib * len(s.gpus))  # rules/tables/shm.json
     have = s.host.shm_bytes // (1 << 20)
     return {"shm_mib": have, "needed_mib": need} if have < need else None
 

@@ -48,6 +48,8 @@ class Tables:
     triton_pins: Mapping[str, str]  # torch "X.Y" -> the triton "X.Y" its wheels pin
     nccl_min_for_gpu: Tuple[NcclFloor, ...]  # newest generation first
     nccl_min_for_feature: Mapping[str, NcclFeature]
+    shm_min_mib: int  # /dev/shm any multi-GPU machine needs
+    shm_per_gpu_mib: int  # and this much more per local GPU
 
     def lookup(self, ref: str) -> str:
         """'nccl_min_for_gpu.blackwell' -> '2.26'; 'triton_pins.2.5' -> '3.1'. KeyError names what is missing."""
@@ -142,12 +144,26 @@ def _nccl_features(path: Path) -> Tuple[Mapping[str, NcclFeature], List[str]]:
     return MappingProxyType(out), problems
 
 
+def _shm(path: Path) -> Tuple[Tuple[int, int], List[str]]:
+    doc, error = read_json(path)
+    if error:
+        return (0, 0), [error]
+    ok = isinstance(doc, dict) and all(isinstance(doc.get(k), int) and not isinstance(doc.get(k), bool)
+                                       and doc[k] > 0 for k in ("min_mib", "per_gpu_mib")) \
+        and isinstance(doc.get("source"), str)
+    if not ok:
+        return (0, 0), [f"{path}: needs positive integers 'min_mib' and 'per_gpu_mib' and a 'source'"]
+    return (doc["min_mib"], doc["per_gpu_mib"]), []
+
+
 def load_tables(directory: Path) -> Tables:
     """Read and check every table in `directory` (a rules database's `tables/`): InputError lists all problems."""
     pins, p1 = _triton_pins(directory / "triton_pins.json")
     floors, p2 = _nccl_floors(directory / "nccl_min_for_gpu.json")
     features, p3 = _nccl_features(directory / "nccl_min_for_feature.json")
-    problems = p1 + p2 + p3
+    (shm_min, shm_per_gpu), p4 = _shm(directory / "shm.json")
+    problems = p1 + p2 + p3 + p4
     if problems:
         raise InputError("invalid compatibility tables: " + "; ".join(problems))
-    return Tables(triton_pins=pins, nccl_min_for_gpu=floors, nccl_min_for_feature=features)
+    return Tables(triton_pins=pins, nccl_min_for_gpu=floors, nccl_min_for_feature=features,
+                  shm_min_mib=shm_min, shm_per_gpu_mib=shm_per_gpu)
