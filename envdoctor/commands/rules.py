@@ -7,9 +7,6 @@ import argparse
 import sys
 
 from envdoctor.errors import InputError
-from envdoctor.knowledge import catalog_for, rules_dir_from_environment
-from envdoctor.present.rules_doc import explain, rules_table
-from envdoctor.rules.catalog import find
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -21,6 +18,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from envdoctor.knowledge import catalog_for, rules_dir_from_environment
+    from envdoctor.present.rules_doc import explain, rules_table
+    from envdoctor.rules.catalog import find
+
     entries = catalog_for(rules_dir_from_environment())
     if args.action == "list":
         sys.stdout.write(rules_table(entries))

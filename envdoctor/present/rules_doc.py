@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import List, Sequence
+from typing import TYPE_CHECKING, List, Sequence
 
-from envdoctor.rules.catalog import Entry
+if TYPE_CHECKING:
+    from envdoctor.rules.catalog import Entry
 
 
 def _safety(e: Entry) -> str:

@@ -24,6 +24,7 @@ tell). `matches` is case-sensitive (write `(?i)` for a case-insensitive pattern)
 from __future__ import annotations
 
 import dataclasses
+import functools
 import operator
 import re
 import typing
@@ -119,6 +120,12 @@ def predicates_for(log: bool) -> Dict[str, Callable[[Context], Any]]:
 # --- load-time checking ---------------------------------------------------------------------
 
 
+@functools.cache
+def _hints(model: type) -> Dict[str, Any]:
+    """A model's resolved field types (resolving them is most of the cost of checking a rules database)."""
+    return typing.get_type_hints(model)
+
+
 def field_type(root: Any, parts: List[str]) -> Tuple[Any, Optional[str]]:
     """Walk the model's type hints along `parts`; return (type, error)."""
     tp = root
@@ -129,7 +136,7 @@ def field_type(root: Any, parts: List[str]) -> Tuple[Any, Optional[str]]:
             names = {f.name for f in dataclasses.fields(tp)} - {"extra"}
             if part not in names:
                 return None, f"'{part}' is not a field of {tp.__name__} (fields: {', '.join(sorted(names))})"
-            tp = typing.get_type_hints(tp)[part]
+            tp = _hints(tp)[part]
         elif origin in (dict, Dict):
             args = typing.get_args(tp)
             tp = args[1] if args else Any
