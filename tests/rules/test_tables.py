@@ -77,3 +77,22 @@ def test_an_unknown_table_reference_is_a_load_error(tmp_path):
     path.write_text(path.read_text().replace("{table:nccl_min_for_gpu.hopper}", "{table:nccl_min_for_gpu.volta}"))
     with pytest.raises(InputError, match="no table entry 'nccl_min_for_gpu.volta'"):
         load_nccl_rules(d / "nccl", d / "tables")
+
+
+def test_the_rules_cache_follows_file_changes(tmp_path):
+    import os
+
+    from envdoctor.rules.registry import load_rulebook
+
+    d = tmp_path / "rules"
+    shutil.copytree(ROOT / "rules", d, ignore=shutil.ignore_patterns("nccl"))
+    first = load_rulebook(d)
+    assert load_rulebook(d) is first
+    path = d / "tables" / "shm.json"
+    doc = json.loads(path.read_text())
+    doc["min_mib"] = 2048
+    st = path.stat()
+    path.write_text(json.dumps(doc))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))  # same mtime: the size still tells
+    again = load_rulebook(d)
+    assert again is not first and again.tables.shm_min_mib == 2048
