@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Tuple, Union
+from typing import Any, Iterable, Tuple, Union
 
 _PACKAGE = Path(__file__).resolve().parent
 
@@ -29,3 +29,15 @@ def read_json(path: Path) -> Tuple[Any, Union[str, None]]:
         return None, f"{path}: invalid JSON: nested too deeply"
     except json.JSONDecodeError as exc:
         return None, f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+
+
+def files_key(paths: Iterable[Path]) -> Tuple[Tuple[str, int, int], ...]:
+    """What a cache of data files is keyed by: each file's (path, mtime_ns, size); a missing file is (path, -1, -1)."""
+    out = []
+    for p in paths:
+        try:
+            st = p.stat()
+            out.append((str(p), st.st_mtime_ns, st.st_size))
+        except OSError:
+            out.append((str(p), -1, -1))
+    return tuple(out)

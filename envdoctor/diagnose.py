@@ -1,32 +1,23 @@
-"""Snapshot -> findings. The rules database lives in `rules/`; this is its single entry point."""
+"""Snapshot -> findings: a pure function of the snapshot and the knowledge passed in."""
 
 from __future__ import annotations
 
 from typing import List, Optional
 
 from envdoctor.findings import Finding
+from envdoctor.rules.registry import Rulebook
 from envdoctor.snapshot import Snapshot
+from envdoctor.wheels.index import WheelIndex
 
 
-def prepare() -> None:
-    """Load and validate the rules and the wheel index ahead of time (they are cached); errors are left
-    for `diagnose` to raise. Run it in a thread while the probes wait on torch's import."""
-    from envdoctor.errors import InputError
-    from envdoctor.rules.registry import load_rules
-    from envdoctor.wheels.index import load_index
+def diagnose(snapshot: Snapshot, rules: Rulebook, index: WheelIndex,
+             baseline: Optional[Snapshot] = None) -> List[Finding]:
+    """Every finding of the rules on the snapshot, plus what drifted from `baseline` when one is given.
 
-    try:
-        load_rules()
-        load_index()
-    except InputError:
-        pass
-
-
-def diagnose(snapshot: Snapshot, baseline: Optional[Snapshot] = None) -> List[Finding]:
+    Reads nothing: the rules, their tables and the wheel index come in (see `envdoctor.knowledge`)."""
     from envdoctor.rules.engine import evaluate_all
-    from envdoctor.rules.registry import load_rules
 
-    findings = evaluate_all(load_rules(), snapshot)
+    findings = evaluate_all(rules, index, snapshot)
     if baseline is not None:
         from envdoctor.rules.drift import drift_findings
 

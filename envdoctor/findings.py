@@ -1,9 +1,13 @@
-"""One finding shape for every presenter: CLI text, JSON, markdown and the TUI."""
+"""The one finding type: machine rules, NCCL diagnosis, drift, fleet and self-test verdicts.
+
+`to_json` is a finding in the `check`/`fleet`/`selftest` documents; `to_nccl_json` in `envdoctor.nccl/1`.
+A diagnosis that weighs evidence (NCCL) also fills confidence, score, evidence, locations and why.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
 SEVERITIES = ("error", "warning", "info")
 SAFETIES = ("safe", "unsafe", "display_only")
@@ -21,6 +25,11 @@ class Finding:
     safety: str = "display_only"  # how safe the fix is to apply unattended (ruff's Applicability)
     commands: List[List[str]] = field(default_factory=list)  # the fix as argv lists, when it is runnable
     references: List[str] = field(default_factory=list)
+    confidence: Optional[str] = None  # "high" | "medium" | "low" where the finding is a ranked guess
+    evidence: List[str] = field(default_factory=list)  # the lines or facts it rests on
+    locations: List[str] = field(default_factory=list)  # "file:line" of each quoted log line, in order
+    score: Optional[float] = None
+    why: List[str] = field(default_factory=list)  # the reasons that raised its score
 
     def to_json(self) -> Dict[str, Any]:
         return {
@@ -34,6 +43,20 @@ class Finding:
             "fix_safety": self.safety,
             "fix_commands": [list(c) for c in self.commands],
             "references": list(self.references),
+        }
+
+    def to_nccl_json(self) -> Dict[str, Any]:
+        return {
+            "id": self.id,
+            "category": self.category,
+            "title": self.title,
+            "severity": self.severity,
+            "evidence": list(self.evidence),
+            "locations": list(self.locations),
+            "fix": self.fix,
+            "confidence": self.confidence,
+            "score": round(self.score or 0.0, 2),
+            "why": list(self.why),
         }
 
 

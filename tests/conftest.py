@@ -52,6 +52,22 @@ def fixture_path(name: str) -> Path:
     return SNAPSHOTS / f"{name}.json"
 
 
+def bundled_knowledge():
+    """The repository's rules, tables and wheel index, named explicitly (no environment, no user cache)."""
+    from envdoctor.knowledge import load_knowledge
+    from envdoctor.wheels.index import bundled_path
+
+    return load_knowledge(ROOT / "rules", bundled_path())
+
+
+def diagnose_bundled(snapshot, baseline=None):
+    """`diagnose` with the repository's knowledge."""
+    from envdoctor.diagnose import diagnose
+
+    know = bundled_knowledge()
+    return diagnose(snapshot, know.rules, know.index, baseline)
+
+
 def all_fixture_names() -> List[str]:
     return sorted(p.stem for p in SNAPSHOTS.glob("*.json"))
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 import threading
-from typing import List
 
 from envdoctor.commands.common import add_python, add_snapshot, add_timeouts, obtain_snapshot
-from envdoctor.findings import Finding, exit_code, sort_findings, summary
+from envdoctor.findings import exit_code, sort_findings, summary
 from envdoctor.present.facts import render_facts
 from envdoctor.present.findings import render_findings
 from envdoctor.present.output import emit, emit_json
@@ -30,22 +29,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def diagnose_snapshot(snapshot, baseline=None) -> List[Finding]:
-    from envdoctor.diagnose import diagnose
-
-    return diagnose(snapshot, baseline=baseline)
-
-
 def run(args: argparse.Namespace) -> int:
     from envdoctor.snapshot import load_snapshot
 
     baseline = load_snapshot(args.baseline) if args.baseline else None
     if not args.snapshot:  # probing takes seconds: get the rules ready meanwhile
-        from envdoctor.diagnose import prepare
+        from envdoctor.knowledge import prepare
 
         threading.Thread(target=prepare, name="prepare-rules", daemon=True).start()
     snap = obtain_snapshot(args)
-    findings = sort_findings(diagnose_snapshot(snap, baseline))
+    from envdoctor.diagnose import diagnose
+    from envdoctor.knowledge import knowledge_from_environment
+
+    know = knowledge_from_environment()
+    findings = sort_findings(diagnose(snap, know.rules, know.index, baseline))
     if args.json:
         doc = {
             "schema": CHECK_SCHEMA,

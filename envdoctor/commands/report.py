@@ -8,6 +8,7 @@ import sys
 from envdoctor.commands.common import add_python, add_snapshot, add_timeouts, obtain_snapshot
 from envdoctor.diagnose import diagnose
 from envdoctor.findings import sort_findings
+from envdoctor.knowledge import knowledge_from_environment
 from envdoctor.present.report import render_report
 
 
@@ -24,7 +25,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     snap = obtain_snapshot(args)
-    text = render_report(snap, sort_findings(diagnose(snap)), redact=not args.no_redact)
+    know = knowledge_from_environment()
+    text = render_report(snap, sort_findings(diagnose(snap, know.rules, know.index)), redact=not args.no_redact)
     if args.output:
         from pathlib import Path
 

@@ -7,14 +7,12 @@ Public entry points (the allreduce self-test calls these when a run fails):
     diagnose_streams([(label, binary_stream), ...], snapshot=None) -> NcclReport
 
 `NcclReport.findings` is ranked, most likely root cause first; `.failed` says whether a failure was
-diagnosed; `.to_json()` is the `envdoctor.nccl/1` document; `NcclFinding.to_finding()` gives the
-project-wide Finding shape.
+diagnosed; `.to_json()` is the `envdoctor.nccl/1` document. Findings are `envdoctor.findings.Finding`s.
 """
 
 from envdoctor.nccl.diagnose import (
     NO_FAILURE,
     SCHEMA,
-    NcclFinding,
     NcclReport,
     diagnose_paths,
     diagnose_streams,
@@ -25,7 +23,6 @@ from envdoctor.nccl.rules import load_rules
 __all__ = [
     "NO_FAILURE",
     "SCHEMA",
-    "NcclFinding",
     "NcclReport",
     "diagnose_paths",
     "diagnose_streams",

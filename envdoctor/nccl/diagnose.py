@@ -17,11 +17,11 @@ from typing import Any, BinaryIO, Dict, List, Optional, Sequence, Tuple, Union
 
 from envdoctor.errors import InputError
 from envdoctor.findings import Finding
-from envdoctor.nccl.facts import FACT_PATTERNS, NcclFacts
+from envdoctor.nccl.facts import FACT_NEEDLES, FACT_PATTERNS, NcclFacts
 from envdoctor.nccl.needles import Prefilter
-from envdoctor.nccl.predicates import EvalContext, SignalHit, evaluate
 from envdoctor.nccl.reader import MAX_LINE, decode_line, iter_blocks
 from envdoctor.nccl.rules import RuleSet, load_rules
+from envdoctor.rules.conditions import PREDICATES, Context, Found, holds
 from envdoctor.snapshot import Snapshot
 
 SCHEMA = "envdoctor.nccl/1"
@@ -29,42 +29,17 @@ NO_FAILURE = "No recognisable NCCL failure in the input."
 
 
 @dataclass
-class NcclFinding:
-    id: str
-    category: str
-    title: str
-    severity: str
-    confidence: str
-    score: float
-    evidence: List[str]
-    locations: List[str]
-    fix: str
-    why: List[str] = field(default_factory=list)
+class SignalHit:
+    """One signature's matches: how many, the first line's number, and the first few lines."""
 
-    def to_json(self) -> Dict[str, Any]:
-        return {
-            "id": self.id,
-            "category": self.category,
-            "title": self.title,
-            "severity": self.severity,
-            "evidence": list(self.evidence),
-            "locations": list(self.locations),
-            "fix": self.fix,
-            "confidence": self.confidence,
-            "score": round(self.score, 2),
-            "why": list(self.why),
-        }
-
-    def to_finding(self) -> Finding:
-        """The same finding in the project-wide shape (for `check`/`selftest` documents)."""
-        detail = "\n".join([*self.why, *(f"log: {e}" for e in self.evidence)])
-        return Finding(id=self.id, severity=self.severity, category=self.category, title=self.title,
-                       detail=f"[{self.confidence} confidence] {detail}".strip(), fix=self.fix, subjects=["nccl"])
+    count: int = 0
+    first: Tuple[int, int] = (0, 0)  # (input index, line number): the order lines were read in
+    lines: List[str] = field(default_factory=list)
 
 
 @dataclass
 class NcclReport:
-    findings: List[NcclFinding]
+    findings: List[Finding]
     facts: NcclFacts
     inputs: List[str]
     lines: int = 0
@@ -76,7 +51,7 @@ class NcclReport:
         return any(f.severity == "error" for f in self.findings)
 
     @property
-    def root_cause(self) -> Optional[NcclFinding]:
+    def root_cause(self) -> Optional[Finding]:
         return self.findings[0] if self.findings else None
 
     def exit_code(self) -> int:
@@ -85,7 +60,7 @@ class NcclReport:
     def to_json(self) -> Dict[str, Any]:
         return {
             "schema": SCHEMA,
-            "findings": [f.to_json() for f in self.findings],
+            "findings": [f.to_nccl_json() for f in self.findings],
             "facts": self.facts.as_dict(),
             "inputs": list(self.inputs),
             "summary": {"failure_diagnosed": self.failed, "lines": self.lines, "bytes": self.bytes,
@@ -161,14 +136,14 @@ def prefilter_for(rules: RuleSet) -> Prefilter:
     """The literal prefilter over every fact pattern and signature of a rule set (built once per set)."""
     cached = _PREFILTERS.get(id(rules))
     if cached is None or cached[0] is not rules:
-        entries = [(("f", k), p) for k, p in FACT_PATTERNS.items()]
-        entries += [(("s", i), s.regex.pattern) for i, s in enumerate(rules.signatures)]
+        entries = [(("f", k), FACT_NEEDLES[k]) for k in FACT_PATTERNS]
+        entries += [(("s", i), s.needles) for i, s in enumerate(rules.signatures)]
         cached = _PREFILTERS[id(rules)] = (rules, Prefilter(entries))
     return cached[1]
 
 
 def rank(rules: RuleSet, signals: Dict[str, SignalHit], facts: NcclFacts,
-         snapshot: Optional[Snapshot] = None) -> List[NcclFinding]:
+         snapshot: Optional[Snapshot] = None) -> List[Finding]:
     """Score every category from the signals, apply the context rules, and rank."""
     scores: Dict[str, float] = {}
     sigs_for: Dict[str, List[str]] = {}
@@ -182,12 +157,13 @@ def rank(rules: RuleSet, signals: Dict[str, SignalHit], facts: NcclFacts,
             sigs_for.setdefault(cat, []).append(sig.id)
             if w > 0:
                 why.setdefault(cat, []).append(sig.means)
-    ctx = EvalContext(signals, facts, snapshot)
+    ctx = Context(snapshot, {"log": facts.as_dict()}, tables=rules.tables, signals=signals, log=facts)
     scales: List[Tuple[str, float, str, List[str]]] = []
     for rule in rules.rules:
-        ok, ev = evaluate(rule.when, ctx)
-        if not ok:
+        found = Found()
+        if not holds(rule.when, ctx, PREDICATES, found):
             continue
+        ev = found.evidence
         for cat, w in rule.boost.items():
             scores[cat] = scores.get(cat, 0.0) + w
             why.setdefault(cat, []).append(rule.note)
@@ -213,7 +189,7 @@ def rank(rules: RuleSet, signals: Dict[str, SignalHit], facts: NcclFacts,
         first = signals[used[0]].first if used else (sys.maxsize, 0)
         cands.append((score, first, cat, used))
     cands.sort(key=lambda c: (-c[0], c[1], c[2]))
-    out: List[NcclFinding] = []
+    out: List[Finding] = []
     for n, (score, _first, cat, used) in enumerate(cands[: int(settings["max_findings"])]):
         c = rules.categories[cat]
         lines: List[str] = []
@@ -227,10 +203,12 @@ def rank(rules: RuleSet, signals: Dict[str, SignalHit], facts: NcclFacts,
             conf = "medium"  # a close runner-up: the log cannot tell them apart well
         evidence = [ln.split("\t", 1)[1] for ln in lines] + list(dict.fromkeys(extra.get(cat, [])))
         locations = [ln.split("\t", 1)[0] for ln in lines]
-        out.append(NcclFinding(
-            id="NCCL-" + cat.upper().replace("_", "-"), category=cat, title=c.title, severity=c.severity,
-            confidence=conf, score=score, evidence=evidence, locations=locations, fix=c.fix,
-            why=list(dict.fromkeys(why.get(cat, []))),
+        reasons = list(dict.fromkeys(why.get(cat, [])))
+        detail = "\n".join([*reasons, *(f"log: {e}" for e in evidence)])
+        out.append(Finding(
+            id=c.finding_id, category=cat, title=c.title, severity=c.severity,
+            detail=f"[{conf} confidence] {detail}".strip(), fix=c.fix, subjects=["nccl"],
+            confidence=conf, score=score, evidence=evidence, locations=locations, why=reasons,
         ))
     return out
 

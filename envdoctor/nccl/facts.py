@@ -42,6 +42,27 @@ FACT_PATTERNS: Dict[str, str] = {
     "ofed": r"^\s*MLNX_OFED_LINUX-(\d+)[\d.-]*:?\s*$",
 }
 
+# name -> lower-case literals, one of which every match of the pattern contains (the prefilter's needles).
+FACT_NEEDLES: Dict[str, Tuple[str, ...]] = {
+    "version": ("nccl version",),
+    "comm": ("rank ",),
+    "device": ("cudadev ",),
+    "channel": (" via ",),
+    "socket_if": ("net/socket",),
+    "bootstrap_if": ("bootstrap",),
+    "ib_devices": ("net/ib",),
+    "ib_none": ("no device found",),
+    "network": ("using network ",),
+    "nvls": ("multicast support is ", "comm 0x"),
+    "env": (" set by environment to",),
+    "plugin_path": ("plugin path",),
+    "plugin_loaded": (" plugin ", "successfully loaded external plugin "),
+    "plugin_none": ("could not find", "failed to find ncclnetplugin", "no plugin found", "plugin load (",
+                    "using internal net"),
+    "cuda_driver": ("cudadriverversion ",),
+    "hpcx": ("mlnx_ofed_linux-",),
+    "ofed": ("mlnx_ofed_linux-",),
+}
 
 _FACT_RE = {name: re.compile(p) for name, p in FACT_PATTERNS.items()}
 

@@ -1,65 +1,18 @@
-"""Literal prefilter: the strings a regex cannot match without.
+"""Literal prefilter: find the few lines worth matching, with the strings a pattern cannot match without.
 
 Python's `re` has no multi-pattern search, so a union of ~100 signatures costs ~100 attempts per
-character. Instead each pattern is reduced to a set of lower-case literals, one of which every match
-must contain; a block is scanned once for all literals (a trie-shaped regex over the lower-cased
-text) and only the patterns whose literals occur run on it.
+character. Instead each pattern declares its needles: lower-case literals, one of which every match
+must contain (`needles` in rules/nccl/signatures.json, FACT_NEEDLES beside the fact patterns). A block
+is scanned once for all needles (a trie-shaped regex over the lower-cased text) and only the patterns
+whose needles occur run on it.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Dict, Hashable, Iterable, Iterator, List, Optional, Set, Tuple
-
-try:  # Python >= 3.11
-    from re import _parser as sre_parse  # type: ignore[attr-defined]
-except ImportError:  # pragma: no cover - older Pythons
-    import sre_parse  # type: ignore[no-redef]
+from typing import Dict, Hashable, Iterable, Iterator, List, Sequence, Tuple
 
 MIN_NEEDLE = 3
-_REPEATS = {"MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"}
-
-
-def required_literals(pattern: str) -> Optional[Set[str]]:
-    """A set of lower-case literals such that every match contains at least one; None if there is none."""
-    try:
-        parsed = sre_parse.parse(pattern)
-    except re.error:
-        return None
-    best = _factors(list(parsed))
-    if best is None or min(len(s) for s in best) < MIN_NEEDLE:
-        return None
-    return best
-
-
-def _factors(items: List) -> Optional[Set[str]]:
-    candidates: List[Set[str]] = []
-    cur = ""
-    for op, av in items:
-        name = str(op)
-        if name == "LITERAL":
-            ch = chr(av)
-            cur += ch.lower() if "A" <= ch <= "Z" else ch
-            continue
-        if cur:
-            candidates.append({cur})
-            cur = ""
-        sub: Optional[Set[str]] = None
-        if name == "SUBPATTERN":
-            sub = _factors(list(av[-1]))
-        elif name == "BRANCH":
-            sets = [_factors(list(b)) for b in av[1]]
-            if all(s is not None for s in sets):
-                sub = set().union(*sets)  # type: ignore[arg-type]
-        elif name in _REPEATS and av[0] >= 1:
-            sub = _factors(list(av[2]))
-        if sub:
-            candidates.append(sub)
-    if cur:
-        candidates.append({cur})
-    if not candidates:
-        return None
-    return max(candidates, key=lambda s: (min(len(x) for x in s), -len(s)))
 
 
 # Characters from common to rare in logs (lower-cased). A gate starts at a needle's rarest character,
@@ -80,12 +33,12 @@ def gate(needle: str) -> str:
 class Prefilter:
     """Finds the lines of a block that may match any of many patterns, and which patterns to try there."""
 
-    def __init__(self, entries: Iterable[Tuple[Hashable, str]]) -> None:
+    def __init__(self, entries: Iterable[Tuple[Hashable, Sequence[str]]]) -> None:
+        """`entries`: (key, needles); a pattern without needles is tried on every scanned line."""
         self.by_gate: Dict[bytes, List[Hashable]] = {}
-        self.always: List[Hashable] = []  # patterns without a usable literal: tried on every scanned line
-        for key, pattern in entries:
-            needles = required_literals(pattern)
-            if needles is None:
+        self.always: List[Hashable] = []
+        for key, needles in entries:
+            if not needles:
                 self.always.append(key)
                 continue
             for n in needles:

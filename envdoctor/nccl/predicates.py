@@ -1,146 +1,38 @@
-"""Conditions of the context rules: the small declarative language, and the named predicates that need
-real computation. A predicate returns (holds, evidence lines), so a finding can say which fact of the
-log or of the machine snapshot raised it.
+"""Named predicates of the NCCL context rules (`rules/nccl/context.json`): the facts that need real
+computation over the log (`ctx.log`, an NcclFacts) and the machine snapshot. Each returns None, or
+{"evidence": [lines]} saying which fact of the log or of the snapshot raised it. They live in the one
+predicate registry (`envdoctor.rules.conditions.PREDICATES`), marked as reading the log.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from packaging.version import InvalidVersion, Version
 
-from envdoctor.nccl.facts import NcclFacts
-from envdoctor.snapshot import Snapshot, is_absent, present
+from envdoctor.rules.conditions import Context, predicate
+from envdoctor.snapshot import present
 
 GiB = 1 << 30
 MiB = 1 << 20
+Result = Optional[Dict[str, Any]]
 
 
-@dataclass
-class SignalHit:
-    """One signature's matches: how many, the first line's number, and the first few lines."""
-
-    count: int = 0
-    first: Tuple[int, int] = (0, 0)  # (input index, line number): the order lines were read in
-    lines: List[str] = field(default_factory=list)
+def _snap(ctx: Context, path: str) -> Any:
+    """A snapshot value, None where the snapshot lacks it (or there is no snapshot)."""
+    value = ctx.resolve(path)
+    return value if present(value) else None
 
 
-@dataclass
-class EvalContext:
-    signals: Dict[str, SignalHit]
-    facts: NcclFacts
-    snapshot: Optional[Snapshot] = None
-    _facts_dict: Optional[Dict[str, Any]] = None
-
-    @property
-    def facts_dict(self) -> Dict[str, Any]:
-        if self._facts_dict is None:
-            self._facts_dict = self.facts.as_dict()
-        return self._facts_dict
-
-    def env(self, name: str) -> Optional[Tuple[str, str]]:
-        """(value, where it was seen): what NCCL logged first, else the snapshot's environment."""
-        if name in self.facts.env:
-            return self.facts.env[name], "log"
-        if self.snapshot is not None and isinstance(self.snapshot.env, dict) and name in self.snapshot.env:
-            return self.snapshot.env[name], "snapshot"
-        return None
-
-
-Result = Tuple[bool, List[str]]
-
-
-def evaluate(cond: Mapping[str, Any], ctx: EvalContext) -> Result:
-    """Does a (validated) condition hold? Evidence comes from facts and predicates, not from signals."""
-    if "all" in cond:
-        evidence: List[str] = []
-        for c in cond["all"]:
-            ok, ev = evaluate(c, ctx)
-            if not ok:
-                return False, []
-            evidence.extend(ev)
-        return True, evidence
-    if "any" in cond:
-        for c in cond["any"]:
-            ok, ev = evaluate(c, ctx)
-            if ok:
-                return True, ev
-        return False, []
-    if "not" in cond:
-        ok, _ = evaluate(cond["not"], ctx)
-        return (not ok), []
-    if "signal" in cond:
-        names = cond["signal"] if isinstance(cond["signal"], list) else [cond["signal"]]
-        return any(n in ctx.signals for n in names), []
-    if "predicate" in cond:
-        return PREDICATES[cond["predicate"]](ctx)
-    if "fact" in cond:
-        value = _lookup(ctx.facts_dict, cond["fact"])
-        ok = _compare(value, cond.get("op", "exists"), cond.get("value"))
-        return ok, ([f"log: {cond['fact']} = {_show(value)}"] if ok and value is not None else [])
-    value = _lookup(ctx.snapshot, cond["snapshot"]) if ctx.snapshot is not None else None
-    ok = _compare(value, cond.get("op", "exists"), cond.get("value"))
-    return ok, ([f"snapshot: {cond['snapshot']} = {_show(value)}"] if ok and value is not None else [])
-
-
-def _lookup(obj: Any, path: str) -> Any:
-    for part in path.split("."):
-        if obj is None or is_absent(obj):
-            return None
-        if isinstance(obj, Mapping):
-            obj = obj.get(part)
-        elif isinstance(obj, list) and part.isdigit():
-            obj = obj[int(part)] if int(part) < len(obj) else None
-        else:
-            obj = getattr(obj, part, None)
-    return None if is_absent(obj) else obj
-
-
-def _compare(value: Any, op: str, expected: Any) -> bool:
-    if op == "exists":
-        return value is not None and value != [] and value != {}
-    if op == "missing":
-        return value is None or value == [] or value == {}
-    if value is None:
-        return False
-    try:
-        if op == "true":
-            return value is True
-        if op == "false":
-            return value is False
-        if op == "eq":
-            return value == expected
-        if op == "ne":
-            return value != expected
-        if op in ("lt", "le", "gt", "ge"):
-            a, b = _num(value), _num(expected)
-            return {"lt": a < b, "le": a <= b, "gt": a > b, "ge": a >= b}[op]
-        if op == "in":
-            return value in expected
-        if op == "contains":
-            return expected in value
-        if op == "matches":
-            return re.search(expected, str(value)) is not None
-        if op in ("version_lt", "version_ge"):
-            v, w = Version(str(value)), Version(str(expected))
-            return v < w if op == "version_lt" else v >= w
-    except (TypeError, ValueError, InvalidVersion):
-        return False
-    return False
-
-
-def _num(x: Any) -> float:
-    if isinstance(x, bool):
-        raise TypeError("not a number")
-    return float(x)
-
-
-def _show(value: Any) -> str:
-    if isinstance(value, (list, tuple, set)):
-        return ", ".join(str(v) for v in value)
-    return str(value)
+def _env(ctx: Context, name: str) -> Optional[Tuple[str, str]]:
+    """(value, where it was seen): what NCCL logged first, else the snapshot's environment."""
+    if ctx.log is not None and name in ctx.log.env:
+        return ctx.log.env[name], "log"
+    env = _snap(ctx, "env")
+    if isinstance(env, dict) and name in env:
+        return env[name], "snapshot"
+    return None
 
 
 def _size(text: str) -> Optional[int]:
@@ -150,21 +42,20 @@ def _size(text: str) -> Optional[int]:
     return int(m.group(1)) * {"": 1, "k": 1 << 10, "m": MiB, "g": GiB}[m.group(2).lower()]
 
 
-# --- named predicates ------------------------------------------------------------------------
+@predicate(log=True)
+def shm_small(ctx: Context) -> Result:
+    shm = _snap(ctx, "host.shm_bytes")
+    if isinstance(shm, int) and shm < ctx.tables.shm_min_mib * MiB:
+        return {"evidence": [f"snapshot: /dev/shm is {shm / MiB:.0f} MiB (containers default to 64 MiB; NCCL wants more)"]}
+    return None
 
 
-def shm_small(ctx: EvalContext) -> Result:
-    shm = _lookup(ctx.snapshot, "host.shm_bytes")
-    if isinstance(shm, int) and shm < GiB:
-        return True, [f"snapshot: /dev/shm is {shm / MiB:.0f} MiB (containers default to 64 MiB; NCCL wants more)"]
-    return False, []
-
-
-def shm_roomy(ctx: EvalContext) -> Result:
-    shm = _lookup(ctx.snapshot, "host.shm_bytes")
-    if isinstance(shm, int) and shm >= GiB:
-        return True, [f"snapshot: /dev/shm is {shm / GiB:.1f} GiB"]
-    return False, []
+@predicate(log=True)
+def shm_roomy(ctx: Context) -> Result:
+    shm = _snap(ctx, "host.shm_bytes")
+    if isinstance(shm, int) and shm >= ctx.tables.shm_min_mib * MiB:
+        return {"evidence": [f"snapshot: /dev/shm is {shm / GiB:.1f} GiB"]}
+    return None
 
 
 def ifname_matches(spec: str, names: List[str]) -> List[str]:
@@ -184,200 +75,215 @@ def ifname_matches(spec: str, names: List[str]) -> List[str]:
     return [n for n in names if (not hit(n) if exclude else hit(n))]
 
 
-def _snapshot_interfaces(ctx: EvalContext) -> Optional[List[str]]:
-    ifaces = _lookup(ctx.snapshot, "network.interfaces")
+def _snapshot_interfaces(ctx: Context) -> Optional[List[str]]:
+    ifaces = _snap(ctx, "network.interfaces")
     if not isinstance(ifaces, list) or not ifaces:
         return None
     return [i.name for i in ifaces if getattr(i, "name", "")]
 
 
-def socket_ifname_matches_nothing(ctx: EvalContext) -> Result:
-    setting = ctx.env("NCCL_SOCKET_IFNAME")
+@predicate(log=True)
+def socket_ifname_selects_nothing(ctx: Context) -> Result:
+    setting = _env(ctx, "NCCL_SOCKET_IFNAME")
     names = _snapshot_interfaces(ctx)
     if setting is None or names is None:
-        return False, []
+        return None
     value, where = setting
     if ifname_matches(value, [n for n in names if n != "lo"]):
-        return False, []
-    return True, [f"{where}: NCCL_SOCKET_IFNAME={value} matches no interface on the machine "
-                  f"(snapshot: {', '.join(names)})"]
+        return None
+    return {"evidence": [f"{where}: NCCL_SOCKET_IFNAME={value} matches no interface on the machine "
+                  f"(snapshot: {', '.join(names)})"]}
 
 
-def socket_ifname_fine(ctx: EvalContext) -> Result:
-    setting = ctx.env("NCCL_SOCKET_IFNAME")
+@predicate(log=True)
+def socket_ifname_fine(ctx: Context) -> Result:
+    setting = _env(ctx, "NCCL_SOCKET_IFNAME")
     names = _snapshot_interfaces(ctx)
     if setting is None or names is None:
-        return False, []
+        return None
     chosen = ifname_matches(setting[0], [n for n in names if n != "lo"])
-    return (True, [f"snapshot: NCCL_SOCKET_IFNAME={setting[0]} selects {', '.join(chosen)}"]) if chosen else (False, [])
+    return {"evidence": [f"snapshot: NCCL_SOCKET_IFNAME={setting[0]} selects {', '.join(chosen)}"]} if chosen else None
 
 
-def fabric_manager_down(ctx: EvalContext) -> Result:
-    fm = _lookup(ctx.snapshot, "fabric_manager")
+@predicate(log=True)
+def fabric_manager_down(ctx: Context) -> Result:
+    fm = _snap(ctx, "fabric_manager")
     if fm is None or getattr(fm, "nvswitch_present", None) is not True or getattr(fm, "running", None) is not False:
-        return False, []
-    return True, ["snapshot: NVSwitch present but nv-fabricmanager is not running"]
+        return None
+    return {"evidence": ["snapshot: NVSwitch present but nv-fabricmanager is not running"]}
 
 
-def fabric_manager_running(ctx: EvalContext) -> Result:
-    fm = _lookup(ctx.snapshot, "fabric_manager")
+@predicate(log=True)
+def fabric_manager_running(ctx: Context) -> Result:
+    fm = _snap(ctx, "fabric_manager")
     if fm is not None and getattr(fm, "running", None) is True:
-        return True, ["snapshot: nv-fabricmanager is running"]
-    return False, []
+        return {"evidence": ["snapshot: nv-fabricmanager is running"]}
+    return None
 
 
-def rdma_devices_present(ctx: EvalContext) -> Result:
-    devs = _lookup(ctx.snapshot, "network.rdma_devices")
+@predicate(log=True)
+def rdma_devices_present(ctx: Context) -> Result:
+    devs = _snap(ctx, "network.rdma_devices")
     if isinstance(devs, list) and devs:
-        return True, [f"snapshot: RDMA devices {', '.join(d.name for d in devs)}"]
-    return False, []
+        return {"evidence": [f"snapshot: RDMA devices {', '.join(d.name for d in devs)}"]}
+    return None
 
 
-def peermem_missing(ctx: EvalContext) -> Result:
-    if _lookup(ctx.snapshot, "network.peermem_loaded") is False:
-        return True, ["snapshot: neither nvidia_peermem nor nv_peer_mem is loaded"]
-    return False, []
+@predicate(log=True)
+def peermem_missing(ctx: Context) -> Result:
+    if _snap(ctx, "network.peermem_loaded") is False:
+        return {"evidence": ["snapshot: neither nvidia_peermem nor nv_peer_mem is loaded"]}
+    return None
 
 
-def mig_enabled(ctx: EvalContext) -> Result:
+@predicate(log=True)
+def mig_enabled(ctx: Context) -> Result:
     if ctx.snapshot is None:
-        return False, []
+        return None
     migs = [g.index for g in ctx.snapshot.gpus if getattr(g, "mig_enabled", None) is True]
-    return (True, [f"snapshot: MIG mode is on for GPU {', '.join(map(str, migs))}"]) if migs else (False, [])
+    return {"evidence": [f"snapshot: MIG mode is on for GPU {', '.join(map(str, migs))}"]} if migs else None
 
 
-def wsl_host(ctx: EvalContext) -> Result:
-    return (True, ["snapshot: running under WSL"]) if _lookup(ctx.snapshot, "host.wsl") is True else (False, [])
+@predicate(log=True)
+def wsl_host(ctx: Context) -> Result:
+    return {"evidence": ["snapshot: running under WSL"]} if _snap(ctx, "host.wsl") is True else None
 
 
-def windows_host(ctx: EvalContext) -> Result:
-    return (True, ["snapshot: native Windows"]) if _lookup(ctx.snapshot, "host.os") == "windows" else (False, [])
+@predicate(log=True)
+def windows_host(ctx: Context) -> Result:
+    return {"evidence": ["snapshot: native Windows"]} if _snap(ctx, "host.os") == "windows" else None
 
 
-def p2p_blockers(ctx: EvalContext) -> Result:
+@predicate(log=True)
+def p2p_blockers(ctx: Context) -> Result:
     ev = []
-    acs = _lookup(ctx.snapshot, "host.acs_enabled_bridges")
+    acs = _snap(ctx, "host.acs_enabled_bridges")
     if isinstance(acs, int) and acs > 0:
         ev.append(f"snapshot: ACS is enabled on {acs} PCIe bridge(s)")
-    if _lookup(ctx.snapshot, "host.iommu") == "translated":
+    if _snap(ctx, "host.iommu") == "translated":
         ev.append("snapshot: the IOMMU translates DMA (not passthrough)")
-    return bool(ev), ev
+    return {"evidence": ev} if ev else None
 
 
-def p2p_path_clear(ctx: EvalContext) -> Result:
-    acs, iommu = _lookup(ctx.snapshot, "host.acs_enabled_bridges"), _lookup(ctx.snapshot, "host.iommu")
+@predicate(log=True)
+def p2p_path_clear(ctx: Context) -> Result:
+    acs, iommu = _snap(ctx, "host.acs_enabled_bridges"), _snap(ctx, "host.iommu")
     if acs == 0 and iommu in ("off", "passthrough"):
-        return True, [f"snapshot: no ACS on the PCIe bridges, IOMMU {iommu}: nothing in the P2P path to blame"]
-    return False, []
+        return {"evidence": [f"snapshot: no ACS on the PCIe bridges, IOMMU {iommu}: nothing in the P2P path to blame"]}
+    return None
 
 
-def driver_older_than_torch_cuda(ctx: EvalContext) -> Result:
+@predicate(log=True)
+def driver_older_than_torch_cuda(ctx: Context) -> Result:
     snap = ctx.snapshot
     if snap is None or not present(snap.torch):
-        return False, []
+        return None
     err = snap.torch.cuda_init_error or ""
     if "too old" in err or "insufficient" in err:
-        return True, [f"snapshot: torch says: {err[:200]}"]
-    drv, cuda = _lookup(snap, "driver.cuda_driver_version"), _lookup(snap, "torch.cuda")
+        return {"evidence": [f"snapshot: torch says: {err[:200]}"]}
+    drv, cuda = _snap(ctx, "driver.cuda_driver_version"), _snap(ctx, "torch.cuda")
     try:
         if drv and cuda and Version(str(drv)).major < Version(str(cuda)).major:
-            return True, [f"snapshot: the driver supports CUDA {drv}, torch is built for CUDA {cuda}"]
+            return {"evidence": [f"snapshot: the driver supports CUDA {drv}, torch is built for CUDA {cuda}"]}
     except InvalidVersion:
         pass
-    return False, []
+    return None
 
 
-def several_nccl_copies(ctx: EvalContext) -> Result:
-    copies = _lookup(ctx.snapshot, "libraries.nccl")
+@predicate(log=True)
+def several_nccl_copies(ctx: Context) -> Result:
+    copies = _snap(ctx, "libraries.nccl")
     if not isinstance(copies, list):
-        return False, []
+        return None
     versions = {str(getattr(c, "version", None)) for c in copies if present(getattr(c, "version", None))}
     if len(copies) > 1 and len(versions) > 1:
-        paths = [f"{_lookup(c, 'path')} ({_lookup(c, 'version')})" for c in copies]
-        return True, [f"snapshot: several libnccl copies on the loader path: {'; '.join(paths)}"]
-    return False, []
+        paths = [f"{getattr(c, 'path', None)} ({getattr(c, 'version', None)})" for c in copies]
+        return {"evidence": [f"snapshot: several libnccl copies on the loader path: {'; '.join(paths)}"]}
+    return None
 
 
-def cuda_interposer_preloaded(ctx: EvalContext) -> Result:
-    pre = ctx.env("LD_PRELOAD")
+@predicate(log=True)
+def cuda_interposer_preloaded(ctx: Context) -> Result:
+    pre = _env(ctx, "LD_PRELOAD")
     if pre and re.search(r"vgpu|hami|cuda_hook|libcuda_intercept", pre[0], re.I):
-        return True, [f"{pre[1]}: LD_PRELOAD={pre[0]}"]
-    return False, []
+        return {"evidence": [f"{pre[1]}: LD_PRELOAD={pre[0]}"]}
+    return None
 
 
-def nccl_versions_differ(ctx: EvalContext) -> Result:
-    by = ctx.facts.versions_by_origin()
+def _by_origin(by: Dict[str, Any]) -> str:
+    return "; ".join(f"{k}: {', '.join(sorted(v))}" for k, v in sorted(by.items()))
+
+
+@predicate(log=True)
+def nccl_versions_differ(ctx: Context) -> Result:
+    by = ctx.log.versions_by_origin()
     seen = {v for vs in by.values() for v in vs}
     if len(seen) > 1:
-        return True, ["log: NCCL versions differ: " + "; ".join(f"{k}: {', '.join(sorted(v))}" for k, v in sorted(by.items()))]
-    return False, []
+        return {"evidence": ["log: NCCL versions differ: " + _by_origin(by)]}
+    return None
 
 
-def plugins_differ(ctx: EvalContext) -> Result:
-    by = ctx.facts.plugins_by_origin()
+@predicate(log=True)
+def plugins_differ(ctx: Context) -> Result:
+    by = ctx.log.plugins_by_origin()
     kinds = {frozenset(v - {"none"}) if v - {"none"} else frozenset({"none"}) for v in by.values()}
     if len(by) > 1 and len(kinds) > 1:
-        return True, ["log: net plugins differ: " + "; ".join(f"{k}: {', '.join(sorted(v))}" for k, v in sorted(by.items()))]
-    return False, []
+        return {"evidence": ["log: net plugins differ: " + _by_origin(by)]}
+    return None
 
 
-def gdr_differs(ctx: EvalContext) -> Result:
-    by = ctx.facts.gdr_by_origin()
+@predicate(log=True)
+def gdr_differs(ctx: Context) -> Result:
+    by = ctx.log.gdr_by_origin()
     if len(set(by.values())) > 1:
         without = sorted(k for k, v in by.items() if not v)
-        return True, [f"log: GPUDirect RDMA (GDRDMA) used by some ranks but not by {', '.join(without)}"]
-    return False, []
+        return {"evidence": [f"log: GPUDirect RDMA (GDRDMA) used by some ranks but not by {', '.join(without)}"]}
+    return None
 
 
-def socket_on_ib_interface(ctx: EvalContext) -> Result:
-    ib = [n for n in ctx.facts.interfaces if re.match(r"ib|ibp|ibs", n)]
+@predicate(log=True)
+def socket_on_ib_interface(ctx: Context) -> Result:
+    ib = [n for n in ctx.log.interfaces if re.match(r"ib|ibp|ibs", n)]
     if ib:
-        return True, [f"log: NET/Socket runs over the InfiniBand interface {', '.join(ib)} (IPoIB), not over IB verbs"]
-    return False, []
+        return {"evidence": [f"log: NET/Socket runs over the InfiniBand interface {', '.join(ib)} (IPoIB), not over IB verbs"]}
+    return None
 
 
-def docker_bridge_interface(ctx: EvalContext) -> Result:
-    names = [n for n in ctx.facts.interfaces + ctx.facts.bootstrap_interfaces if re.match(r"docker\d|veth", n)]
+@predicate(log=True)
+def docker_bridge_interface(ctx: Context) -> Result:
+    names = [n for n in ctx.log.interfaces + ctx.log.bootstrap_interfaces if re.match(r"docker\d|veth", n)]
     if names:
-        return True, [f"log: NCCL uses the container bridge interface {', '.join(dict.fromkeys(names))}"]
-    return False, []
+        return {"evidence": [f"log: NCCL uses the container bridge interface {', '.join(dict.fromkeys(names))}"]}
+    return None
 
 
-def buffsize_large(ctx: EvalContext) -> Result:
-    setting = ctx.env("NCCL_BUFFSIZE")
+@predicate(log=True)
+def buffsize_large(ctx: Context) -> Result:
+    setting = _env(ctx, "NCCL_BUFFSIZE")
     if setting is None:
-        return False, []
+        return None
     size = _size(setting[0])
     if size is not None and size > 16 * MiB:
-        return True, [f"{setting[1]}: NCCL_BUFFSIZE={setting[0]} ({size / MiB:.0f} MiB; the default is 4 MiB)"]
-    return False, []
+        return {"evidence": [f"{setting[1]}: NCCL_BUFFSIZE={setting[0]} ({size / MiB:.0f} MiB; the default is 4 MiB)"]}
+    return None
 
 
-def p2p_disabled_override(ctx: EvalContext) -> Result:
+@predicate(log=True)
+def p2p_disabled_override(ctx: Context) -> Result:
     ev = []
-    dis = ctx.env("NCCL_P2P_DISABLE")
+    dis = _env(ctx, "NCCL_P2P_DISABLE")
     if dis and dis[0].strip() not in ("0", ""):
         ev.append(f"{dis[1]}: NCCL_P2P_DISABLE={dis[0]}")
-    lvl = ctx.env("NCCL_P2P_LEVEL")
+    lvl = _env(ctx, "NCCL_P2P_LEVEL")
     if lvl and lvl[0].strip().upper() in ("LOC", "0"):
         ev.append(f"{lvl[1]}: NCCL_P2P_LEVEL={lvl[0]} (no peer-to-peer between GPUs: traffic goes through SHM)")
-    return bool(ev), ev
+    return {"evidence": ev} if ev else None
 
 
-def hpcx_ofed_mismatch(ctx: EvalContext) -> Result:
-    built, installed = ctx.facts.hpcx_ofed, ctx.facts.installed_ofed
+@predicate(log=True)
+def hpcx_ofed_mismatch(ctx: Context) -> Result:
+    built, installed = ctx.log.hpcx_ofed, ctx.log.installed_ofed
     if built and installed and not built & installed:
-        return True, [f"log: HPC-X built for MLNX_OFED {', '.join(sorted(built))}, installed MLNX_OFED "
-                      f"{', '.join(sorted(installed))}"]
-    return False, []
-
-
-PREDICATES: Dict[str, Callable[[EvalContext], Result]] = {
-    f.__name__: f for f in (
-        shm_small, shm_roomy, socket_ifname_matches_nothing, socket_ifname_fine, fabric_manager_down,
-        fabric_manager_running, rdma_devices_present, peermem_missing, mig_enabled, wsl_host, windows_host,
-        p2p_blockers, p2p_path_clear, driver_older_than_torch_cuda, several_nccl_copies, cuda_interposer_preloaded,
-        nccl_versions_differ, plugins_differ, gdr_differs, socket_on_ib_interface, docker_bridge_interface,
-        buffsize_large, p2p_disabled_override, hpcx_ofed_mismatch,
-    )
-}
+        return {"evidence": [f"log: HPC-X built for MLNX_OFED {', '.join(sorted(built))}, installed MLNX_OFED "
+                      f"{', '.join(sorted(installed))}"]}
+    return None

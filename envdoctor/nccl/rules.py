@@ -1,7 +1,7 @@
 """The NCCL signature database: categories, signatures and context rules, read from `rules/nccl/*.json`.
 
 Every file is validated on load; all problems of all files are reported at once, each naming its file
-and entry, as one InputError (exit 2). Compiled rule sets are cached per directory and file mtimes.
+and entry, as one InputError (exit 2). Compiled rule sets are cached by each file's (path, mtime_ns, size).
 """
 
 from __future__ import annotations
@@ -11,9 +11,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
-from envdoctor.data_files import data_path, read_json
+import envdoctor.nccl.predicates  # noqa: F401  (registers the predicates the context rules name)
+from envdoctor.data_files import data_path, files_key, read_json
 from envdoctor.errors import InputError
-from envdoctor.nccl import predicates
+from envdoctor.nccl.needles import MIN_NEEDLE
+from envdoctor.rules.conditions import check_condition, predicates_for
+from envdoctor.rules.tables import Tables, load_tables
 
 SCHEMAS = {
     "envdoctor.nccl-categories/1": "categories",
@@ -21,9 +24,6 @@ SCHEMAS = {
     "envdoctor.nccl-context/1": "rules",
 }
 SEVERITIES = ("error", "warning")
-CONDITION_KEYS = ("all", "any", "not", "signal", "fact", "snapshot", "predicate")
-OPS = ("exists", "missing", "eq", "ne", "lt", "le", "gt", "ge", "in", "contains", "matches", "version_lt", "version_ge",
-       "true", "false")
 DEFAULT_SETTINGS: Dict[str, Any] = {
     "report_min_score": 1.0,
     "confidence": {"high": 9.0, "medium": 5.0},
@@ -39,6 +39,12 @@ class Category:
     title: str
     fix: str
     severity: str = "error"
+    layer: str = ""  # where the cause sits (nccl-taxonomy layers A-F)
+
+    @property
+    def finding_id(self) -> str:
+        """The id of its findings: shm_exhausted -> NCCL-SHM-EXHAUSTED."""
+        return "NCCL-" + self.id.upper().replace("_", "-")
 
 
 @dataclass(frozen=True)
@@ -47,6 +53,7 @@ class Signature:
     regex: re.Pattern[str]
     weights: Mapping[str, float]
     means: str
+    needles: Tuple[str, ...] = ()  # lower-case literals, one of which every match contains (the prefilter's)
 
 
 @dataclass(frozen=True)
@@ -67,6 +74,7 @@ class RuleSet:
     settings: Dict[str, Any] = field(default_factory=lambda: dict(DEFAULT_SETTINGS))
     union: Optional[re.Pattern[str]] = None  # every signature at once: a cheap first pass over whole blocks
     files: List[str] = field(default_factory=list)
+    tables: Optional[Tables] = None  # the compatibility tables its predicates read
 
 
 def default_rules_dir() -> Path:
@@ -74,27 +82,31 @@ def default_rules_dir() -> Path:
     return data_path("rules/nccl")
 
 
-_CACHE: Dict[Tuple[str, Tuple[Tuple[str, float], ...]], RuleSet] = {}
+_CACHE: Dict[Tuple[Tuple[str, int, int], ...], RuleSet] = {}
 
 
-def load_rules(directory: Union[str, Path, None] = None) -> RuleSet:
+def load_rules(directory: Union[str, Path, None] = None, tables_dir: Union[str, Path, None] = None) -> RuleSet:
+    """The signature database in `directory`; `tables_dir` holds the compatibility tables its files refer to
+    (default: `tables/` beside it, else the bundled one). Cached until a file changes."""
     base = Path(directory) if directory is not None else default_rules_dir()
     if not base.is_dir():
         raise InputError(f"{base}: NCCL signature directory not found")
     files = sorted(base.glob("*.json"))
     if not files:
         raise InputError(f"{base}: no NCCL signature files (*.json)")
-    try:
-        key = (str(base), tuple((str(f), f.stat().st_mtime) for f in files))
-    except OSError as exc:
-        raise InputError(f"{base}: cannot read: {exc}") from None
+    if tables_dir is None:
+        tables_dir = base.parent / "tables" if (base.parent / "tables").is_dir() else data_path("rules") / "tables"
+    tables_dir = Path(tables_dir)
+    key = files_key([*files, *sorted(tables_dir.glob("*.json"))])
     cached = _CACHE.get(key)
     if cached is None:
-        cached = _CACHE[key] = _load(files)
+        if len(_CACHE) >= 8:
+            _CACHE.clear()
+        cached = _CACHE[key] = _load(files, load_tables(tables_dir))
     return cached
 
 
-def _load(files: Sequence[Path]) -> RuleSet:
+def _load(files: Sequence[Path], tables: Tables) -> RuleSet:
     errors: List[str] = []
     raw: Dict[str, List[Tuple[str, int, Any]]] = {"categories": [], "signatures": [], "rules": []}
     settings: Dict[str, Any] = dict(DEFAULT_SETTINGS)
@@ -111,11 +123,15 @@ def _load(files: Sequence[Path]) -> RuleSet:
         if not isinstance(entries, list):
             errors.append(f"{path}: '{key}' must be a list")
             continue
-        raw[key].extend((str(path), i, e) for i, e in enumerate(entries))
+        for i, e in enumerate(entries):
+            refs: List[str] = []
+            e = tables.resolve(e, refs)
+            errors.extend(f"{path}: entry #{i + 1}: {r}" for r in refs)
+            raw[key].append((str(path), i, e))
         if "settings" in doc:
             errors.extend(_check_settings(str(path), doc["settings"], settings))
 
-    rs = RuleSet(settings=settings, files=[str(f) for f in files])
+    rs = RuleSet(settings=settings, files=[str(f) for f in files], tables=tables)
     seen: Dict[str, str] = {}
 
     def where(file: str, index: int, entry: Any) -> str:
@@ -148,13 +164,14 @@ def _load(files: Sequence[Path]) -> RuleSet:
             problems.append(f"'severity' must be one of {list(SEVERITIES)}")
         errors.extend(f"{where(file, i, e)}: {p}" for p in problems)
         if not problems:
-            rs.categories[name] = Category(name, e["title"], e["fix"], e.get("severity", "error"))
+            rs.categories[name] = Category(name, e["title"], e["fix"], e.get("severity", "error"), str(e.get("layer", "")))
 
     for file, i, e in raw["signatures"]:
         name = take_id(file, i, e, "signature")
         if name is None:
             continue
-        problems = _unknown_keys(e, ("id", "pattern", "ignore_case", "weights", "means", "example"))
+        problems = _unknown_keys(e, ("id", "pattern", "needles", "ignore_case", "weights", "means", "example",
+                                     "more_examples"))
         regex = None
         if not isinstance(e.get("pattern"), str) or not e["pattern"]:
             problems.append("'pattern' must be a non-empty string")
@@ -168,12 +185,15 @@ def _load(files: Sequence[Path]) -> RuleSet:
         problems.extend(_check_weights(e.get("weights", {}), rs, "weights"))
         if regex is not None and isinstance(e.get("example"), str) and not regex.search(e["example"]):
             problems.append("pattern does not match its own 'example'")
+        else:
+            problems.extend(_check_needles(e, regex))
         errors.extend(f"{where(file, i, e)}: {p}" for p in problems)
         if not problems and regex is not None:
-            rs.signatures.append(Signature(name, regex, dict(e.get("weights", {})), e["means"]))
+            rs.signatures.append(Signature(name, regex, dict(e.get("weights", {})), e["means"], tuple(e["needles"])))
 
     signal_ids = {s.id for s in rs.signatures} | {
         e["id"] for _, _, e in raw["signatures"] if isinstance(e, dict) and isinstance(e.get("id"), str)}
+    log_predicates = predicates_for(log=True)
     for file, i, e in raw["rules"]:
         name = take_id(file, i, e, "rule")
         if name is None:
@@ -182,7 +202,7 @@ def _load(files: Sequence[Path]) -> RuleSet:
         if "when" not in e:
             problems.append("'when' is required")
         else:
-            problems.extend(_check_condition(e["when"], signal_ids, "when"))
+            problems.extend(f"when: {p}" for p in check_condition(e["when"], {"log": Any}, log_predicates, signal_ids))
         if "boost" not in e and "scale" not in e:
             problems.append("needs 'boost' or 'scale'")
         problems.extend(_check_weights(e.get("boost", {}), rs, "boost"))
@@ -209,6 +229,24 @@ def _load(files: Sequence[Path]) -> RuleSet:
         raise InputError(head + "; ".join(errors))
     rs.union = re.compile("|".join(f"(?:{_flagged(s.regex)})" for s in rs.signatures)) if rs.signatures else None
     return rs
+
+
+def _check_needles(entry: Mapping[str, Any], regex: Optional[re.Pattern[str]]) -> List[str]:
+    """Needles are lower-case literals, each shown in an example the pattern matches: a needle that is in no
+    matching line would make the prefilter skip the lines the signature is for."""
+    needles, more = entry.get("needles"), entry.get("more_examples", [])
+    if not isinstance(needles, list) or not needles or not all(isinstance(n, str) for n in needles):
+        return ["'needles' must list the literals every match contains (lower case, one of them per match)"]
+    if not isinstance(more, list) or not all(isinstance(x, str) for x in more):
+        return ["'more_examples' must be a list of lines"]
+    examples = [x for x in [entry.get("example"), *more] if isinstance(x, str)]
+    out = [f"'more_examples': pattern does not match {x!r}" for x in more if regex is not None and not regex.search(x)]
+    for n in needles:
+        if n != n.lower() or len(n) < MIN_NEEDLE:
+            out.append(f"needle {n!r} must be lower case and at least {MIN_NEEDLE} characters")
+        elif not any(n in x.lower() for x in examples):
+            out.append(f"needle {n!r} occurs in no example (add the line it is for to 'more_examples')")
+    return out
 
 
 def _flagged(regex: re.Pattern[str]) -> str:
@@ -248,48 +286,4 @@ def _check_settings(file: str, value: Any, settings: Dict[str, Any]) -> List[str
             out.append(f"{file}: settings: {k!r} must be a non-negative number")
         else:
             settings[k] = v
-    return out
-
-
-def _check_condition(cond: Any, signals: set, path: str) -> List[str]:
-    if not isinstance(cond, dict) or not cond:
-        return [f"{path}: a condition must be a non-empty object"]
-    kinds = [k for k in cond if k in CONDITION_KEYS]
-    if len(kinds) != 1:
-        return [f"{path}: a condition needs exactly one of {list(CONDITION_KEYS)}, got {sorted(cond)}"]
-    kind = kinds[0]
-    out: List[str] = []
-    if kind in ("all", "any"):
-        items = cond[kind]
-        if not isinstance(items, list) or not items:
-            return [f"{path}.{kind}: must be a non-empty list"]
-        for n, c in enumerate(items):
-            out.extend(_check_condition(c, signals, f"{path}.{kind}[{n}]"))
-        extra = set(cond) - {kind}
-    elif kind == "not":
-        out.extend(_check_condition(cond["not"], signals, f"{path}.not"))
-        extra = set(cond) - {kind}
-    elif kind == "signal":
-        names = cond["signal"] if isinstance(cond["signal"], list) else [cond["signal"]]
-        out.extend(f"{path}.signal: unknown signature {n!r}" for n in names if n not in signals)
-        extra = set(cond) - {kind}
-    elif kind == "predicate":
-        if cond["predicate"] not in predicates.PREDICATES:
-            out.append(f"{path}.predicate: unknown predicate {cond['predicate']!r} (known: {sorted(predicates.PREDICATES)})")
-        extra = set(cond) - {kind}
-    else:  # fact / snapshot
-        if not isinstance(cond[kind], str) or not cond[kind]:
-            out.append(f"{path}.{kind}: must be a dotted path")
-        op = cond.get("op", "exists")
-        if op not in OPS:
-            out.append(f"{path}.op: unknown operator {op!r} (known: {list(OPS)})")
-        if op not in ("exists", "missing", "true", "false") and "value" not in cond:
-            out.append(f"{path}: operator {op!r} needs a 'value'")
-        if op == "matches" and isinstance(cond.get("value"), str):
-            try:
-                re.compile(cond["value"])
-            except re.error as exc:
-                out.append(f"{path}.value: regex does not compile: {exc}")
-        extra = set(cond) - {kind, "op", "value"}
-    out.extend(f"{path}: unknown key {k!r}" for k in sorted(extra))
     return out

@@ -1,67 +1,67 @@
-"""The rules registry as text: `envdoctor rules list`, `rules explain ID` and docs/rules.md."""
+"""The registry as text: `envdoctor rules list`, `rules explain ID` and docs/rules.md."""
 
 from __future__ import annotations
 
-import json
-from typing import List, Sequence
+from typing import TYPE_CHECKING, List, Sequence
 
-from envdoctor.rules.registry import Rule
+if TYPE_CHECKING:
+    from envdoctor.rules.catalog import Entry
 
 
-def rules_table(rules: Sequence[Rule]) -> str:
-    lines = [f"{'id':<6} {'severity':<8} {'category':<26} name"]
-    for r in rules:
-        lines.append(f"{r.id:<6} {r.severity:<8} {r.category:<26} {r.name}")
+def _safety(e: Entry) -> str:
+    return e.fix_safety.replace("_", "-")
+
+
+def rules_table(entries: Sequence[Entry]) -> str:
+    width = max([len(e.id) for e in entries] + [6])
+    lines = [f"{'id':<{width}} {'kind':<8} {'severity':<8} {'category':<26} name"]
+    for e in entries:
+        lines.append(f"{e.id:<{width}} {e.kind:<8} {e.severity:<8} {e.category:<26} {e.name}")
     return "\n".join(lines) + "\n"
 
 
-def explain(rule: Rule) -> str:
-    ex = rule.explanation
-    parts: List[str] = [
-        f"{rule.id} {rule.name}",
-        f"category: {rule.category}   severity: {rule.severity}   status: {rule.status} since {rule.since}"
-        f"   fix: {rule.fix_safety.replace('_', '-')}",
-        "",
-        "What it detects",
-        f"  {ex['what']}",
-        "",
-        "Why it matters",
-        f"  {ex['why']}",
-    ]
-    if ex.get("example"):
-        parts += ["", "Example", f"  {ex['example']}"]
-    parts += ["", "Message", f"  {rule.title}", f"  {rule.detail}", "", "Fix", f"  {rule.fix}"]
-    if rule.fix_commands:
-        parts += ["  runs: " + " && ".join(" ".join(c) for c in rule.fix_commands)]
-    parts += ["", "Condition", "  " + json.dumps(rule.when)]
-    if rule.references:
-        parts += ["", "References"] + [f"  {r}" for r in rule.references]
-    parts += ["", f"Fixtures: fires on {', '.join(rule.fixtures['fires'])}; quiet on {', '.join(rule.fixtures['quiet'])}"]
+def explain(e: Entry) -> str:
+    head = f"kind: {e.kind}   category: {e.category}   severity: {e.severity}"
+    head += f"   status: {e.status}" if e.status else ""
+    parts: List[str] = [f"{e.id} {e.name}", head + f"   fix: {_safety(e)}", "", "What it detects", f"  {e.what}"]
+    if e.why:
+        parts += ["", "Why it matters", f"  {e.why}"]
+    parts += ["", "Fix", f"  {e.fix}"]
+    for heading, lines in e.sections:
+        parts += ["", heading] + [f"  {line}" for line in lines]
+    if e.references:
+        parts += ["", "References"] + [f"  {r}" for r in e.references]
+    if e.fixtures:
+        parts += ["", f"Fixtures: {e.fixtures}"]
     return "\n".join(parts) + "\n"
 
 
-def rules_markdown(rules: Sequence[Rule]) -> str:
-    out = ["# envdoctor rules", "", "Generated from `rules/*.json` by `python -m envdoctor.present.rules_doc`; "
-           "a test keeps it current.", "", "| id | name | category | severity | fix |", "|---|---|---|---|---|"]
-    for r in rules:
-        out.append(f"| {r.id} | {r.name} | `{r.category}` | {r.severity} | {r.fix_safety.replace('_', '-')} |")
-    for r in rules:
-        ex = r.explanation
-        out += ["", f"## {r.id} {r.name}", "", f"**What**: {ex['what']}", "", f"**Why**: {ex['why']}"]
-        if ex.get("example"):
-            out += ["", f"**Example**: {ex['example']}"]
-        out += ["", f"**Fix** ({r.fix_safety.replace('_', '-')}): {r.fix}"]
-        if r.references:
-            out += ["", "References: " + ", ".join(r.references)]
+def rules_markdown(entries: Sequence[Entry]) -> str:
+    out = ["# envdoctor rules", "", "Generated from `rules/*.json`, `rules/nccl/*.json` and `envdoctor/rules/drift.py` by "
+           "`python -m envdoctor.present.rules_doc`; a test keeps it current. `envdoctor rules explain ID` shows one.",
+           "", "| id | kind | name | category | severity | fix |", "|---|---|---|---|---|---|"]
+    for e in entries:
+        out.append(f"| {e.id} | {e.kind} | {e.name} | `{e.category}` | {e.severity} | {_safety(e)} |")
+    for e in entries:
+        out += ["", f"## {e.id} {e.name}", "", f"**What**: {e.what}"]
+        if e.why:
+            out += ["", f"**Why**: {e.why}"]
+        out += ["", f"**Fix** ({_safety(e)}): {e.fix}"]
+        for heading, lines in e.sections:
+            if heading in ("Condition", "Message"):
+                continue  # the JSON and the message templates are in `rules explain`
+            out += ["", f"{heading}:", ""] + [f"- {line}" for line in lines]
+        if e.references:
+            out += ["", "References: " + ", ".join(e.references)]
     return "\n".join(out) + "\n"
 
 
 if __name__ == "__main__":
     from pathlib import Path
 
-    from envdoctor.rules.registry import load_rules
+    from envdoctor.knowledge import bundled_catalog
 
     target = Path(__file__).resolve().parents[2] / "docs" / "rules.md"
     target.parent.mkdir(exist_ok=True)
-    target.write_text(rules_markdown(load_rules()), encoding="utf-8")
+    target.write_text(rules_markdown(bundled_catalog()), encoding="utf-8")
     print(f"wrote {target}")

@@ -1,33 +1,47 @@
-"""The rules' condition language: small, declarative JSON, checked on load, evaluated without eval.
+"""The one condition language of envdoctor's rules (machine rules and NCCL context rules): small,
+declarative JSON, checked on load, evaluated without eval.
 
 A condition is one of:
   {"all": [c, ...]}  {"any": [c, ...]}  {"not": c}
   {"present": "path"}  {"absent": "path"}  {"failed": "path"}
   {"eq": ["path", value]}  {"ne": [...]}  {"lt"|"le"|"gt"|"ge": ["path", number]}
-  {"in": ["path", [values]]}  {"matches": ["path", "regex"]}  {"version": ["path", "specifier"]}
-  {"len": ["path", "lt"|"le"|"eq"|"ge"|"gt", n]}
+  {"in": ["path", [values]]}  {"contains": ["path", value]}  {"matches": ["path", "regex"]}
+  {"version": ["path", "specifier"]}  {"len": ["path", "lt"|"le"|"eq"|"ge"|"gt", n]}
   {"some": {"in": "path-to-list", "as": "name", "where": c}}
   {"predicate": "name"}  (a named, tested Python function; it may bind names for the templates)
-Paths are dotted: `torch.cuda`, `gpu.pcie.gen`, `env.NCCL_P2P_DISABLE`. The first part is a
-snapshot section or a name bound by `for_each` / `some`. A missing or absent value never matches
-a comparison; `present` / `absent` ask about it directly.
+  {"signal": "id" | ["id", ...]}  (NCCL context rules: a signature matched a line of the log)
+Paths are dotted: `torch.cuda`, `gpu.pcie.gen`, `env.NCCL_P2P_DISABLE`. The first part is a snapshot
+section, a name bound by `for_each` / `some`, or `log` (NCCL context rules: the facts read from the log).
+
+Unknown is not a fact. A comparison on a missing, absent or null value is *unknown*, and so is every
+condition built on one: `not` of unknown is unknown, `all` is unknown unless some part is false, `any`
+unless some part is true. A rule holds only when its condition is true, so an unknown never satisfies
+`eq`, `ne`, `lt`, `matches`, ... nor their negation. `present` / `absent` / `failed` ask about the value
+itself and are always known; a predicate decides for itself (it returns a false value when it cannot
+tell). `matches` is case-sensitive (write `(?i)` for a case-insensitive pattern).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import operator
 import re
 import typing
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Collection, Dict, List, Mapping, Optional, Set, Tuple, Union
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from envdoctor.snapshot import Model, ProbeFailed, Snapshot, Unavailable, is_absent, present
 from envdoctor.versions import parse
 
+if TYPE_CHECKING:
+    from envdoctor.rules.tables import Tables
+    from envdoctor.wheels.index import WheelIndex
+
 _MISSING = Unavailable("no such field here")
+COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge", "in", "contains", "matches", "version")
 _CMP: Dict[str, Callable[[Any, Any], bool]] = {
     "lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge, "eq": operator.eq,
 }
@@ -35,11 +49,18 @@ _CMP: Dict[str, Callable[[Any, Any], bool]] = {
 
 @dataclass
 class Context:
-    snapshot: Snapshot
+    """What a rule sees: the snapshot (None when there is none), names bound by for_each/some, the knowledge
+    passed in, and for NCCL context rules the log's signals and facts (bound as `log`)."""
+
+    snapshot: Optional[Snapshot]
     bound: Dict[str, Any] = field(default_factory=dict)
+    tables: Optional[Tables] = None
+    index: Optional[WheelIndex] = None
+    signals: Mapping[str, Any] = field(default_factory=dict)  # signature id -> its hits, for matched ones
+    log: Any = None  # the NcclFacts the log's lines gave
 
     def child(self, **names: Any) -> Context:
-        return Context(self.snapshot, {**self.bound, **names})
+        return dataclasses.replace(self, bound={**self.bound, **names})
 
     def resolve(self, path: str) -> Any:
         head, *rest = path.split(".")
@@ -65,7 +86,44 @@ def _step(value: Any, part: str) -> Any:
     return _MISSING
 
 
+# --- the predicate registry -----------------------------------------------------------------
+
+PREDICATES: Dict[str, Callable[[Context], Any]] = {}
+OUTPUTS: Dict[str, Tuple[str, ...]] = {}  # predicate -> names it binds (checked against the templates on load)
+READS_LOG: Set[str] = set()  # predicates of NCCL context rules: they read the log's facts (ctx.log)
+
+
+def predicate(*outputs: str, log: bool = False) -> Callable[[Callable[[Context], Any]], Callable[[Context], Any]]:
+    """Register a named predicate. It returns a false value (no, or cannot tell) or True, or a dict of the
+    names it binds for the templates; the key "evidence" (a list of lines) says what it rests on."""
+    clash = set(outputs) & ({f.name for f in dataclasses.fields(Snapshot)} | {"evidence"})
+    if clash:  # a template name must mean one thing
+        raise ValueError(f"predicate outputs {sorted(clash)} would hide snapshot sections or the evidence")
+
+    def deco(fn: Callable[[Context], Any]) -> Callable[[Context], Any]:
+        if fn.__name__ in PREDICATES:
+            raise ValueError(f"predicate {fn.__name__!r} is defined twice")
+        PREDICATES[fn.__name__] = fn
+        OUTPUTS[fn.__name__] = outputs
+        if log:
+            READS_LOG.add(fn.__name__)
+        return fn
+
+    return deco
+
+
+def predicates_for(log: bool) -> Dict[str, Callable[[Context], Any]]:
+    """The predicates machine rules (log=False) or NCCL context rules (log=True) may name."""
+    return {k: v for k, v in PREDICATES.items() if (k in READS_LOG) is log}
+
+
 # --- load-time checking ---------------------------------------------------------------------
+
+
+@functools.cache
+def _hints(model: type) -> Dict[str, Any]:
+    """A model's resolved field types (resolving them is most of the cost of checking a rules database)."""
+    return typing.get_type_hints(model)
 
 
 def field_type(root: Any, parts: List[str]) -> Tuple[Any, Optional[str]]:
@@ -78,7 +136,7 @@ def field_type(root: Any, parts: List[str]) -> Tuple[Any, Optional[str]]:
             names = {f.name for f in dataclasses.fields(tp)} - {"extra"}
             if part not in names:
                 return None, f"'{part}' is not a field of {tp.__name__} (fields: {', '.join(sorted(names))})"
-            tp = typing.get_type_hints(tp)[part]
+            tp = _hints(tp)[part]
         elif origin in (dict, Dict):
             args = typing.get_args(tp)
             tp = args[1] if args else Any
@@ -119,8 +177,10 @@ def check_path(path: Any, roots: Dict[str, Any]) -> Optional[str]:
     return f"unknown field path '{path}': {err}" if err else None
 
 
-def check_condition(cond: Any, roots: Dict[str, Any], predicates: Dict[str, Any]) -> List[str]:
-    """Every problem in a condition, as 'where: what' strings."""
+def check_condition(cond: Any, roots: Dict[str, Any], predicates: Mapping[str, Any],
+                    signals: Optional[Collection[str]] = None) -> List[str]:
+    """Every problem in a condition, as 'where: what' strings. `signals`: the signature ids a condition
+    may name (NCCL context rules); None where `signal` is not allowed."""
     errors: List[str] = []
     if not isinstance(cond, dict) or len(cond) != 1:
         return [f"a condition is an object with exactly one operator, got {cond!r}"[:200]]
@@ -129,16 +189,16 @@ def check_condition(cond: Any, roots: Dict[str, Any], predicates: Dict[str, Any]
         if not isinstance(arg, list) or not arg:
             return [f"'{op}' takes a non-empty list"]
         for sub in arg:
-            errors += check_condition(sub, roots, predicates)
+            errors += check_condition(sub, roots, predicates, signals)
     elif op == "not":
-        errors += check_condition(arg, roots, predicates)
+        errors += check_condition(arg, roots, predicates, signals)
     elif op in ("present", "absent", "failed"):
         errors += _opt(check_path(arg, roots))
-    elif op in ("eq", "ne", "lt", "le", "gt", "ge", "in", "matches", "version"):
+    elif op in COMPARISONS:
         if not isinstance(arg, list) or len(arg) != 2:
             return [f"'{op}' takes [path, value]"]
         errors += _opt(check_path(arg[0], roots))
-        if op in ("lt", "le", "gt", "ge") and not isinstance(arg[1], (int, float)):
+        if op in ("lt", "le", "gt", "ge") and (isinstance(arg[1], bool) or not isinstance(arg[1], (int, float))):
             errors.append(f"'{op}' compares with a number, got {arg[1]!r}")
         if op == "in" and not isinstance(arg[1], list):
             errors.append("'in' takes a list of values")
@@ -167,10 +227,18 @@ def check_condition(cond: Any, roots: Dict[str, Any], predicates: Dict[str, Any]
         item = list_item_type(tp)
         if item is None:
             return [f"'some' needs a list, and '{arg['in']}' is not one"]
-        errors += check_condition(arg["where"], {**roots, arg["as"]: item}, predicates)
+        errors += check_condition(arg["where"], {**roots, arg["as"]: item}, predicates, signals)
     elif op == "predicate":
         if arg not in predicates:
             errors.append(f"unknown predicate '{arg}' (known: {', '.join(sorted(predicates))})")
+    elif op == "signal":
+        names = arg if isinstance(arg, list) else [arg]
+        if signals is None:
+            errors.append("'signal' is for NCCL context rules (a signature matched the log)")
+        elif not names or not all(isinstance(n, str) for n in names):
+            errors.append("'signal' takes a signature id or a non-empty list of them")
+        else:
+            errors += [f"unknown signature {n!r}" for n in names if n not in signals]
     else:
         errors.append(f"unknown operator '{op}'")
     return errors
@@ -183,14 +251,55 @@ def _opt(err: Optional[str]) -> List[str]:
 # --- evaluation -----------------------------------------------------------------------------
 
 
-def evaluate(cond: Dict[str, Any], ctx: Context, predicates: Dict[str, Any], bindings: Dict[str, Any]) -> bool:
+@dataclass
+class Found:
+    """What a true condition found: names for the templates and evidence lines (predicates and comparisons)."""
+
+    bindings: Dict[str, Any] = field(default_factory=dict)
+    evidence: List[str] = field(default_factory=list)
+
+    def take(self, other: Found) -> None:
+        self.bindings.update(other.bindings)
+        self.evidence.extend(other.evidence)
+
+
+Truth = Optional[bool]  # None: unknown
+
+
+def holds(cond: Mapping[str, Any], ctx: Context, predicates: Mapping[str, Callable[[Context], Any]],
+          found: Optional[Found] = None) -> bool:
+    """Is a (validated) condition true? Unknown is not true. What it found goes into `found`."""
+    return evaluate(cond, ctx, predicates, found if found is not None else Found()) is True
+
+
+def evaluate(cond: Mapping[str, Any], ctx: Context, predicates: Mapping[str, Callable[[Context], Any]],
+             found: Found) -> Truth:
+    """True, False or None (unknown); `found` gains bindings and evidence only from parts that are true."""
     (op, arg), = cond.items()
     if op == "all":
-        return all(evaluate(c, ctx, predicates, bindings) for c in arg)
+        scratch, unknown = Found(), False
+        for c in arg:
+            t = evaluate(c, ctx, predicates, scratch)
+            if t is False:
+                return False
+            unknown |= t is None
+        if unknown:
+            return None
+        found.take(scratch)
+        return True
     if op == "any":
-        return any(evaluate(c, ctx, predicates, bindings) for c in arg)
+        unknown = False
+        for c in arg:
+            scratch = Found()
+            t = evaluate(c, ctx, predicates, scratch)
+            if t is True:
+                found.take(scratch)
+                return True
+            unknown |= t is None
+        return None if unknown else False
     if op == "not":
-        return not evaluate(arg, ctx, predicates, {})
+        t = evaluate(arg, ctx, predicates, Found())
+        return None if t is None else not t
     if op == "present":
         return present(ctx.resolve(arg))
     if op == "absent":
@@ -198,42 +307,70 @@ def evaluate(cond: Dict[str, Any], ctx: Context, predicates: Dict[str, Any], bin
         return is_absent(value) or value is None
     if op == "failed":
         return isinstance(ctx.resolve(arg), ProbeFailed)
+    if op == "signal":
+        return any(n in ctx.signals for n in (arg if isinstance(arg, list) else [arg]))
     if op == "predicate":
         result = predicates[arg](ctx)
         if isinstance(result, dict):
-            bindings.update(result)
+            found.evidence.extend(result.get("evidence") or [])
+            found.bindings.update((k, v) for k, v in result.items() if k != "evidence")
             return True
         return bool(result)
     if op == "some":
         items = ctx.resolve(arg["in"])
         if not present(items):
-            return False
+            return None
+        unknown = False
         for item in items:
-            local: Dict[str, Any] = {}
-            if evaluate(arg["where"], ctx.child(**{arg["as"]: item}), predicates, local):
-                bindings.update(local)
-                bindings.setdefault(arg["as"], item)
+            local = Found()
+            t = evaluate(arg["where"], ctx.child(**{arg["as"]: item}), predicates, local)
+            if t is True:
+                found.take(local)
+                found.bindings.setdefault(arg["as"], item)
                 return True
-        return False
+            unknown |= t is None
+        return None if unknown else False
     if op == "len":
         value = ctx.resolve(arg[0])
-        return present(value) and _CMP[arg[1]](len(value), arg[2])
+        return _CMP[arg[1]](len(value), arg[2]) if present(value) else None
     path, expected = arg
     value = ctx.resolve(path)
     if not present(value):
-        return False
+        return None
+    t = _compare(op, value, expected)
+    if t:
+        head, _, rest = path.partition(".")
+        label = f"log: {rest}" if head == "log" and "log" in ctx.bound else f"snapshot: {path}"
+        found.evidence.append(f"{label} = {_show(value)}")
+    return t
+
+
+def _compare(op: str, value: Any, expected: Any) -> Truth:
     if op == "eq":
         return value == expected
     if op == "ne":
         return value != expected
     if op == "in":
         return value in expected
+    if op == "contains":
+        try:
+            return expected in value
+        except TypeError:
+            return None
     if op == "matches":
-        return re.search(expected, str(value), re.I) is not None
+        return re.search(expected, str(value)) is not None
     if op == "version":
         v = parse(value)
-        return v is not None and SpecifierSet(expected).contains(v.base_version, prereleases=True)
+        return None if v is None else SpecifierSet(expected).contains(v.base_version, prereleases=True)
+    if isinstance(value, bool):
+        return None  # a yes/no is not a number
     try:
         return _CMP[op](float(value), float(expected))
     except (TypeError, ValueError):
-        return False
+        return None
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, (list, tuple, set)):
+        return ", ".join(str(v) for v in value)
+    return str(value)

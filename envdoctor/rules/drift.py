@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Callable, Dict, List, Sequence, Tuple
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from envdoctor.findings import Finding
 from envdoctor.snapshot import Snapshot, present
@@ -48,46 +49,68 @@ def _pkg(name: str) -> Callable[[Snapshot], str]:
 _SAME_STACK = "Install the same {what} on every node (one container image, or `envdoctor fix --torch ==VERSION` on each)"
 _SAME_DRIVER = "Install the same NVIDIA driver release on every node (and its matching Fabric Manager)"
 
-# (what, how to read it, severity when it drifts, does a distributed job need it alike, how to align the nodes)
-FACTS: Tuple[Tuple[str, Callable[[Snapshot], str], str, bool, str], ...] = (
-    ("NVIDIA driver", lambda s: s.driver.version if present(s.driver) else "none", "warning", True, _SAME_DRIVER),
-    ("driver branch", _branch, "warning", True, _SAME_DRIVER),
-    ("GPUs", _gpus, "warning", False, "Check the node's GPUs with `nvidia-smi -L`"),
-    ("torch", _torch("version"), "warning", True, _SAME_STACK),
-    ("torch CUDA", _torch("cuda"), "warning", True, _SAME_STACK),
-    ("NCCL", _torch("nccl"), "warning", True, _SAME_STACK),
-    ("cuDNN", _torch("cudnn"), "info", False, _SAME_STACK),
-    ("Python", lambda s: ".".join(s.python.version.split(".")[:2]), "warning", True,
-     "Use the same Python minor version in every node's environment"),
-    ("CUDA toolkit (nvcc)", lambda s: _val(s.cuda_toolkit.nvcc_version) if present(s.cuda_toolkit) else "absent",
-     "info", True, "Install the same CUDA toolkit (CUDA_HOME) on every node"),
-    ("DeepSpeed", _pkg("deepspeed"), "warning", True, _SAME_STACK),
-    ("Triton", _pkg("triton"), "info", True, _SAME_STACK),
-    ("NCCL_* settings", _nccl_env, "warning", True,
-     "Set the same NCCL_* variables on every node (the job script or the image ENV, not one node's shell profile)"),
-    ("network interfaces", _interfaces, "warning", True,
-     "Name the interfaces alike on every node (udev rules or predictable names), or give NCCL_SOCKET_IFNAME a prefix "
-     "that matches each node's interface"),
-    ("Fabric Manager", lambda s: _val(s.fabric_manager.version) if present(s.fabric_manager) else "absent", "info",
-     False, _SAME_DRIVER),
+@dataclass(frozen=True)
+class DriftFact:
+    """A fact compared between snapshots: `check --baseline` (drift, ED901) and `fleet` (ED902)."""
+
+    what: str
+    read: Callable[[Snapshot], str]
+    drift: Optional[str]  # severity when it changed since the baseline; None: not compared there
+    fleet: Optional[str]  # severity when the nodes of a job differ; None: a job does not need it alike
+    align: str  # how to make the nodes agree
+
+
+_F = DriftFact
+FACTS: Tuple[DriftFact, ...] = (
+    _F("NVIDIA driver", lambda s: s.driver.version if present(s.driver) else "none", "warning", "warning", _SAME_DRIVER),
+    _F("driver branch", _branch, None, "warning", _SAME_DRIVER),
+    _F("GPUs", _gpus, "warning", None, "Check the node's GPUs with `nvidia-smi -L`"),
+    _F("torch", _torch("version"), "warning", "error", _SAME_STACK),
+    _F("torch CUDA", _torch("cuda"), "warning", "error", _SAME_STACK),
+    _F("NCCL", _torch("nccl"), "warning", "error", _SAME_STACK),
+    _F("cuDNN", _torch("cudnn"), "info", None, _SAME_STACK),
+    _F("Python", lambda s: ".".join(s.python.version.split(".")[:2]), "warning", "error",
+       "Use the same Python minor version in every node's environment"),
+    _F("CUDA toolkit (nvcc)", lambda s: _val(s.cuda_toolkit.nvcc_version) if present(s.cuda_toolkit) else "absent",
+       "info", "warning", "Install the same CUDA toolkit (CUDA_HOME) on every node"),
+    _F("DeepSpeed", _pkg("deepspeed"), "warning", "warning", _SAME_STACK),
+    _F("Triton", _pkg("triton"), "info", "warning", _SAME_STACK),
+    _F("NCCL_* settings", _nccl_env, "warning", "warning",
+       "Set the same NCCL_* variables on every node (the job script or the image ENV, not one node's shell profile)"),
+    _F("network interfaces", _interfaces, None, "warning",
+       "Name the interfaces alike on every node (udev rules or predictable names), or give NCCL_SOCKET_IFNAME a prefix "
+       "that matches each node's interface"),
+    _F("Fabric Manager", lambda s: _val(s.fabric_manager.version) if present(s.fabric_manager) else "absent", "info",
+       None, _SAME_DRIVER),
 )
+
+# The two rules these facts feed, for `envdoctor rules list/explain` (what, why).
+DRIFT_RULE = ("ED901", "snapshot-drift", "drift",
+              "A fact of the machine changed since a saved baseline snapshot (`check --baseline FILE`).",
+              "An unintended upgrade or downgrade (driver, torch, NCCL, settings) is the usual cause of 'it worked "
+              "yesterday'.")
+FLEET_RULE = ("ED902", "fleet-node-differs", "fleet_mismatch",
+              "A node of a cluster differs from the majority in a fact every rank of a job must share (`fleet`).",
+              "Ranks of one job must agree on these facts; mismatches hang or corrupt collectives.")
 
 
 def drift_findings(baseline: Snapshot, current: Snapshot) -> List[Finding]:
     out: List[Finding] = []
-    for what, read, severity, _, _ in FACTS:
-        before, after = read(baseline), read(current)
-        if what in ("driver branch", "network interfaces") or before == after:
+    for fact in FACTS:
+        if fact.drift is None:
+            continue
+        before, after = fact.read(baseline), fact.read(current)
+        if before == after:
             continue
         out.append(Finding(
-            id="ED901",
-            severity=severity,
-            category="drift",
-            title=f"{what} changed: {before} -> {after}",
-            detail=f"The baseline snapshot taken {baseline.created} recorded {what} = {before}; now it is {after}.",
+            id=DRIFT_RULE[0],
+            severity=fact.drift,
+            category=DRIFT_RULE[2],
+            title=f"{fact.what} changed: {before} -> {after}",
+            detail=f"The baseline snapshot taken {baseline.created} recorded {fact.what} = {before}; now it is {after}.",
             fix="If this change was not intended, restore it (`envdoctor undo` reverts the last `envdoctor fix`); "
                 "otherwise save a new baseline with `envdoctor snapshot -o baseline.json`.",
-            subjects=[what],
+            subjects=[fact.what],
         ))
     return out
 
@@ -95,10 +118,11 @@ def drift_findings(baseline: Snapshot, current: Snapshot) -> List[Finding]:
 def fleet_findings(nodes: Sequence[Tuple[str, Snapshot]]) -> List[Finding]:
     """For each fact a distributed job needs alike, name the nodes that differ from the majority."""
     out: List[Finding] = []
-    for what, read, _, must_match, how in FACTS:
-        if not must_match:
+    for fact in FACTS:
+        if fact.fleet is None:
             continue
-        values: Dict[str, str] = {name: read(s) for name, s in nodes}
+        what = fact.what
+        values: Dict[str, str] = {name: fact.read(s) for name, s in nodes}
         counts = Counter(values.values())
         if len(counts) < 2:
             continue
@@ -109,12 +133,12 @@ def fleet_findings(nodes: Sequence[Tuple[str, Snapshot]]) -> List[Finding]:
         detail = "; ".join(f"{name}: {v}" for name, v in sorted(values.items()))
         tie = counts.most_common(2)[0][1] == counts.most_common(2)[1][1]
         out.append(Finding(
-            id="ED902",
-            severity="error" if what in ("torch", "torch CUDA", "NCCL", "Python") else "warning",
-            category="fleet_mismatch",
+            id=FLEET_RULE[0],
+            severity=fact.fleet,
+            category=FLEET_RULE[2],
             title=(f"{what} differs across nodes" if tie else f"{what} differs on {', '.join(odd)} (others: {majority})"),
             detail=f"Ranks of one job must agree on {what}; mismatches hang or corrupt collectives. Values: {detail}.",
-            fix=how.format(what=what) + ", then rerun `envdoctor fleet`.",
+            fix=fact.align.format(what=what) + ", then rerun `envdoctor fleet`.",
             subjects=sorted(values) if tie else odd,
         ))
     return out

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Sequence
+from typing import Any, Dict, List, Optional
 
 from envdoctor.errors import InputError
 from envdoctor.findings import SEVERITIES, Finding
-from envdoctor.rules.conditions import Context, evaluate
-from envdoctor.rules.predicates import PREDICATES
-from envdoctor.rules.registry import TEMPLATE_NAME, Rule
+from envdoctor.rules.conditions import PREDICATES, Context, Found, holds
+from envdoctor.rules.registry import TEMPLATE_NAME, Rule, Rulebook
+from envdoctor.rules.tables import Tables
 from envdoctor.snapshot import Snapshot, is_absent, present
+from envdoctor.wheels.index import WheelIndex
 
 
 def render(template: str, ctx: Context, bindings: Dict[str, Any]) -> str:
@@ -43,8 +44,9 @@ def _fmt(value: Any, fmt: Any) -> str:
     return str(value)
 
 
-def evaluate_rule(rule: Rule, snapshot: Snapshot) -> List[Finding]:
-    base = Context(snapshot)
+def evaluate_rule(rule: Rule, snapshot: Snapshot, tables: Optional[Tables] = None,
+                  index: Optional[WheelIndex] = None) -> List[Finding]:
+    base = Context(snapshot, tables=tables, index=index)
     if rule.for_each:
         items = base.resolve(rule.for_each["in"])
         contexts = [base.child(**{rule.for_each["as"]: item}) for item in items] if present(items) else []
@@ -52,11 +54,12 @@ def evaluate_rule(rule: Rule, snapshot: Snapshot) -> List[Finding]:
         contexts = [base]
     out: List[Finding] = []
     for ctx in contexts:
-        bindings: Dict[str, Any] = {}
-        if not evaluate(rule.when, ctx, PREDICATES, bindings):
+        found = Found()
+        if not holds(rule.when, ctx, PREDICATES, found):
             continue
+        bindings = found.bindings
         severity = rule.severity
-        if rule.escalate and evaluate(rule.escalate["when"], ctx, PREDICATES, dict(bindings)):
+        if rule.escalate and holds(rule.escalate["when"], ctx, PREDICATES):
             severity = rule.escalate["to"]
         out.append(Finding(
             id=rule.id,
@@ -81,13 +84,13 @@ def evaluate_rule(rule: Rule, snapshot: Snapshot) -> List[Finding]:
     return out
 
 
-def evaluate_all(rules: Sequence[Rule], snapshot: Snapshot) -> List[Finding]:
+def evaluate_all(book: Rulebook, index: WheelIndex, snapshot: Snapshot) -> List[Finding]:
     findings: List[Finding] = []
-    for rule in rules:
+    for rule in book.rules:
         if rule.status == "removed":
             continue
         try:
-            findings.extend(evaluate_rule(rule, snapshot))
+            findings.extend(evaluate_rule(rule, snapshot, book.tables, index))
         except InputError:  # bad data (a table the rule reads) is the user's exit 2, not a rule bug
             raise
         except Exception as exc:  # a rule bug must not cost the other findings

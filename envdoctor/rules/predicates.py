@@ -1,38 +1,20 @@
-"""Named predicates for rules that need real computation. Each takes the evaluation context and
-returns a falsy value (no match) or a dict of names the rule's templates may use."""
+"""Named predicates of the machine rules: what needs real computation. Each takes the evaluation context
+and returns a falsy value (no match, or cannot tell) or a dict of names the rule's templates may use.
+They register in the one predicate registry (`envdoctor.rules.conditions.PREDICATES`)."""
 
 from __future__ import annotations
 
-import dataclasses
-import functools
 import os
 import re
-from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Union
+from typing import Any, Dict, List, Optional, Union
 
 from envdoctor import compat
-from envdoctor.probes.base import parse_cpulist
-from envdoctor.rules.conditions import Context
+from envdoctor.cpulist import parse_cpulist
+from envdoctor.rules.conditions import Context, predicate
 from envdoctor.snapshot import Gpu, Snapshot, present
 from envdoctor.versions import cudnn_human, major_minor, parse
-from envdoctor.wheels.index import load_index
 
 Result = Union[bool, None, Dict[str, Any]]
-PREDICATES: Dict[str, Callable[[Context], Result]] = {}
-OUTPUTS: Dict[str, tuple] = {}  # predicate -> names it binds (checked against the templates on load)
-
-
-def predicate(*outputs: str) -> Callable[[Callable[[Context], Result]], Callable[[Context], Result]]:
-    clash = set(outputs) & {f.name for f in dataclasses.fields(Snapshot)}
-    if clash:  # a template name must mean one thing
-        raise ValueError(f"predicate outputs {sorted(clash)} would hide snapshot sections")
-
-    def deco(fn: Callable[[Context], Result]) -> Callable[[Context], Result]:
-        PREDICATES[fn.__name__] = fn
-        OUTPUTS[fn.__name__] = outputs
-        return fn
-
-    return deco
 
 
 def _mm(pair: tuple) -> str:
@@ -56,8 +38,8 @@ def driver_too_old_for_torch(ctx: Context) -> Result:
         return None
     if compat.driver_version(s.driver.version) is None:
         return None  # an unreadable version is not an old one (ED108's sibling rule says so)
-    verdict = compat.driver_supports(s.driver.version, cuda, _os(s))
-    needed, _ga = compat.min_driver(cuda, _os(s))
+    verdict = compat.driver_supports(s.driver.version, cuda, _os(s), ctx.index.drivers)
+    needed, _ga = compat.min_driver(cuda, _os(s), ctx.index.drivers)
     if verdict.ok or needed is None:
         return None
     return {"needed_driver": needed, "cuda": cuda, "verdict": verdict.why}
@@ -160,7 +142,7 @@ def deepspeed_cuda_mismatch(ctx: Context) -> Result:
     tk = s.cuda_toolkit
     if cuda is None or not present(s.deepspeed) or not present(tk) or not present(tk.nvcc_version):
         return None
-    index = load_index()
+    index = ctx.index
     ds = next((r for r in index.deepspeed if str(r.key) == str(s.deepspeed.version)), None) or index.deepspeed[0]
     if compat.deepspeed_cuda_ok(tk.nvcc_version, cuda, ds.cuda_minor_mismatch_ok):
         return None
@@ -197,29 +179,26 @@ def python_unsupported(ctx: Context) -> Result:
     m = re.match(r"^(\d+\.\d+)", s.python.version or "")
     if not m:
         return None
-    releases = load_index().releases  # newest first
+    releases = ctx.index.releases  # newest first
     if any(m.group(1) in r.python for r in releases):
         return None
     newest = releases[0].python
     return {"python_mm": m.group(1), "supported": f"{newest[0]}–{newest[-1]}"}
 
 
-# The NCCL release that first supports a GPU generation (FACTS / nccl-taxonomy: H100 2.15, Blackwell 2.26).
-NCCL_MIN_FOR_CC = ((100, "2.26"), (90, "2.15"))
-
-
 @predicate("nccl", "needed_nccl", "gpu_name")
 def nccl_too_old_for_gpu(ctx: Context) -> Result:
+    """torch's NCCL predates the newest GPU's generation (rules/tables/nccl_min_for_gpu.json)."""
     t = ctx.snapshot.torch
     if not (present(t) and t.importable and present(t.nccl)) or not ctx.snapshot.gpus:
         return None
     have = parse(t.nccl)
     newest = max(ctx.snapshot.gpus, key=lambda g: compat.cc_number(g.compute_capability))
-    for min_cc, needed in NCCL_MIN_FOR_CC:
-        if compat.cc_number(newest.compute_capability) >= min_cc:
-            want = parse(needed)
+    for floor in ctx.tables.nccl_min_for_gpu:  # newest generation first
+        if compat.cc_number(newest.compute_capability) >= compat.cc_number(floor.min_cc):
+            want = parse(floor.nccl)
             if have is not None and want is not None and have < want:
-                return {"nccl": t.nccl, "needed_nccl": needed, "gpu_name": newest.name}
+                return {"nccl": t.nccl, "needed_nccl": floor.nccl, "gpu_name": newest.name}
             return None
     return None
 
@@ -283,7 +262,7 @@ def shm_too_small(ctx: Context) -> Result:
     s = ctx.snapshot
     if not present(s.host.shm_bytes) or not s.gpus:
         return None
-    need = max(1024, 256 * len(s.gpus))  # DataLoader workers plus NCCL's SHM transport per local rank
+    need = max(ctx.tables.shm_min_mib, ctx.tables.shm_per_gpu_mib * len(s.gpus))  # rules/tables/shm.json
     have = s.host.shm_bytes // (1 << 20)
     return {"shm_mib": have, "needed_mib": need} if have < need else None
 
@@ -336,36 +315,6 @@ def fabric_manager_mismatch(ctx: Context) -> Result:
             and present(fm.version) and fm.version != s.driver.version)
 
 
-def _triton_pins() -> Dict[str, str]:
-    from envdoctor.data_files import data_path
-
-    return _read_triton_pins(os.environ.get("ENVDOCTOR_RULES_DIR") or str(data_path("rules")))
-
-
-@functools.lru_cache(maxsize=4)
-def _read_triton_pins(rules_dir: str) -> Dict[str, str]:
-    """rules/tables/triton_pins.json, checked: a bad table is an InputError naming the file and entry."""
-    from envdoctor.data_files import read_json
-    from envdoctor.errors import InputError
-
-    path = Path(rules_dir) / "tables" / "triton_pins.json"
-    doc, error = read_json(path)
-    if error:
-        raise InputError(error)
-    pins = doc.get("pins") if isinstance(doc, dict) else None
-    problems = [f"{path}: 'pins' must be an object"] if not isinstance(pins, dict) else []
-    out: Dict[str, str] = {}
-    for torch_mm, row in (pins or {}).items():
-        if not re.fullmatch(r"\d+\.\d+", torch_mm) or not isinstance(row, dict) or \
-                not re.fullmatch(r"\d+\.\d+", str(row.get("triton", ""))):
-            problems.append(f"{path}: pins.{torch_mm}: needs a torch 'X.Y' key and a triton 'X.Y' value")
-            continue
-        out[torch_mm] = row["triton"]
-    if problems:
-        raise InputError("; ".join(problems))
-    return out
-
-
 @predicate("triton", "expected_triton")
 def triton_mismatch(ctx: Context) -> Result:
     s = ctx.snapshot
@@ -375,7 +324,7 @@ def triton_mismatch(ctx: Context) -> Result:
     if not (present(t) and t.importable and present(t.cuda) and have):
         return None
     mm = major_minor(t.version)
-    want = _triton_pins().get(_mm(mm)) if mm else None
+    want = ctx.tables.triton_pins.get(_mm(mm)) if mm else None
     got = major_minor(have)
     if want is None or got is None or _mm(got) == want:
         return None
@@ -391,7 +340,7 @@ def deepspeed_needs_other_torch(ctx: Context) -> Result:
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
     have = parse(ds.version)
-    releases = [r for r in load_index().deepspeed if have is None or r.key <= have]
+    releases = [r for r in ctx.index.deepspeed if have is None or r.key <= have]
     spec = str(releases[0].torch) if releases else ""
     if not spec:
         return None
@@ -400,3 +349,4 @@ def deepspeed_needs_other_torch(ctx: Context) -> Result:
     except (InvalidSpecifier, AttributeError):
         return None
     return None if ok else {"torch_needed": spec}
+

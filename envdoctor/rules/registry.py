@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import functools
-import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
-from envdoctor.data_files import data_path, read_json
+import envdoctor.rules.predicates  # noqa: F401  (registers the predicates the machine rules name)
+from envdoctor.data_files import data_path, files_key, read_json
 from envdoctor.errors import InputError
 from envdoctor.findings import SAFETIES, SEVERITIES
-from envdoctor.rules.conditions import check_condition, check_path, field_type, list_item_type
-from envdoctor.rules.predicates import OUTPUTS, PREDICATES
+from envdoctor.rules.conditions import OUTPUTS, check_condition, check_path, field_type, list_item_type, predicates_for
+from envdoctor.rules.tables import Tables, load_tables
 from envdoctor.snapshot import Snapshot
 
 REQUIRED = ("id", "name", "category", "severity", "status", "since", "title", "detail", "fix", "fix_safety",
@@ -134,14 +133,15 @@ def validate_rule(raw: Any, where: str) -> Tuple[Optional[Rule], List[str]]:
                     errors.append(f"{where}: for_each: '{each['in']}' is not a list")
                 else:
                     roots[each["as"]] = item
-    when_errors = check_condition(raw["when"], roots, PREDICATES)
+    machine = predicates_for(log=False)
+    when_errors = check_condition(raw["when"], roots, machine)
     errors += [f"{where}: when: {e}" for e in when_errors]
     esc = raw.get("escalate")
     if esc is not None:
         if not isinstance(esc, dict) or esc.get("to") not in SEVERITIES or "when" not in esc:
             errors.append(f"{where}: escalate takes {{to: severity, when: condition}}")
         else:
-            errors += [f"{where}: escalate: {e}" for e in check_condition(esc["when"], roots, PREDICATES)]
+            errors += [f"{where}: escalate: {e}" for e in check_condition(esc["when"], roots, machine)]
     # Names the templates may use: snapshot paths, for_each/some names, predicate outputs.
     outputs = {o for p in _conditions_predicates(raw["when"]) if p in OUTPUTS for o in OUTPUTS[p]}
     some = _some_names(raw["when"])
@@ -183,11 +183,18 @@ def validate_rule(raw: Any, where: str) -> Tuple[Optional[Rule], List[str]]:
 
 
 def load_rules_from(directory: Path) -> List[Rule]:
+    """Every rule of a database, checked; its text may quote the database's tables ({table:name.key})."""
     problems: List[str] = []
     rules: List[Rule] = []
     files = sorted(p for p in directory.glob("*.json"))
     if not files:
         raise RulesError([f"{directory}: no rule files (*.json)"])
+    tables: Optional[Tables] = None
+    if (directory / "tables").is_dir():
+        try:
+            tables = load_tables(directory / "tables")
+        except InputError as exc:
+            problems.append(str(exc))
     for path in files:
         doc, error = read_json(path)
         if error:
@@ -198,17 +205,14 @@ def load_rules_from(directory: Path) -> List[Rule]:
             continue
         for i, raw in enumerate(doc["rules"]):
             label = raw.get("id") if isinstance(raw, dict) and isinstance(raw.get("id"), str) else f"rules[{i}]"
+            refs: List[str] = []
+            if tables is not None:
+                raw = tables.resolve(raw, refs)
             rule, errs = validate_rule(raw, f"{path.name}: {label}")
+            errs += [f"{path.name}: {label}: {r}" for r in refs]
             problems += [f"{path.parent.name}/{e}" for e in errs]
-            if rule is not None:
+            if rule is not None and not refs:
                 rules.append(rule)
-    if (directory / "tables").is_dir():
-        from envdoctor.rules.predicates import _read_triton_pins
-
-        try:
-            _read_triton_pins(str(directory))
-        except InputError as exc:
-            problems.append(str(exc))
     seen: Dict[str, str] = {}
     for r in rules:
         for key in (r.id, r.name):
@@ -220,12 +224,32 @@ def load_rules_from(directory: Path) -> List[Rule]:
     return sorted(rules, key=lambda r: r.id)
 
 
-@functools.lru_cache(maxsize=4)
-def _cached(directory: str) -> Tuple[Rule, ...]:
-    return tuple(load_rules_from(Path(directory)))
+@dataclass(frozen=True)
+class Rulebook:
+    """A rules database: the rules and the compatibility tables they read."""
+
+    rules: Tuple[Rule, ...]
+    tables: Tables
+    directory: str
+
+
+_CACHE: Dict[Tuple[str, Tuple[Tuple[str, int, int], ...]], Rulebook] = {}
+
+
+def load_rulebook(directory: Path) -> Rulebook:
+    """Rules and tables of one directory (`rules/` or a rule author's copy); reloaded when a file changes."""
+    files = sorted(directory.glob("*.json")) + sorted((directory / "tables").glob("*.json"))
+    key = (str(directory), files_key(files))
+    book = _CACHE.get(key)
+    if book is None:
+        rules = tuple(load_rules_from(directory))
+        book = Rulebook(rules, load_tables(directory / "tables"), str(directory))
+        if len(_CACHE) >= 8:
+            _CACHE.clear()
+        _CACHE[key] = book
+    return book
 
 
 def load_rules(directory: Optional[Path] = None) -> List[Rule]:
-    """The rules database; ENVDOCTOR_RULES_DIR points at another one (for rule authors and tests)."""
-    chosen = directory or os.environ.get("ENVDOCTOR_RULES_DIR") or data_path("rules")
-    return list(_cached(str(chosen)))
+    """The rules of a database (default: the bundled one)."""
+    return list(load_rulebook(Path(directory) if directory else data_path("rules")).rules)

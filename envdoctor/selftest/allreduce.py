@@ -17,7 +17,6 @@ in turn, to name the transport at fault and the bandwidth that working around it
 
 from __future__ import annotations
 
-import importlib
 import re
 import signal
 from dataclasses import dataclass, field
@@ -28,7 +27,7 @@ from envdoctor.findings import Finding
 from envdoctor.selftest.bandwidth import Expectation, expected_busbw, largest_measured, shortfall_finding
 from envdoctor.selftest.common import Progress, ProgressTail, RunDir, Target, no_progress, worker_env
 from envdoctor.selftest.launch import Launcher, LaunchResult, launch
-from envdoctor.selftest.result import WORKERS, TestResult, as_finding, read_json
+from envdoctor.selftest.result import WORKERS, TestResult, read_json
 from envdoctor.snapshot import Snapshot
 
 ISOLATION_VARS = ("NCCL_P2P_DISABLE", "NCCL_SHM_DISABLE", "NCCL_IB_DISABLE")
@@ -189,19 +188,10 @@ def metrics_of(att: Attempt, opts: AllreduceOptions) -> Dict[str, Any]:
 
 
 def nccl_diagnosis(text: str, snapshot: Optional[Snapshot]) -> List[Finding]:
-    """Findings of `envdoctor.nccl.diagnose_text` where that module exists; [] where it does not."""
-    try:
-        module = importlib.import_module("envdoctor.nccl")
-    except ModuleNotFoundError as exc:
-        if exc.name in ("envdoctor.nccl", "envdoctor"):
-            return []
-        raise
-    diagnose = getattr(module, "diagnose_text", None)
-    if diagnose is None:
-        return []
-    out = diagnose(text, snapshot=snapshot)
-    items = out.get("findings") if isinstance(out, Mapping) else getattr(out, "findings", out)
-    return [f for f in (as_finding(i) for i in (items or [])) if f is not None]
+    """What `envdoctor nccl diagnose` makes of a failed run's output, most likely root cause first."""
+    from envdoctor.nccl import diagnose_text
+
+    return diagnose_text(text, snapshot=snapshot).findings
 
 
 def run_allreduce(

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
-from envdoctor.findings import SEVERITIES, Finding
+from envdoctor.findings import Finding
 
 SCHEMA = "envdoctor.selftest/1"
 STATUSES = ("passed", "failed", "skipped")
@@ -52,31 +52,3 @@ def read_json(path: Path) -> Optional[Dict[str, Any]]:
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
-
-
-def as_finding(item: Any, default_severity: str = "error") -> Optional[Finding]:
-    """A finding from another module (an envdoctor Finding, or its JSON / `nccl diagnose` dict) as a Finding."""
-    if isinstance(item, Finding):
-        return item
-    convert = getattr(item, "to_finding", None)  # envdoctor.nccl's NcclFinding knows its own conversion
-    if callable(convert):
-        converted = convert()
-        if isinstance(converted, Finding):
-            return converted
-    get = item.get if isinstance(item, Mapping) else (lambda k, d=None: getattr(item, k, d))
-    fid, title = get("id"), get("title")
-    if not fid or not title:
-        return None
-    evidence = get("evidence") or []
-    detail = get("detail") or ""
-    if evidence:
-        detail = (detail + "\n" if detail else "") + "Evidence:\n" + "\n".join(f"  {e}" for e in list(evidence)[:8])
-    confidence = get("confidence")
-    if confidence:
-        detail += f"\nConfidence: {confidence}."
-    severity = get("severity") if get("severity") in SEVERITIES else default_severity
-    return Finding(
-        id=str(fid), severity=severity, category=str(get("category") or "nccl"), title=str(title),
-        detail=detail.strip(), fix=str(get("fix") or ""), subjects=[str(s) for s in (get("subjects") or [])],
-        references=[str(r) for r in (get("references") or [])],
-    )

@@ -172,8 +172,10 @@ class EnvDoctorApp(App[int]):
     @work(thread=True, exclusive=True, group="diagnose", exit_on_error=False, description="diagnosing")
     def _diagnose(self, snap: Snapshot) -> None:
         from envdoctor.diagnose import diagnose
+        from envdoctor.knowledge import knowledge_from_environment
 
-        findings = sort_findings(diagnose(snap))
+        know = knowledge_from_environment()
+        findings = sort_findings(diagnose(snap, know.rules, know.index))
         if not get_current_worker().is_cancelled:
             self.post_message(msg.FindingsReady(findings))
 

@@ -18,7 +18,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from envdoctor.data_files import data_path, read_json
+from envdoctor.data_files import data_path, files_key, read_json
 from envdoctor.errors import InputError
 
 SCHEMA = "envdoctor.wheels_index/1"
@@ -327,14 +327,11 @@ def read_index(path: Path) -> WheelIndex:
     return parse_index(data, str(path))
 
 
-_CACHE: Dict[Tuple[str, float], WheelIndex] = {}
+_CACHE: Dict[Tuple[Tuple[str, int, int], ...], WheelIndex] = {}
 
 
 def _cached(path: Path) -> WheelIndex:
-    try:
-        key = (str(path), path.stat().st_mtime)
-    except OSError:
-        key = (str(path), -1.0)
+    key = files_key([path])
     if key not in _CACHE:
         _CACHE[key] = read_index(path)
     return _CACHE[key]

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from envdoctor.findings import Finding
 from envdoctor.nccl import diagnose_paths, load_rules
 from tests.nccl.helpers import FIXTURES, ROOT, snapshot
 
@@ -104,7 +105,7 @@ def test_json_document_matches_the_contract() -> None:
 
 
 def test_finding_converts_to_the_project_finding_shape() -> None:
-    nf = diagnose_paths([FIXTURES / "duplicate_gpu.log"]).findings[0]
-    f = nf.to_finding()
+    f = diagnose_paths([FIXTURES / "duplicate_gpu.log"]).findings[0]
+    assert isinstance(f, Finding) and f.subjects == ["nccl"]
     assert (f.id, f.category, f.severity) == ("NCCL-DUPLICATE-GPU", "duplicate_gpu", "error")
     assert "Duplicate GPU detected" in f.detail

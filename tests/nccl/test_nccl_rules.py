@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -45,12 +46,13 @@ def test_every_error_is_reported_with_file_and_entry(tmp_path: Path) -> None:
         doc["signatures"][1]["weights"] = {"no_such_category": 3}      # unknown category
         doc["signatures"][2]["example"] = "nothing like it"            # example does not match
         doc["signatures"].append(dict(doc["signatures"][3]))           # duplicate id
-        doc["signatures"].append({"id": "no-means", "pattern": "x+y"})  # missing 'means'
+        doc["signatures"].append({"id": "no-means", "pattern": "x+y", "needles": ["xxy"],
+                                  "example": "xxy"})                   # missing 'means'
 
     def break_ctx(doc):
         doc["rules"][0]["when"] = {"signal": "no-such-signal"}
         doc["rules"][1]["when"] = {"predicate": "no_such_predicate"}
-        doc["rules"][2]["when"] = {"fact": "ranks", "op": "bigger", "value": 2}
+        doc["rules"][2]["when"] = {"bigger": ["log.ranks", 2]}
 
     _edit(d / "signatures.json", break_sigs)
     _edit(d / "context.json", break_ctx)
@@ -70,6 +72,44 @@ def test_every_error_is_reported_with_file_and_entry(tmp_path: Path) -> None:
     assert sig_file in msg and ctx_file in msg
     assert msg.startswith("invalid NCCL signatures: 8 error(s)")
     assert "\n" not in msg
+
+
+def test_a_needle_missing_from_its_examples_is_a_load_error(tmp_path: Path) -> None:
+    d = _copy_rules(tmp_path)
+
+    def break_needles(doc):
+        doc["signatures"][0]["needles"] = ["posix_fallocate failed", "no such literal"]
+        doc["signatures"][1]["needles"] = ["Failed To Extend"]
+        doc["signatures"][2]["needles"] = []
+        doc["signatures"][3]["more_examples"] = ["a line the pattern does not match"]
+
+    _edit(d / "signatures.json", break_needles)
+    with pytest.raises(InputError) as info:
+        load_rules(d)
+    msg = str(info.value)
+    assert "'shm-fallocate-enospc' (#1): needle 'no such literal' occurs in no example" in msg
+    assert "needle 'posix_fallocate failed'" not in msg  # it is in the example
+    assert "(#2): needle 'Failed To Extend' must be lower case" in msg
+    assert "(#3): 'needles' must list the literals" in msg
+    assert "(#4): 'more_examples': pattern does not match 'a line the pattern does not match'" in msg
+
+
+def test_declared_needles_cover_every_matching_fixture_line() -> None:
+    """Soundness on real logs: a line a pattern matches holds one of its needles (else the prefilter loses it)."""
+    from envdoctor.nccl.facts import FACT_NEEDLES, FACT_PATTERNS
+
+    assert set(FACT_NEEDLES) == set(FACT_PATTERNS)
+    rules = load_rules()
+    patterns = [(s.id, s.regex, s.needles) for s in rules.signatures]
+    patterns += [(k, re.compile(p), FACT_NEEDLES[k]) for k, p in FACT_PATTERNS.items()]
+    checked = 0
+    for log in sorted(FIXTURES.glob("*")):
+        for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
+            for name, rx, needles in patterns:
+                if rx.search(line):
+                    checked += 1
+                    assert any(n in line.lower() for n in needles), (name, line)
+    assert checked > 100
 
 
 def test_invalid_json_and_unknown_schema(tmp_path: Path) -> None:

@@ -10,11 +10,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from envdoctor import compat
-from envdoctor.diagnose import diagnose
 from envdoctor.rules.engine import evaluate_rule
 from envdoctor.rules.registry import load_rules
 from envdoctor.snapshot import load_snapshot
-from tests.conftest import fixture_path
+from tests.conftest import bundled_knowledge, diagnose_bundled, fixture_path
 
 DRIVERS = ["418.39", "450.51.06", "450.80.02", "470.256.02", "515.65.01", "520.61.05", "525.60.12", "525.60.13",
            "535.104.05", "550.54.15", "560.35.03", "570.124.06", "575.57.08", "579.99", "580.65.06", "590.44.01"]
@@ -83,6 +82,7 @@ def test_ptx_jits_forward_only():
     assert compat.kernel_for(["sm_90", "compute_90"], "12.0") == "compute_90"
 
 
+KNOW = bundled_knowledge()
 ED101 = next(r for r in load_rules() if r.id == "ED101")
 ED102 = next(r for r in load_rules() if r.id == "ED102")
 
@@ -92,7 +92,7 @@ def test_driver_rule_matches_the_table(driver, cuda):
     snap = load_snapshot(fixture_path("h100_8x_nvswitch"))
     snap.driver.version = DRIVERS[driver]
     snap.torch.cuda = cuda
-    assert bool(evaluate_rule(ED101, snap)) is (driver < FIRST_OK[cuda])
+    assert bool(evaluate_rule(ED101, snap, KNOW.rules.tables, KNOW.index)) is (driver < FIRST_OK[cuda])
 
 
 @pytest.mark.parametrize("build, i", [(b, i) for b in ARCH if b != "ext-90a" for i in range(len(CC))])
@@ -100,8 +100,7 @@ def test_arch_rule_matches_the_table(build, i):
     snap = load_snapshot(fixture_path("rtx5090_old_torch"))
     snap.gpus[0].compute_capability = CC[i]
     snap.torch.arch_list = ARCH[build]
-    assert bool(evaluate_rule(ED102, snap)) is (EXPECTED_KERNEL[build][i] is None)
-
+    assert bool(evaluate_rule(ED102, snap, KNOW.rules.tables, KNOW.index)) is (EXPECTED_KERNEL[build][i] is None)
 
 @pytest.mark.parametrize("cc, os_name, need", [
     ("10.0", "linux", "570.26"), ("10.3", "linux", "570.26"), ("12.0", "linux", "570.26"), ("12.1", "linux", "570.26"),
@@ -115,6 +114,6 @@ def test_wsl_blackwell_uses_the_windows_driver_minimum():
     snap = load_snapshot(fixture_path("wsl2_rtx4090"))
     snap.gpus[0].compute_capability = "12.0"
     snap.driver.version = "566.36"
-    assert "ED107" in {f.id for f in diagnose(snap)}
+    assert "ED107" in {f.id for f in diagnose_bundled(snap)}
     snap.driver.version = "572.16"
-    assert "ED107" not in {f.id for f in diagnose(snap)}
+    assert "ED107" not in {f.id for f in diagnose_bundled(snap)}

@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 from envdoctor.rules.registry import RulesError, load_rules_from
-from tests.conftest import ROOT, fixture_path, run_cli
+from tests.conftest import ROOT, bundled_knowledge, fixture_path, run_cli
 
 
 def good_rule(**over):
@@ -81,19 +81,21 @@ def test_cli_exit_2_with_the_list(tmp_path):
 
 
 def test_a_crashing_rule_becomes_a_finding(monkeypatch):
-    from envdoctor.rules import predicates
+    from envdoctor.rules import conditions
     from envdoctor.rules.engine import evaluate_all
-    from envdoctor.rules.registry import validate_rule
+    from envdoctor.rules.registry import Rulebook, validate_rule
     from envdoctor.snapshot import load_snapshot
 
     def explodes(ctx):
         raise ZeroDivisionError("division by zero")
 
-    monkeypatch.setitem(predicates.PREDICATES, "explodes", explodes)
+    monkeypatch.setitem(conditions.PREDICATES, "explodes", explodes)
     plain = {"title": "t", "detail": "d", "fix": "f", "escalate": {"to": "error", "when": {"present": "torch"}}}
     rule, errors = validate_rule(good_rule(when={"predicate": "explodes"}, **plain), "t.json: ED201")
     assert errors == []
-    findings = evaluate_all([rule], load_snapshot(fixture_path("h100_8x_nvswitch")))
+    know = bundled_knowledge()
+    book = Rulebook((rule,), know.rules.tables, "test")
+    findings = evaluate_all(book, know.index, load_snapshot(fixture_path("h100_8x_nvswitch")))
     assert findings[0].category == "rule_crashed" and "ZeroDivisionError" in findings[0].detail
 
 

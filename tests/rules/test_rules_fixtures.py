@@ -6,14 +6,14 @@ import re
 
 import pytest
 
-from envdoctor.diagnose import diagnose
+from envdoctor.knowledge import bundled_catalog
 from envdoctor.present.findings import render_findings
 from envdoctor.present.rules_doc import rules_markdown
 from envdoctor.present.style import Style
 from envdoctor.rules.engine import evaluate_rule
 from envdoctor.rules.registry import load_rules
 from envdoctor.snapshot import load_snapshot
-from tests.conftest import ROOT, all_fixture_names, fixture_path
+from tests.conftest import ROOT, all_fixture_names, bundled_knowledge, diagnose_bundled, fixture_path
 
 RULES = load_rules()
 CASES = [(r, name, kind) for r in RULES for kind in ("fires", "quiet") for name in r.fixtures[kind]]
@@ -22,7 +22,8 @@ CASES = [(r, name, kind) for r in RULES for kind in ("fires", "quiet") for name 
 @pytest.mark.parametrize("rule, name, kind", CASES, ids=[f"{r.id}-{k}-{n}" for r, n, k in CASES])
 def test_rule_on_its_fixtures(rule, name, kind):
     assert fixture_path(name).exists(), f"{rule.id} names a fixture that does not exist: {name}"
-    findings = evaluate_rule(rule, load_snapshot(fixture_path(name)))
+    know = bundled_knowledge()
+    findings = evaluate_rule(rule, load_snapshot(fixture_path(name)), know.rules.tables, know.index)
     if kind == "fires":
         assert findings, f"{rule.id} should fire on {name}"
         for f in findings:
@@ -56,12 +57,12 @@ EXPECTED = {
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_expert_expectations(name):
-    got = {f.id for f in diagnose(load_snapshot(fixture_path(name)))}
+    got = {f.id for f in diagnose_bundled(load_snapshot(fixture_path(name)))}
     assert got == EXPECTED[name]
 
 
 def test_healthy_h200_has_no_warning_or_error():
-    findings = diagnose(load_snapshot(fixture_path("h200_8x_healthy")))
+    findings = diagnose_bundled(load_snapshot(fixture_path("h200_8x_healthy")))
     assert [f for f in findings if f.severity in ("error", "warning")] == []
 
 
@@ -91,11 +92,11 @@ def test_contract_categories_match_the_contract_doc():
 
 
 def test_generated_rules_doc_is_current():
-    assert (ROOT / "docs" / "rules.md").read_text() == rules_markdown(RULES), \
+    assert (ROOT / "docs" / "rules.md").read_text() == rules_markdown(bundled_catalog()), \
         "run: python -m envdoctor.present.rules_doc"
 
 
 def test_per_gpu_findings_are_grouped():
-    findings = [f for f in diagnose(load_snapshot(fixture_path("a100_pcie_8x"))) if f.id == "ED206"]
+    findings = [f for f in diagnose_bundled(load_snapshot(fixture_path("a100_pcie_8x"))) if f.id == "ED206"]
     assert len(findings) == 1 and findings[0].subjects == [f"gpu:{i}" for i in range(8)]
     assert findings[0].title == "Persistence mode is off on 8 GPUs"

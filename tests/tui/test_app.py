@@ -7,7 +7,6 @@ import re
 import pytest
 from textual.widgets import Button, DataTable, OptionList, Static, TabbedContent
 
-from envdoctor.diagnose import diagnose
 from envdoctor.findings import sort_findings
 from envdoctor.probes.base import ProbeContext
 from envdoctor.probes.runner import PROBE_NAMES
@@ -15,6 +14,7 @@ from envdoctor.tui import messages as msg
 from envdoctor.tui.app import make_app
 from envdoctor.tui.modals import ErrorScreen, ExportScreen
 from envdoctor.tui.panes import FindingsPane, FixPane, GpusPane, OverviewPane, link_cell
+from tests.conftest import diagnose_bundled
 from tests.tui.conftest import aio, recorded, settle, text_of, until
 
 
@@ -25,7 +25,7 @@ async def test_overview_shows_the_machine_the_verdict_and_every_probe():
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot, app)
         health = text_of(app.query_one("#health", Static))
-        expected = sort_findings(diagnose(snap))
+        expected = sort_findings(diagnose_bundled(snap))
         assert f"{sum(f.severity == 'error' for f in expected)} error(s)" in health
         for f in expected:  # every finding, in the core's order
             assert f"{f.id} {f.title}" in health
@@ -97,7 +97,7 @@ async def test_gpus_tab_without_gpus_says_so():
 @aio
 async def test_findings_are_sorted_and_selecting_one_shows_its_detail_and_fix():
     snap = recorded("rtx5090_old_torch")
-    expected = sort_findings(diagnose(snap))
+    expected = sort_findings(diagnose_bundled(snap))
     app = make_app(snap)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot, app)

@@ -1,0 +1,136 @@
+"""The one registry of everything envdoctor can find: machine rules (rules/*.json), NCCL root causes
+(rules/nccl/categories.json, with the signatures and context rules that point at them) and the drift and
+fleet checks (rules/drift.py). `envdoctor rules list/explain` and docs/rules.md are rendered from it."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import List, Optional, Sequence, Tuple
+
+from envdoctor.nccl.rules import RuleSet
+from envdoctor.rules.drift import DRIFT_RULE, FACTS, FLEET_RULE
+from envdoctor.rules.registry import Rulebook
+from envdoctor.rules.tables import Tables
+
+KINDS = ("machine", "nccl", "drift")
+
+
+@dataclass(frozen=True)
+class Entry:
+    id: str  # the id its findings carry: ED101, NCCL-SHM-EXHAUSTED, ED901
+    name: str  # ED rules: kebab-case; NCCL: the category id
+    kind: str  # one of KINDS
+    severity: str
+    category: str
+    what: str
+    why: str
+    fix: str
+    fix_safety: str = "display_only"
+    status: str = ""  # ED rules: "stable since 0.1.0"
+    # (heading, lines) shown by `rules explain` after what/why/fix
+    sections: Tuple[Tuple[str, Tuple[str, ...]], ...] = field(default_factory=tuple)
+    references: Tuple[str, ...] = ()
+    fixtures: str = ""  # ED rules: where the rule fires and stays quiet
+
+    def matches(self, wanted: str) -> bool:
+        w = wanted.strip().lower()
+        return w in (self.id.lower(), self.name.lower())
+
+
+_FEATURE_OF = {"wsl_unsupported": "wsl2", "gdr_disabled": "peermem_detect"}  # category -> its table row
+
+
+def _table_sections(tables: Tables, category: str, condition: str) -> List[Tuple[str, Tuple[str, ...]]]:
+    """The compatibility tables an entry reads (rules/tables/), so `explain` shows the facts and their sources."""
+    out = []
+    if category == "nccl_too_old_for_gpu":
+        out.append(("Table nccl_min_for_gpu (rules/tables/nccl_min_for_gpu.json)", tuple(
+            f"{r.generation} (compute capability >= {r.min_cc}): NCCL >= {r.nccl}  [{r.source}]"
+            for r in tables.nccl_min_for_gpu)))
+    feature = _FEATURE_OF.get(category)
+    if feature in tables.nccl_min_for_feature:
+        f = tables.nccl_min_for_feature[feature]
+        out.append(("Table nccl_min_for_feature (rules/tables/nccl_min_for_feature.json)",
+                    (f"NCCL >= {f.nccl} {f.feature}  [{f.source}]",)))
+    if category in ("shm_too_small", "shm_exhausted"):
+        out.append(("Table shm (rules/tables/shm.json)", (
+            f"/dev/shm needs >= {tables.shm_min_mib} MiB, and {tables.shm_per_gpu_mib} MiB per local GPU",)))
+    if "triton_mismatch" in condition:
+        out.append(("Table triton_pins (rules/tables/triton_pins.json)", tuple(
+            f"torch {t}: triton {v}" for t, v in tables.triton_pins.items())))
+    return out
+
+
+def _machine(book: Rulebook) -> List[Entry]:
+    out = []
+    for r in book.rules:
+        ex = r.explanation
+        sections: List[Tuple[str, Tuple[str, ...]]] = []
+        if ex.get("example"):
+            sections.append(("Example", (ex["example"],)))
+        sections.append(("Message", (r.title, r.detail)))
+        if r.fix_commands:
+            sections.append(("Runs", (" && ".join(" ".join(c) for c in r.fix_commands),)))
+        sections.append(("Condition", (json.dumps(r.when),)))
+        sections += _table_sections(book.tables, r.category, json.dumps(r.when))
+        out.append(Entry(
+            id=r.id, name=r.name, kind="machine", severity=r.severity, category=r.category, what=ex["what"],
+            why=ex["why"], fix=r.fix, fix_safety=r.fix_safety, status=f"{r.status} since {r.since}",
+            sections=tuple(sections),
+            references=tuple(r.references),
+            fixtures=f"fires on {', '.join(r.fixtures['fires'])}; quiet on {', '.join(r.fixtures['quiet'])}",
+        ))
+    return out
+
+
+def _nccl(rules: RuleSet, tables: Tables) -> List[Entry]:
+    out = []
+    for cat in rules.categories.values():
+        sigs = [f"{s.id} ({'+' if w >= 0 else ''}{w:g}): {s.means}" for s in rules.signatures
+                for c, w in s.weights.items() if c == cat.id]
+        ctx = [f"{r.id} ({_effect(r.boost.get(cat.id), r.scale.get(cat.id))}): {r.note}" for r in rules.rules
+               if cat.id in r.boost or cat.id in r.scale]
+        sections: List[Tuple[str, Tuple[str, ...]]] = [("Signatures (log lines that point here, with weight)",
+                                                        tuple(sigs) or ("none",))]
+        if ctx:
+            sections.append(("Context rules (log facts or the machine snapshot raise or lower it)", tuple(ctx)))
+        sections += _table_sections(tables, cat.id, "")
+        out.append(Entry(
+            id=cat.finding_id, name=cat.id, kind="nccl", severity=cat.severity, category=cat.id,
+            what=f"{cat.title} (from an NCCL / torch.distributed log: `envdoctor nccl diagnose`)",
+            why=f"Layer {cat.layer} of the NCCL failure taxonomy." if cat.layer else "",
+            fix=cat.fix, sections=tuple(sections),
+        ))
+    return sorted(out, key=lambda e: e.id)
+
+
+def _effect(boost: Optional[float], scale: Optional[float]) -> str:
+    parts = ([f"+{boost:g}" if boost >= 0 else f"{boost:g}"] if boost is not None else [])
+    parts += [f"x{scale:g}"] if scale is not None else []
+    return ", ".join(parts)
+
+
+def _drift() -> List[Entry]:
+    drift = tuple(f"{f.what}: {f.drift}" for f in FACTS if f.drift)
+    fleet = tuple(f"{f.what}: {f.fleet}; align: {f.align.format(what=f.what)}" for f in FACTS if f.fleet)
+    out = []
+    for (rid, name, category, what, why), heading, lines in (
+            (DRIFT_RULE, "Facts compared with the baseline (severity when changed)", drift),
+            (FLEET_RULE, "Facts every node must share (severity when they differ)", fleet)):
+        out.append(Entry(
+            id=rid, name=name, kind="drift", severity="varies", category=category, what=what, why=why,
+            fix="Restore the fact, or accept it (a new baseline)" if rid == DRIFT_RULE[0]
+            else "Align the odd node with the others, then rerun `envdoctor fleet`",
+            sections=((heading, lines),),
+        ))
+    return out
+
+
+def catalog(book: Rulebook, nccl: RuleSet) -> List[Entry]:
+    """Every entry: machine rules by id, then the drift and fleet checks, then the NCCL root causes."""
+    return _machine(book) + _drift() + _nccl(nccl, book.tables)
+
+
+def find(entries: Sequence[Entry], wanted: str) -> Optional[Entry]:
+    return next((e for e in entries if e.matches(wanted)), None)
