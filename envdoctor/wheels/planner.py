@@ -22,7 +22,7 @@ from packaging.version import InvalidVersion, Version
 
 from envdoctor import compat
 from envdoctor.versions import parse as parse_version
-from envdoctor.versions import require_major_minor
+from envdoctor.versions import require_major_minor, series
 from envdoctor.wheels.index import DeepSpeedRelease, Release, Variant, WheelIndex
 
 PLAN_SCHEMA = "envdoctor.plan/1"
@@ -177,7 +177,7 @@ def facts_from_snapshot(snapshot: Any, python: Optional[str] = None) -> MachineF
         built = ds.torch_info.get("version") if present(ds.torch_info) else None
         prebuilt = any((ds.extra.get("installed_ops") or {}).values())
         stale = bool(built and prebuilt and f.torch_version and
-                     short_python(str(built)) != short_python(f.torch_version))
+                     series(built) != series(f.torch_version))
         f.deepspeed_healthy = not (ds.importable is False or stale)
     return f
 
@@ -197,7 +197,7 @@ def variant_of(version: Optional[str], cuda: Optional[str]) -> str:
 
 
 def py_range(pythons: Sequence[str]) -> str:
-    vals = sorted({p for p in pythons if not p.endswith("t")}, key=lambda p: tuple(int(x) for x in p.split(".")))
+    vals = sorted({p for p in pythons if not p.endswith("t")}, key=lambda p: require_major_minor(p, "Python version"))
     if not vals:
         return ""
     return vals[0] if len(vals) == 1 else f"{vals[0]}-{vals[-1]}"
