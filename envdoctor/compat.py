@@ -1,15 +1,20 @@
 """Compatibility predicates over plain values: GPU arch x wheel arch list, driver x CUDA version.
 
-Shared by the planner and the rules engine. They take strings and tuples, never a Snapshot, and
-return a `Verdict` (truthy when compatible, with the reason either way).
+Shared by the rules, the planner and the install verifier. They take strings and tuples, never a
+Snapshot or the wheel index (the index's `drivers` table is passed in), and say why either way.
 
-Facts (see facts/FACTS.md sections 1-2):
-- SASS `sm_XY` runs on a GPU of compute capability X.Z when Z >= Y (same major only);
-  `sm_XYa` runs on exactly X.Y; `sm_XYf` like plain SASS (same family).
-- PTX `compute_NN` is JIT-compiled on any GPU with cc >= NN, but only by a driver that knows the PTX
-  ISA of the toolkit that produced it: minor-version compatibility does not cover PTX JIT.
-- A CUDA X.y build runs on a driver >= the family minimum of X (11.x 450.80.02, 12.x 525.60.13,
-  13.x 580 on Linux); the family rule never crosses majors.
+Which kernel serves a GPU of compute capability X.Z (`serving_kernel`, the only place that decides it):
+- SASS `sm_XY` runs when the major is X and Y <= Z (a cubin runs on "the same major revision and same
+  or higher minor revision": CUDA Blackwell Compatibility Guide 1.2; facts/FACTS.md section 1).
+- `sm_XYa` / `compute_XYa` (architecture-specific) run on exactly X.Y, as SASS or by JIT of that PTX.
+- `sm_XYf` / `compute_XYf` (family-specific, CUDA 12.9+) run on the same major with minor >= Y and never
+  on another major (CUDA Programming Guide 5.1.2 "Feature Availability"; NVIDIA, "Blackwell and CUDA 12.9
+  Introduce Family-Specific Architecture Features": compute_100f runs on 10.0 and 10.3, not on 11.x or 12.x).
+- Plain PTX `compute_XY` is JIT-compiled on any cc >= X.Y, but only by a driver that knows the PTX ISA
+  of the toolkit that produced it (`ptx_jit_ok`): minor-version compatibility does not cover PTX JIT.
+
+A CUDA X.y build runs on a driver >= the family minimum of X (11.x 450.80.02, 12.x 525.60.13, 13.x 580 on
+Linux); the family rule never crosses majors.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, Iterable, Mapping, NamedTuple, Optional, Tuple
 
-from packaging.version import InvalidVersion, Version
+from envdoctor.versions import parse, require_major_minor
 
 _ARCH = re.compile(r"^(sm|compute)_(\d+)([af]?)$")
 _VARIANT = re.compile(r"^cu(\d+)(\d)$")
@@ -27,7 +32,6 @@ OSES = ("linux", "windows")
 class Verdict(NamedTuple):
     ok: bool
     why: str
-    via: str = ""  # "sass" | "ptx" for runs_on; "" otherwise
 
     def __bool__(self) -> bool:
         return self.ok
@@ -41,49 +45,95 @@ def parse_cc(compute_capability: str) -> Tuple[int, int]:
     return int(m.group(1)), int(m.group(2))
 
 
-def parse_arch(arch: str) -> Optional[Tuple[str, int, int, str]]:
-    """'sm_86' -> ('sm', 8, 6, ''), 'compute_120' -> ('compute', 12, 0, ''), 'sm_90a' -> ('sm', 9, 0, 'a')."""
-    m = _ARCH.match(str(arch).strip())
-    if not m:
-        return None
-    digits = m.group(2)
-    if len(digits) < 2:
-        return None
-    return m.group(1), int(digits[:-1]), int(digits[-1]), m.group(3)
-
-
 def cc_label(cc: Tuple[int, int]) -> str:
     return f"{cc[0]}.{cc[1]}"
 
 
-def runs_on(arch_list: Iterable[str], compute_capability: str) -> Verdict:
-    """Whether a build with these arch targets has kernels for a GPU of this compute capability.
+def cc_number(cc: str) -> int:
+    """'8.6' -> 86, '12.0' -> 120."""
+    major, minor = parse_cc(cc)
+    return major * 10 + minor
 
-    `via` is "sass" when native code exists, "ptx" when the GPU depends on JIT of embedded PTX
-    (which then also needs `ptx_jit_ok`).
+
+class ArchTarget(NamedTuple):
+    """One entry of an arch list: `sm_90a` is ArchTarget('sm', 9, 0, 'a', 'sm_90a')."""
+
+    kind: str  # "sm" (SASS) | "compute" (PTX)
+    major: int
+    minor: int
+    suffix: str  # "" | "a" (architecture-specific) | "f" (family-specific)
+    text: str
+
+    def serves(self, cc: Tuple[int, int]) -> bool:
+        """Whether this target alone gives a GPU of compute capability `cc` a kernel (module docstring)."""
+        if self.suffix == "a":
+            return (self.major, self.minor) == cc
+        if self.kind == "sm" or self.suffix == "f":
+            return self.major == cc[0] and self.minor <= cc[1]
+        return (self.major, self.minor) <= cc
+
+    def _rank(self) -> Tuple[int, int, int]:
+        return self.major, self.minor, {"": 0, "f": 1, "a": 2}[self.suffix]  # the closest, then the most specific
+
+
+def parse_arch(arch: str) -> Optional[ArchTarget]:
+    """'sm_86', 'compute_120', 'sm_90a', 'sm_100f'; None for anything else (ROCm 'gfx90a', junk)."""
+    text = str(arch).strip()
+    m = _ARCH.match(text)
+    if not m or len(m.group(2)) < 2:
+        return None
+    digits = m.group(2)
+    return ArchTarget(m.group(1), int(digits[:-1]), int(digits[-1]), m.group(3), text)
+
+
+class KernelMatch(NamedTuple):
+    """What `serving_kernel` found: how the GPU gets a kernel, from which arch-list entry, and why."""
+
+    via: str  # "sass" | "ptx" | "none"
+    target: Optional[str]  # the arch-list entry that serves the GPU; None when via == "none"
+    why: str
+
+    @property
+    def ok(self) -> bool:
+        return self.via != "none"
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+
+def serving_kernel(arch_list: Iterable[str], compute_capability: str) -> KernelMatch:
+    """The arch-list entry that serves a GPU of this compute capability: the closest SASS, else the newest
+    PTX it can JIT; via "none" means CUDA's "no kernel image is available for execution on the device".
+
+    via "ptx" also needs a driver that JIT-compiles that toolkit's PTX (`ptx_jit_ok`).
+    Entries that are not CUDA targets are ignored; a malformed compute capability raises ValueError.
     """
     cc = parse_cc(compute_capability)
-    archs = [a for a in (parse_arch(x) for x in arch_list) if a is not None]
-    for kind, major, minor, suffix in archs:
-        if kind != "sm":
-            continue
-        if suffix == "a" and (major, minor) == cc:
-            return Verdict(True, f"sm_{major}{minor}a SASS matches {cc_label(cc)}", "sass")
-        if suffix != "a" and major == cc[0] and minor <= cc[1]:
-            return Verdict(True, f"sm_{major}{minor}{suffix} SASS runs on {cc_label(cc)}", "sass")
-    ptx = sorted(((ma, mi) for kind, ma, mi, suffix in archs if kind == "compute" and suffix == ""), reverse=True)
-    for ma, mi in ptx:
-        if (ma, mi) <= cc:
-            return Verdict(True, f"no SASS for {cc_label(cc)}; PTX compute_{ma}{mi} is JIT-compiled", "ptx")
-    sass = sorted({f"sm_{ma}{mi}{s}" for k, ma, mi, s in archs if k == "sm"}, key=_arch_sort)
+    targets = [t for t in (parse_arch(a) for a in arch_list) if t is not None]
+    for kind, via in (("sm", "sass"), ("compute", "ptx")):
+        fits = [t for t in targets if t.kind == kind and t.serves(cc)]
+        if fits:
+            best = max(fits, key=ArchTarget._rank)
+            return KernelMatch(via, best.text, _why(best, cc))
+    sass = sorted({t.text for t in targets if t.kind == "sm"}, key=_arch_sort)
+    ptx = sorted({t.text for t in targets if t.kind == "compute"}, key=_arch_sort)
     have = ", ".join(sass) or "no SASS"
-    ptx_note = f", PTX {', '.join(f'compute_{a}{b}' for a, b in sorted(ptx))}" if ptx else ", no PTX"
-    return Verdict(False, f"no kernels for compute capability {cc_label(cc)} (build has {have}{ptx_note})")
+    ptx_note = f", PTX {', '.join(ptx)}" if ptx else ", no PTX"
+    return KernelMatch("none", None, f"no kernels for compute capability {cc_label(cc)} (build has {have}{ptx_note})")
+
+
+def _why(t: ArchTarget, cc: Tuple[int, int]) -> str:
+    if t.kind == "compute":
+        scope = {"a": "for exactly this architecture", "f": "for this family"}.get(t.suffix, "")
+        return f"no SASS for {cc_label(cc)}; PTX {t.text} is JIT-compiled" + (f" ({scope})" if scope else "")
+    if (t.major, t.minor) == cc:
+        return f"{t.text} SASS matches {cc_label(cc)}"
+    return f"{t.text} {'family ' if t.suffix == 'f' else ''}SASS runs on {cc_label(cc)}"
 
 
 def _arch_sort(text: str) -> Tuple[int, int, str]:
     p = parse_arch(text)
-    return (p[1], p[2], p[3]) if p else (0, 0, text)
+    return (p.major, p.minor, p.suffix) if p else (0, 0, text)
 
 
 def variant_cuda(variant: str) -> Optional[str]:
@@ -96,24 +146,8 @@ def variant_cuda(variant: str) -> Optional[str]:
 
 def cuda_variant(cuda_version: str) -> str:
     """'12.8' -> 'cu128'."""
-    major, minor = _major_minor(cuda_version)
+    major, minor = require_major_minor(cuda_version, "CUDA version")
     return f"cu{major}{minor}"
-
-
-def _major_minor(version: Any) -> Tuple[int, int]:
-    parts = str(version).strip().split(".")
-    try:
-        return int(parts[0]), int(parts[1]) if len(parts) > 1 and parts[1] else 0
-    except ValueError:
-        raise ValueError(f"not a CUDA version: {version!r}") from None
-
-
-def driver_version(text: Any) -> Optional[Version]:
-    """'570.86.10' -> Version; junk -> None. Driver versions compare numerically per field."""
-    try:
-        return Version(str(text).strip())
-    except (InvalidVersion, TypeError):
-        return None
 
 
 def _norm_os(os_name: str) -> str:
@@ -123,25 +157,16 @@ def _norm_os(os_name: str) -> str:
     return "linux" if name.startswith("linux") else name
 
 
-def _driver_table(table: Optional[Mapping[str, Any]]) -> Mapping[str, Any]:
-    if table is not None:
-        return table
-    from envdoctor.wheels.index import load_index
-
-    return load_index().drivers
-
-
-def min_driver(cuda_version: str, os_name: str = "linux",
-               table: Optional[Mapping[str, Any]] = None) -> Tuple[Optional[str], Optional[str]]:
+def min_driver(cuda_version: str, os_name: str = "linux", *,
+               drivers: Mapping[str, Any]) -> Tuple[Optional[str], Optional[str]]:
     """(family minimum, toolkit GA driver) for a CUDA version on an OS; None where unknown.
 
     The family minimum is what minor-version compatibility needs (12.x: 525.60.13 on Linux); the
-    toolkit GA driver (Table 3) is what full support, including PTX JIT, needs. `table` is the index's
-    `drivers` mapping (default: the loaded wheel index).
+    toolkit GA driver (Table 3) is what full support, including PTX JIT, needs. `drivers` is the wheel
+    index's `drivers` table.
     """
-    drivers = _driver_table(table)
     osn = _norm_os(os_name)
-    major, minor = _major_minor(cuda_version)
+    major, minor = require_major_minor(cuda_version, "CUDA version")
     fam = (drivers.get("families") or {}).get(str(major)) or {}
     tk = (drivers.get("toolkits") or {}).get(f"{major}.{minor}") or {}
     family_min = fam.get(osn)
@@ -149,40 +174,37 @@ def min_driver(cuda_version: str, os_name: str = "linux",
     return family_min, ga
 
 
-def driver_supports(driver: str, cuda_version: str, os_name: str = "linux",
-                    table: Optional[Mapping[str, Any]] = None) -> Verdict:
+def driver_supports(driver: str, cuda_version: str, os_name: str = "linux", *,
+                    drivers: Mapping[str, Any]) -> Verdict:
     """Whether an NVIDIA driver runs a CUDA X.y build (minor-version compatibility within family X)."""
-    d = driver_version(driver)
+    d = parse(driver)
     if d is None:
         return Verdict(False, f"driver version {driver!r} cannot be read")
-    family_min, ga = min_driver(cuda_version, os_name, table)
-    if family_min is None:
+    family_min, ga = min_driver(cuda_version, os_name, drivers=drivers)
+    need = parse(family_min)
+    if need is None:
         return Verdict(False, f"no known minimum driver for CUDA {cuda_version} on {_norm_os(os_name)}")
-    need = driver_version(family_min)
-    assert need is not None
     if d < need:
         return Verdict(False, f"driver {driver} < {family_min} needed by CUDA {cuda_version}")
-    if ga is not None and (gv := driver_version(ga)) is not None and d < gv:
+    if (gv := parse(ga)) is not None and d < gv:
         return Verdict(True, f"driver {driver} runs CUDA {cuda_version} through minor-version compatibility "
                              f"(>= {family_min}; full support from {ga})")
     return Verdict(True, f"driver {driver} >= {ga or family_min} supports CUDA {cuda_version}")
 
 
-def ptx_jit_ok(driver: str, cuda_version: str, os_name: str = "linux",
-               table: Optional[Mapping[str, Any]] = None) -> Verdict:
+def ptx_jit_ok(driver: str, cuda_version: str, os_name: str = "linux", *, drivers: Mapping[str, Any]) -> Verdict:
     """Whether the driver can JIT PTX made by CUDA X.y: it must be at least that toolkit's GA driver."""
-    d = driver_version(driver)
-    family_min, ga = min_driver(cuda_version, os_name, table)
-    need = ga or None
+    d = parse(driver)
+    _family_min, ga = min_driver(cuda_version, os_name, drivers=drivers)
     if d is None:
         return Verdict(False, f"driver version {driver!r} cannot be read")
-    if need is None or driver_version(need) is None:
-        # GA driver unknown (UNVERIFIED): be conservative and require the next family's minimum.
+    need = parse(ga)
+    if need is None:  # GA driver unknown (UNVERIFIED): not a fact to build on
         return Verdict(False, f"the driver that JIT-compiles CUDA {cuda_version} PTX is not known")
-    if d < driver_version(need):  # type: ignore[operator]
-        return Verdict(False, f"PTX JIT needs driver >= {need} (CUDA {cuda_version} GA); driver {driver} "
+    if d < need:
+        return Verdict(False, f"PTX JIT needs driver >= {ga} (CUDA {cuda_version} GA); driver {driver} "
                               "fails with CUDA_ERROR_UNSUPPORTED_PTX_VERSION")
-    return Verdict(True, f"driver {driver} >= {need} JIT-compiles CUDA {cuda_version} PTX")
+    return Verdict(True, f"driver {driver} >= {ga} JIT-compiles CUDA {cuda_version} PTX")
 
 
 def deepspeed_cuda_ok(nvcc_version: str, torch_cuda: str, mismatch_ok: Mapping[str, Iterable[str]]) -> Verdict:
@@ -191,13 +213,13 @@ def deepspeed_cuda_ok(nvcc_version: str, torch_cuda: str, mismatch_ok: Mapping[s
     Equal major.minor passes; different minors pass only when both are listed under the major in
     DeepSpeed's `cuda_minor_mismatch_ok` (there is no 13 entry: any 13.x mismatch fails).
     """
-    sysv = "{}.{}".format(*_major_minor(nvcc_version))
-    tv = "{}.{}".format(*_major_minor(torch_cuda))
+    sys_mm = require_major_minor(nvcc_version, "CUDA version")
+    t_mm = require_major_minor(torch_cuda, "CUDA version")
+    sysv, tv, major = cc_label(sys_mm), cc_label(t_mm), str(sys_mm[0])
     if sysv == tv:
         return Verdict(True, f"nvcc {sysv} matches torch CUDA {tv}")
-    major = sysv.split(".")[0]
     ok_list = [str(x) for x in (mismatch_ok.get(major) or [])]
-    if tv.split(".")[0] == major and sysv in ok_list and tv in ok_list:
+    if t_mm[0] == sys_mm[0] and sysv in ok_list and tv in ok_list:
         return Verdict(True, f"nvcc {sysv} differs from torch CUDA {tv}, but DeepSpeed accepts the pair "
                              f"(cuda_minor_mismatch_ok[{major}])")
     return Verdict(False, f"nvcc {sysv} does not match torch CUDA {tv}: DeepSpeed raises CUDAMismatchException "
@@ -225,32 +247,9 @@ def driver_os(os_name: str, wsl: object = False) -> str:
     return "windows" if _norm_os(os_name) == "windows" or wsl is True else "linux"
 
 
+# Kept for rules/predicates.py, which is outside this change: new code uses envdoctor.versions directly.
+driver_version = parse
+
+
 def cuda_major_minor(cuda: str) -> Tuple[int, int]:
-    return _major_minor(cuda)
-
-
-def cc_number(cc: str) -> int:
-    """'8.6' -> 86, '12.0' -> 120."""
-    major, minor = parse_cc(cc)
-    return major * 10 + minor
-
-
-def kernel_for(arch_list: Iterable[str], cc: str) -> Optional[str]:
-    """The entry of an arch list that serves compute capability `cc`: the closest SASS, else the newest
-    PTX at or below it; None means "no kernel image is available"."""
-    target = parse_cc(cc)
-    best_sass: Optional[Tuple[Tuple[int, int], str]] = None
-    best_ptx: Optional[Tuple[Tuple[int, int], str]] = None
-    for arch in arch_list:
-        parsed = parse_arch(arch)
-        if parsed is None:
-            continue
-        kind, major, minor, suffix = parsed
-        if kind == "sm":
-            fits = (major, minor) == target if suffix == "a" else (major == target[0] and minor <= target[1])
-            if fits and (best_sass is None or (major, minor) > best_sass[0]):
-                best_sass = ((major, minor), arch)
-        elif (major, minor) <= target and (best_ptx is None or (major, minor) > best_ptx[0]):
-            best_ptx = ((major, minor), arch)
-    best = best_sass or best_ptx
-    return best[1] if best else None
+    return require_major_minor(cuda, "CUDA version")

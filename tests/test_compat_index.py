@@ -18,22 +18,23 @@ from envdoctor.wheels import index as wi
 from envdoctor.wheels.planner import GpuFact, MachineFacts, Wishes, plan
 
 ROOT = Path(__file__).resolve().parents[1]
+DRIVER_TABLE = wi.read_index(ROOT / "wheels_index.json").drivers
 
 
 @pytest.mark.parametrize("archs,cc,ok,via", [
     (["sm_60"], "6.1", True, "sass"),        # same major, higher minor
-    (["sm_61"], "6.0", False, ""),           # SASS never runs on a lower minor
-    (["sm_90"], "10.0", False, ""),          # nor across majors
+    (["sm_61"], "6.0", False, "none"),       # SASS never runs on a lower minor
+    (["sm_90"], "10.0", False, "none"),      # nor across majors
     (["sm_100"], "10.3", True, "sass"),      # B300 on sm_100
     (["sm_120"], "12.1", True, "sass"),      # GB10 on sm_120
     (["sm_90a"], "9.0", True, "sass"),
-    (["sm_90a"], "9.1", False, ""),          # arch-specific code: that cc only
+    (["sm_90a"], "9.1", False, "none"),      # arch-specific code: that cc only
     (["sm_75", "compute_120"], "12.1", True, "ptx"),
-    (["sm_75", "compute_120"], "10.0", False, ""),   # PTX only JITs upward
-    ([], "8.0", False, ""),
+    (["sm_75", "compute_120"], "10.0", False, "none"),  # PTX only JITs upward
+    ([], "8.0", False, "none"),
 ])
-def test_runs_on(archs, cc, ok, via):
-    v = compat.runs_on(archs, cc)
+def test_serving_kernel(archs, cc, ok, via):
+    v = compat.serving_kernel(archs, cc)
     assert bool(v) is ok and v.via == via and v.why
 
 
@@ -45,15 +46,16 @@ def test_runs_on(archs, cc, ok, via):
     ("garbage", "12.4", "linux", False),
 ])
 def test_driver_supports(driver, cuda, os_name, ok):
-    assert bool(compat.driver_supports(driver, cuda, os_name)) is ok
+    assert bool(compat.driver_supports(driver, cuda, os_name, drivers=DRIVER_TABLE)) is ok
 
 
 def test_minor_version_compat_is_said():
-    v = compat.driver_supports("550.54.14", "12.8")
+    v = compat.driver_supports("550.54.14", "12.8", drivers=DRIVER_TABLE)
     assert v and "minor-version compatibility" in v.why
-    assert compat.min_driver("12.8", "linux") == ("525.60.13", "570.26")
-    assert compat.min_driver("13.0", "windows") == ("580", None)
-    assert not compat.ptx_jit_ok("575.57.08", "13.0") and compat.ptx_jit_ok("580.65.06", "13.0")
+    assert compat.min_driver("12.8", "linux", drivers=DRIVER_TABLE) == ("525.60.13", "570.26")
+    assert compat.min_driver("13.0", "windows", drivers=DRIVER_TABLE) == ("580", None)
+    assert not compat.ptx_jit_ok("575.57.08", "13.0", drivers=DRIVER_TABLE)
+    assert compat.ptx_jit_ok("580.65.06", "13.0", drivers=DRIVER_TABLE)
 
 
 def test_variant_cuda():
@@ -152,8 +154,8 @@ def test_plan_properties(ccs, driver, python):
     var = rel.variants[t.variant]
     sm, ptx = var.archs("linux_x86_64")
     assert python in rel.python
-    assert all(compat.runs_on(sm + ptx, cc) for cc in ccs)
-    assert compat.driver_supports(driver, var.cuda, "linux")
+    assert all(compat.serving_kernel(sm + ptx, cc) for cc in ccs)
+    assert compat.driver_supports(driver, var.cuda, "linux", drivers=DRIVER_TABLE)
     # Dropping a GPU never makes the plan older.
     if len(ccs) > 1:
         fewer = plan(MachineFacts(python=python, driver=driver, gpus=[GpuFact(0, "g", ccs[0])]), idx, Wishes())

@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -26,13 +25,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from packaging.utils import (
+    InvalidSdistFilename,
+    InvalidWheelFilename,
+    canonicalize_name,
+    parse_sdist_filename,
+    parse_wheel_filename,
+)
+
+from envdoctor.compat import parse_cc, serving_kernel, variant_cuda
 from envdoctor.errors import InputError
 from envdoctor.probes.children_run import CHILDREN
 from envdoctor.wheels.index import user_cache_dir
 from envdoctor.wheels.planner import Plan
 
 Progress = Callable[[str], None]
-_SDIST = re.compile(r"^(?P<name>.+)-(?P<ver>[^-]+)\.(tar\.gz|zip)$")
 
 
 class InstallFailed(Exception):
@@ -47,10 +54,6 @@ class Outcome:
     before: Dict[str, str] = field(default_factory=dict)
     after: Dict[str, str] = field(default_factory=dict)
     rollback_ok: Optional[bool] = None
-
-
-def _norm(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def state_dir(prefix: str) -> Path:
@@ -257,24 +260,24 @@ def _sigterm_as_interrupt(signum: int, frame: Any) -> None:
 
 
 def wheelhouse_names(wheelhouse: Path) -> List[str]:
+    """The canonical project names of the wheels and source archives pip downloaded."""
     names = []
     for f in wheelhouse.iterdir():
-        if f.name.endswith(".whl"):
-            names.append(_norm(f.name.split("-")[0]))
-        else:
-            m = _SDIST.match(f.name)
-            if m:
-                names.append(_norm(m.group("name")))
-    return sorted(set(names))
+        try:
+            if f.name.endswith(".whl"):
+                names.append(parse_wheel_filename(f.name)[0])
+            elif f.name.endswith((".tar.gz", ".zip")):
+                names.append(parse_sdist_filename(f.name)[0])
+        except (InvalidWheelFilename, InvalidSdistFilename):
+            continue  # not something pip installs from
+    return sorted({canonicalize_name(n) for n in names})
 
 
 def verify(python: str, plan: Plan, exact: Dict[str, str], ccs: List[str], timeout: float) -> List[str]:
     torch = plan.torch
-    want = {"torch": exact.get("torch") if torch else None, "cuda": None, "ccs": ccs if torch else [],
+    want = {"torch": exact.get("torch") if torch else None, "cuda": None, "gpus": bool(torch and ccs),
             "packages": {p.name: exact[p.name] for p in plan.packages if p.name in exact and "*" not in exact[p.name]}}
     if torch is not None:
-        from envdoctor.compat import variant_cuda
-
         want["cuda"] = variant_cuda(torch.variant)
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
     try:
@@ -286,7 +289,22 @@ def verify(python: str, plan: Plan, exact: Dict[str, str], ccs: List[str], timeo
     if line is None:
         tail = (res.stderr.strip().splitlines() or ["no output"])[-1][:300]
         return [f"verification crashed (exit {res.returncode}): {tail}"]
-    return list(json.loads(line).get("problems") or [])
+    return verify_problems(json.loads(line), ccs)
+
+
+def verify_problems(report: Dict[str, Any], ccs: List[str]) -> List[str]:
+    """The verify child's problems, plus every planned GPU and every device the child saw that torch's
+    arch list has no kernel for (decided here, by compat.serving_kernel, not in the child)."""
+    problems = [str(p) for p in report.get("problems") or []]
+    archs = report.get("arch_list")
+    if not isinstance(archs, list):
+        return problems  # torch did not import, or no GPU to check
+    seen = [str(c) for c in report.get("device_capabilities") or []]
+    for cc in sorted(set(ccs) | set(seen), key=parse_cc):
+        match = serving_kernel(archs, cc)
+        if not match:
+            problems.append(match.why)
+    return problems
 
 
 def execute(plan: Plan, python: str, ccs: List[str], progress: Progress, break_system_packages: bool = False,
@@ -311,7 +329,7 @@ def execute(plan: Plan, python: str, ccs: List[str], progress: Progress, break_s
     wants = {p.name: (".".join(p.version.split(".")[:2]), p.variant) for p in plan.packages if p.variant and p.index_url}
     base = next((p.index_url.rsplit("/", 1)[0] for p in plan.packages if p.index_url), "")
     if wants and base:
-        found, notes = resolve_versions(base, wants, desc["python"] if not plan.python else plan.python.rstrip("t"),
+        found, notes = resolve_versions(base, wants, plan.python or desc["python"],
                                         plan.platform)
         for n in notes:
             progress(n)

@@ -1,20 +1,26 @@
-"""Exact versions from a PEP 503 index page (`<base>/<variant>/<package>/`), and URL checks."""
+"""Exact versions from a PEP 503 index page (`<base>/<variant>/<package>/`), and URL checks.
+
+Wheel file names are read by `packaging.utils` and matched to the target Python and platform by
+`packaging.tags` (so a free-threaded `3.13t` takes `cp313t` wheels and never `cp313` or `abi3` ones).
+"""
 
 from __future__ import annotations
 
-import html
-import re
+import functools
 import urllib.parse
+from html.parser import HTMLParser
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
 
+from packaging import tags
+from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
 from envdoctor.errors import InputError
+from envdoctor.versions import major_minor, require_major_minor
 
-_HREF = re.compile(r"""<a\s[^>]*href\s*=\s*["']([^"']+)["'][^>]*>""", re.I)
-_WHEEL = re.compile(r"^(?P<name>[^-]+)-(?P<ver>[^-]+)(-\d[^-]*)?-(?P<py>[^-]+)-(?P<abi>[^-]+)-(?P<plat>[^-]+)\.whl$")
-PLATFORM_HINTS = {"linux_x86_64": ("x86_64",), "linux_aarch64": ("aarch64",), "win_amd64": ("win_amd64",)}
+# The target's glibc is not known here, so every manylinux level counts; pip checks it when it downloads.
+_GLIBC_MINORS = range(99, 4, -1)
 
 
 def check_index_url(url: str, what: str = "--index-base") -> str:
@@ -48,43 +54,73 @@ def fetch_page(url: str, timeout: float = 30.0) -> str:
     return resp.text
 
 
+class _Links(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.hrefs: List[str] = []
+
+    def handle_starttag(self, tag: str, attrs: List[Tuple[str, Optional[str]]]) -> None:
+        href = dict(attrs).get("href") if tag == "a" else None
+        if href:
+            self.hrefs.append(href)  # HTMLParser has already unescaped the attribute
+
+
 def wheel_files(page: str) -> List[Tuple[str, str]]:
     """(filename, href) of every wheel link on a PEP 503 page."""
+    parser = _Links()
+    parser.feed(page)
+    parser.close()
     out = []
-    for href in _HREF.findall(page):
-        href = html.unescape(href)
+    for href in parser.hrefs:
         name = urllib.parse.unquote(href.split("#", 1)[0].rsplit("/", 1)[-1])
         if name.endswith(".whl"):
             out.append((name, href))
     return out
 
 
-def _py_fits(tag: str, python: str) -> bool:
-    major, minor = python.rstrip("t").split(".")
-    return any(t in (f"cp{major}{minor}", f"py{major}", f"py{major}{minor}") for t in tag.split("."))
+def platform_tags(platform: str) -> List[str]:
+    """Wheel platform tags installable on a wheel-index platform ('linux_x86_64', 'linux_aarch64', 'win_amd64')."""
+    if not platform.startswith("linux_"):
+        return [platform]
+    arch = platform[len("linux_"):]
+    return ([f"manylinux_2_{minor}_{arch}" for minor in _GLIBC_MINORS]
+            + [f"manylinux2014_{arch}", f"manylinux2010_{arch}", f"manylinux1_{arch}", platform])
+
+
+@functools.lru_cache(maxsize=64)
+def supported_tags(python: str, platforms: Tuple[str, ...]) -> FrozenSet[tags.Tag]:
+    """The wheel tags CPython `python` ('3.12', or '3.13t' for a free-threaded build) installs on these platforms."""
+    free_threaded = python.endswith("t")
+    version = require_major_minor(python[:-1] if free_threaded else python, "Python version")
+    interpreter = f"cp{version[0]}{version[1]}"
+    abi = interpreter + ("t" if free_threaded else "")
+    out = {t for t in tags.cpython_tags(version, abis=[abi], platforms=platforms)
+           if not (free_threaded and t.abi == "abi3")}  # the stable ABI does not load in a free-threaded build
+    out.update(tags.compatible_tags(version, interpreter, platforms))
+    return frozenset(out)
+
+
+def wheel_fits(wheel_tags: Iterable[tags.Tag], python: str, platform: Optional[str]) -> bool:
+    """Whether a wheel with these tags installs on the target; an unknown platform checks the Python tags only."""
+    wheel_tags = frozenset(wheel_tags)
+    plats = platform_tags(platform) if platform else sorted({t.platform for t in wheel_tags})
+    return not wheel_tags.isdisjoint(supported_tags(python, tuple(plats)))
 
 
 def newest_version(page: str, package: str, series: str, local: Optional[str], python: str,
                    platform: Optional[str]) -> Optional[str]:
     """The newest `package` version in `series` (e.g. '2.9') with local label `local` and a wheel for the target."""
     best: Optional[Version] = None
-    hints = PLATFORM_HINTS.get(platform or "", ())
+    name = canonicalize_name(package)
+    want = major_minor(series)
     for fname, _href in wheel_files(page):
-        m = _WHEEL.match(fname)
-        if not m or m.group("name").lower().replace("_", "-") != package:
-            continue
         try:
-            v = Version(m.group("ver"))
-        except InvalidVersion:
+            wname, v, _build, wheel_tags = parse_wheel_filename(fname)
+        except (InvalidWheelFilename, InvalidVersion):
             continue
-        if (v.local or None) != (local or None) or not v.base_version.startswith(series + "."):
+        if canonicalize_name(wname) != name or (v.local or None) != (local or None) or major_minor(v) != want:
             continue
-        if not _py_fits(m.group("py"), python):
-            continue
-        plat = m.group("plat")
-        if plat != "any" and hints and not any(h in plat for h in hints):
-            continue
-        if best is None or v > best:
+        if wheel_fits(wheel_tags, python, platform) and (best is None or v > best):
             best = v
     return str(best) if best is not None else None
 

@@ -38,8 +38,8 @@ def driver_too_old_for_torch(ctx: Context) -> Result:
         return None
     if compat.driver_version(s.driver.version) is None:
         return None  # an unreadable version is not an old one (ED108's sibling rule says so)
-    verdict = compat.driver_supports(s.driver.version, cuda, _os(s), ctx.index.drivers)
-    needed, _ga = compat.min_driver(cuda, _os(s), ctx.index.drivers)
+    verdict = compat.driver_supports(s.driver.version, cuda, _os(s), drivers=ctx.index.drivers)
+    needed, _ga = compat.min_driver(cuda, _os(s), drivers=ctx.index.drivers)
     if verdict.ok or needed is None:
         return None
     return {"needed_driver": needed, "cuda": cuda, "verdict": verdict.why}
@@ -64,7 +64,7 @@ def gpu_without_kernels(ctx: Context) -> Result:
     # An empty list is what get_arch_list() returns when CUDA cannot initialise: unknown, not "none".
     if _torch_cuda(ctx.snapshot) is None or not present(t.arch_list) or not t.arch_list:
         return None
-    if compat.kernel_for(t.arch_list, gpu.compute_capability):
+    if compat.serving_kernel(t.arch_list, gpu.compute_capability):
         return None
     return {"arch_list": " ".join(t.arch_list), "sm": "sm_" + gpu.compute_capability.replace(".", "")}
 
@@ -75,7 +75,7 @@ def extension_without_kernels(ctx: Context) -> Result:
     if not present(ext.arch_list) or not ext.arch_list:
         return None
     missing = [f"GPU {g.index} ({g.name}, sm_{g.compute_capability.replace('.', '')})"
-               for g in ctx.snapshot.gpus if not compat.kernel_for(ext.arch_list, g.compute_capability)]
+               for g in ctx.snapshot.gpus if not compat.serving_kernel(ext.arch_list, g.compute_capability)]
     return {"missing_kernels": "; ".join(missing)} if missing else None
 
 

@@ -21,6 +21,8 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from envdoctor import compat
+from envdoctor.versions import parse as parse_version
+from envdoctor.versions import require_major_minor, series
 from envdoctor.wheels.index import DeepSpeedRelease, Release, Variant, WheelIndex
 
 PLAN_SCHEMA = "envdoctor.plan/1"
@@ -149,7 +151,7 @@ def facts_from_snapshot(snapshot: Any, python: Optional[str] = None) -> MachineF
     f = MachineFacts(os=str(snapshot.host.os), arch=str(snapshot.host.arch))
     pyv = python or str(snapshot.python.version or "")
     f.python = short_python(pyv) + ("t" if snapshot.python.extra.get("gil_disabled") and not python else "")
-    if present(snapshot.driver) and compat.driver_version(snapshot.driver.version) is not None:
+    if present(snapshot.driver) and parse_version(snapshot.driver.version) is not None:
         f.driver = str(snapshot.driver.version)  # an unreadable version counts as unknown, not as old
     f.gpus = [GpuFact(g.index, g.name, g.compute_capability) for g in snapshot.gpus]
     t = snapshot.torch
@@ -175,7 +177,7 @@ def facts_from_snapshot(snapshot: Any, python: Optional[str] = None) -> MachineF
         built = ds.torch_info.get("version") if present(ds.torch_info) else None
         prebuilt = any((ds.extra.get("installed_ops") or {}).values())
         stale = bool(built and prebuilt and f.torch_version and
-                     short_python(str(built)) != short_python(f.torch_version))
+                     series(built) != series(f.torch_version))
         f.deepspeed_healthy = not (ds.importable is False or stale)
     return f
 
@@ -195,7 +197,7 @@ def variant_of(version: Optional[str], cuda: Optional[str]) -> str:
 
 
 def py_range(pythons: Sequence[str]) -> str:
-    vals = sorted({p for p in pythons if not p.endswith("t")}, key=lambda p: tuple(int(x) for x in p.split(".")))
+    vals = sorted({p for p in pythons if not p.endswith("t")}, key=lambda p: require_major_minor(p, "Python version"))
     if not vals:
         return ""
     return vals[0] if len(vals) == 1 else f"{vals[0]}-{vals[-1]}"
@@ -372,14 +374,14 @@ def _check_variant(var: Variant, m: MachineFacts, platform: str, index: WheelInd
     osn = "windows" if platform.startswith("win") else "linux"
     missing: Dict[Tuple[str, str], List[int]] = {}
     for g in m.gpus:
-        v = compat.runs_on(sm + ptx, g.cc)
+        v = compat.serving_kernel(sm + ptx, g.cc)
         if not v:
             missing.setdefault((g.name, g.cc), []).append(g.index)
             continue
         if v.via == "ptx":
             if m.driver is None:
                 return "GPU needs PTX JIT and the driver version is unknown", notes, False
-            jit = compat.ptx_jit_ok(m.driver, var.cuda or "", osn, index.drivers)
+            jit = compat.ptx_jit_ok(m.driver, var.cuda or "", osn, drivers=index.drivers)
             if not jit:
                 return f"GPU {g.index} {g.name} (cc {g.cc}) has no SASS; {jit.why}", notes, False
             notes.append(f"GPU {g.index} runs JIT-compiled PTX (slow first start)")
@@ -391,11 +393,11 @@ def _check_variant(var: Variant, m: MachineFacts, platform: str, index: WheelInd
         return f"no kernels for {gpus}: build has {', '.join(sm + ptx) or 'none'}{extra}", notes, False
     if m.driver is None:
         return "the NVIDIA driver version is unknown", notes, False
-    d = compat.driver_supports(m.driver, var.cuda or "", osn, index.drivers)
+    d = compat.driver_supports(m.driver, var.cuda or "", osn, drivers=index.drivers)
     if not d:
         return d.why, notes, False
-    _fam, ga = compat.min_driver(var.cuda or "", osn, index.drivers)
-    full = ga is not None and compat.driver_version(m.driver) >= compat.driver_version(ga)  # type: ignore[operator]
+    _fam, ga = compat.min_driver(var.cuda or "", osn, drivers=index.drivers)
+    full = ga is not None and parse_version(m.driver) >= parse_version(ga)  # type: ignore[operator]
     if not full:
         notes.append(d.why)
     if var.status == "UNVERIFIED":
@@ -405,13 +407,13 @@ def _check_variant(var: Variant, m: MachineFacts, platform: str, index: WheelInd
 
 def _gpus_newer_than_driver(m: MachineFacts) -> Optional[Tuple[str, str]]:
     """(why, upgrade) when a GPU needs a newer driver than any torch build can work around."""
-    have = compat.driver_version(m.driver) if m.driver else None
+    have = parse_version(m.driver) if m.driver else None
     if have is None:
         return None
     osn = "windows" if m.os.lower().startswith("win") else "linux"
     for g in m.gpus:
         need = compat.gpu_min_driver(g.cc, osn)
-        if need and have < compat.driver_version(need):  # type: ignore[operator]
+        if need and have < parse_version(need):  # type: ignore[operator]
             return (f"GPU {g.index} {g.name} (cc {g.cc}) needs driver >= {need}; driver {m.driver} cannot run it "
                     "with any torch build", f"driver >= {need}")
     return None
@@ -429,7 +431,7 @@ def _installed_problem(m: MachineFacts, index: WheelIndex, platform: str) -> Opt
     osn = "windows" if platform.startswith("win") else "linux"
     if m.driver is None:
         return "the NVIDIA driver version is unknown"
-    d = compat.driver_supports(m.driver, cuda, osn, index.drivers)
+    d = compat.driver_supports(m.driver, cuda, osn, drivers=index.drivers)
     if not d:
         return d.why
     archs = m.torch_arch_list or None  # [] is what get_arch_list() says when CUDA cannot start: unknown
@@ -441,10 +443,10 @@ def _installed_problem(m: MachineFacts, index: WheelIndex, platform: str) -> Opt
             archs = sm + ptx
     for g in m.gpus:
         if archs is not None:
-            v = compat.runs_on(archs, g.cc)
+            v = compat.serving_kernel(archs, g.cc)
             if not v:
                 return f"GPU {g.index} {g.name}: {v.why}"
-            if v.via == "ptx" and not compat.ptx_jit_ok(m.driver, cuda, osn, index.drivers):
+            if v.via == "ptx" and not compat.ptx_jit_ok(m.driver, cuda, osn, drivers=index.drivers):
                 return f"GPU {g.index} {g.name} needs PTX JIT, which driver {m.driver} cannot do for CUDA {cuda}"
     # cuda_available False with a fitting driver and kernels is not torch's fault (CUDA_VISIBLE_DEVICES,
     # permissions, a container without --gpus): reinstalling the same build would not help.
@@ -488,7 +490,7 @@ def _plan_deepspeed(out: Plan, m: MachineFacts, index: WheelIndex, wishes: Wishe
     out.packages.append(PlannedPackage("deepspeed", chosen.version, "", None, reason, f"deepspeed=={chosen.version}",
                                        chosen.status))
     out.env["DS_BUILD_OPS"] = "0"
-    if m.gpus and m.nvcc and compat.cuda_major_minor(m.nvcc)[0] >= 13:
+    if m.gpus and m.nvcc and require_major_minor(m.nvcc, "CUDA version")[0] >= 13:
         # DeepSpeed's default arch list still names sm_60/sm_70, which CUDA 13's nvcc cannot target.
         old = sorted({g.cc for g in m.gpus if compat.parse_cc(g.cc) < (7, 5)}, key=compat.parse_cc)
         if old:
@@ -541,15 +543,15 @@ def _explain_impossible(out: Plan, m: MachineFacts, index: WheelIndex, wishes: W
                 continue
             if var.kind == "cuda":
                 sm, ptx = var.archs(platform)
-                if not all(compat.runs_on(sm + ptx, g.cc) for g in m.gpus):
+                if not all(compat.serving_kernel(sm + ptx, g.cc) for g in m.gpus):
                     continue
             py_fits = m.python in rel.python
             arch_ok_pythons.extend(rel.python)
             if var.kind == "cuda" and py_fits:
-                fam, ga = compat.min_driver(var.cuda or "", osn, index.drivers)
+                fam, ga = compat.min_driver(var.cuda or "", osn, drivers=index.drivers)
                 need = fam
                 sm, ptx = var.archs(platform)
-                if any(compat.runs_on(sm + ptx, g.cc).via == "ptx" for g in m.gpus):
+                if any(compat.serving_kernel(sm + ptx, g.cc).via == "ptx" for g in m.gpus):
                     need = ga or fam
                 if need:
                     driver_needs.append((Version(need), need, f"torch {rel.version} {var.name}"))

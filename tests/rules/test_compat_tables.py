@@ -13,10 +13,12 @@ from envdoctor import compat
 from envdoctor.rules.engine import evaluate_rule
 from envdoctor.rules.registry import load_rules
 from envdoctor.snapshot import load_snapshot
+from envdoctor.wheels.index import bundled_path, read_index
 from tests.conftest import bundled_knowledge, diagnose_bundled, fixture_path
 
 DRIVERS = ["418.39", "450.51.06", "450.80.02", "470.256.02", "515.65.01", "520.61.05", "525.60.12", "525.60.13",
            "535.104.05", "550.54.15", "560.35.03", "570.124.06", "575.57.08", "579.99", "580.65.06", "590.44.01"]
+DRIVER_TABLE = read_index(bundled_path()).drivers
 CUDAS = ["11.7", "11.8", "12.1", "12.4", "12.6", "12.8", "12.9", "13.0", "13.2"]
 # Lowest driver index (into DRIVERS) that runs each CUDA on Linux: 11.x from 450.80.02, 12.x from
 # 525.60.13, 13.x from R580 (580.65.06); minor-version compatibility never crosses a major.
@@ -25,10 +27,10 @@ FIRST_OK = {"11.7": 2, "11.8": 2, "12.1": 7, "12.4": 7, "12.6": 7, "12.8": 7, "1
 
 @pytest.mark.parametrize("driver, cuda", list(itertools.product(range(len(DRIVERS)), CUDAS)))
 def test_linux_driver_x_cuda(driver, cuda):
-    verdict = compat.driver_supports(DRIVERS[driver], cuda, "linux")
+    verdict = compat.driver_supports(DRIVERS[driver], cuda, "linux", drivers=DRIVER_TABLE)
     assert verdict.ok is (driver >= FIRST_OK[cuda]), verdict.why
     if not verdict.ok:
-        assert compat.min_driver(cuda, "linux")[0] == DRIVERS[FIRST_OK[cuda]]
+        assert compat.min_driver(cuda, "linux", drivers=DRIVER_TABLE)[0] == DRIVERS[FIRST_OK[cuda]]
 
 
 @pytest.mark.parametrize("driver, cuda, ok", [
@@ -36,21 +38,21 @@ def test_linux_driver_x_cuda(driver, cuda):
     ("566.36", "12.6", True), ("576.57", "13.0", False), ("580.88", "13.0", True),
 ])
 def test_windows_and_wsl_minimums(driver, cuda, ok):
-    assert compat.driver_supports(driver, cuda, "windows").ok is ok
+    assert compat.driver_supports(driver, cuda, "windows", drivers=DRIVER_TABLE).ok is ok
 
 
 def test_minor_version_compat_is_flagged_in_the_reason():
-    assert "minor-version compatibility" in compat.driver_supports("535.104.05", "12.8").why
-    assert "minor-version" not in compat.driver_supports("575.57.08", "12.8").why
-    assert not compat.ptx_jit_ok("575.57.08", "13.0")
+    assert "minor-version compatibility" in compat.driver_supports("535.104.05", "12.8", drivers=DRIVER_TABLE).why
+    assert "minor-version" not in compat.driver_supports("575.57.08", "12.8", drivers=DRIVER_TABLE).why
+    assert not compat.ptx_jit_ok("575.57.08", "13.0", drivers=DRIVER_TABLE)
 
 
 @given(st.integers(400, 700), st.integers(0, 200), st.sampled_from(CUDAS))
 def test_newer_drivers_never_lose_support(major, minor, cuda):
     older = f"{major}.{minor}"
     newer = f"{major + 1}.{minor}"
-    if compat.driver_supports(older, cuda).ok:
-        assert compat.driver_supports(newer, cuda).ok
+    if compat.driver_supports(older, cuda, drivers=DRIVER_TABLE).ok:
+        assert compat.driver_supports(newer, cuda, drivers=DRIVER_TABLE).ok
 
 
 # Compute capability x arch list -> the kernel that runs (None: "no kernel image is available").
@@ -73,13 +75,13 @@ EXPECTED_KERNEL = {
 
 @pytest.mark.parametrize("build, i", [(b, i) for b in ARCH for i in range(len(CC))])
 def test_compute_capability_x_arch_list(build, i):
-    assert compat.kernel_for(ARCH[build], CC[i]) == EXPECTED_KERNEL[build][i]
+    assert compat.serving_kernel(ARCH[build], CC[i]).target == EXPECTED_KERNEL[build][i]
 
 
 def test_ptx_jits_forward_only():
-    assert compat.kernel_for(["sm_80", "compute_80"], "9.0") == "compute_80"
-    assert compat.kernel_for(["compute_90"], "8.9") is None
-    assert compat.kernel_for(["sm_90", "compute_90"], "12.0") == "compute_90"
+    assert compat.serving_kernel(["sm_80", "compute_80"], "9.0").target == "compute_80"
+    assert compat.serving_kernel(["compute_90"], "8.9").target is None
+    assert compat.serving_kernel(["sm_90", "compute_90"], "12.0").target == "compute_90"
 
 
 KNOW = bundled_knowledge()

@@ -1,27 +1,12 @@
 """Check a fresh torch install from inside the target interpreter; prints one JSON object.
 
-argv[1]: JSON {"torch": "2.9.1+cu128", "cuda": "12.8" or null, "ccs": ["9.0"], "packages": {"name": "version"}}.
+argv[1]: JSON {"torch": "2.9.1+cu128", "cuda": "12.8" or null, "gpus": true, "packages": {"name": "version"}}.
+Reports torch's arch list and each device's compute capability; whether the arch list serves the GPUs is
+decided by the parent (envdoctor.compat.serving_kernel), not here.
 Stdlib only besides the torch under test, Python 3.8+.
 """
 import json
 import sys
-
-
-def _covers(archs, cc):
-    major, minor = (int(x) for x in cc.split("."))
-    for a in archs:
-        kind, _, digits = a.partition("_")
-        digits = digits.rstrip("af")
-        if not digits.isdigit() or len(digits) < 2:
-            continue
-        ma, mi = int(digits[:-1]), int(digits[-1])
-        if kind == "sm" and ma == major and mi <= minor and not a.endswith("a"):
-            return True
-        if kind == "sm" and a.endswith("a") and (ma, mi) == (major, minor):
-            return True
-        if kind == "compute" and (ma, mi) <= (major, minor):
-            return True
-    return False
 
 
 def main():
@@ -49,17 +34,12 @@ def main():
         problems.append("torch.__version__ is %s, planned %s" % (out["version"], want["torch"]))
     if (want.get("cuda") or None) != (out["cuda"] or None):
         problems.append("torch.version.cuda is %s, planned %s" % (out["cuda"], want.get("cuda")))
-    ccs = want.get("ccs") or []
-    if ccs:
+    if want.get("gpus"):
         try:
-            archs = list(torch.cuda.get_arch_list())
+            out["arch_list"] = [str(a) for a in torch.cuda.get_arch_list()]
         except Exception as exc:
-            archs = []
+            out["arch_list"] = []
             problems.append("torch.cuda.get_arch_list() failed: %s" % exc)
-        out["arch_list"] = archs
-        for cc in ccs:
-            if not _covers(archs, cc):
-                problems.append("no kernels for compute capability %s in %s" % (cc, archs))
         try:
             if not torch.cuda.is_available():
                 problems.append("torch.cuda.is_available() is False")
@@ -69,6 +49,11 @@ def main():
                     problems.append("a tiny CUDA op gave a wrong result")
         except Exception as exc:
             problems.append("a tiny CUDA op failed: %s: %s" % (type(exc).__name__, exc))
+        try:
+            out["device_capabilities"] = ["%d.%d" % tuple(torch.cuda.get_device_capability(i))
+                                          for i in range(torch.cuda.device_count())]
+        except Exception as exc:
+            problems.append("reading the devices' compute capabilities failed: %s: %s" % (type(exc).__name__, exc))
     print(json.dumps(out))
 
 
