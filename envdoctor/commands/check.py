@@ -7,7 +7,7 @@ import sys
 import threading
 from typing import List
 
-from envdoctor.commands.common import add_python, add_snapshot, add_timeouts, obtain_snapshot
+from envdoctor.commands.common import add_python, add_snapshot, add_timeouts, current_settings, obtain_snapshot
 from envdoctor.findings import Finding, exit_code, sort_findings, summary
 from envdoctor.present.facts import render_facts
 from envdoctor.present.findings import render_findings
@@ -39,12 +39,15 @@ def diagnose_snapshot(snapshot, baseline=None) -> List[Finding]:
 def run(args: argparse.Namespace) -> int:
     from envdoctor.snapshot import load_snapshot
 
+    settings = current_settings()
     baseline = load_snapshot(args.baseline) if args.baseline else None
+    # A bad ENVDOCTOR_WHEELS_INDEX is exit 2 before any probing (diagnose takes the index once it is passed in).
+    settings.wheel_index()
     if not args.snapshot:  # probing takes seconds: get the rules ready meanwhile
         from envdoctor.diagnose import prepare
 
         threading.Thread(target=prepare, name="prepare-rules", daemon=True).start()
-    snap = obtain_snapshot(args)
+    snap = obtain_snapshot(args, settings)
     findings = sort_findings(diagnose_snapshot(snap, baseline))
     if args.json:
         doc = {

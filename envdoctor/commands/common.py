@@ -10,10 +10,14 @@ from typing import Callable, Optional
 
 from envdoctor.errors import InputError
 from envdoctor.probes.base import ProbeContext, run_command
+from envdoctor.probes.context import DEFAULT_TIMEOUT, probe_context
+from envdoctor.settings import DEFAULT_TORCH_TIMEOUT, Settings
 from envdoctor.snapshot import Snapshot, load_snapshot
 
-DEFAULT_TORCH_TIMEOUT = 90.0
-DEFAULT_TIMEOUT = 20.0
+
+def current_settings() -> Settings:
+    """The settings from this process's environment: the one place a command reads it."""
+    return Settings.from_env(os.environ)
 
 
 def add_python(parser: argparse.ArgumentParser) -> None:
@@ -47,26 +51,23 @@ def target_python(value: Optional[str]) -> str:
     return str(path)
 
 
-def probe_context(args: argparse.Namespace) -> ProbeContext:
-    ctx = ProbeContext(python=target_python(getattr(args, "python", None)))
+def probe_context_for(args: argparse.Namespace, settings: Settings) -> ProbeContext:
+    """The probe context for --python and --timeout (an unset --timeout: ENVDOCTOR_TORCH_TIMEOUT, else the default)."""
+    python = target_python(getattr(args, "python", None))
     timeout = getattr(args, "timeout", None)
-    if timeout is not None:
-        if timeout <= 0:
-            raise InputError("--timeout must be positive")
-        ctx.torch_timeout = timeout
-        ctx.timeout = min(DEFAULT_TIMEOUT, timeout)
-    else:
-        ctx.torch_timeout = float(os.environ.get("ENVDOCTOR_TORCH_TIMEOUT", DEFAULT_TORCH_TIMEOUT))
-    return ctx
+    if timeout is not None and timeout <= 0:
+        raise InputError("--timeout must be positive")
+    return probe_context(python, timeout, settings.torch_timeout)
 
 
-def obtain_snapshot(args: argparse.Namespace, progress: Optional[Callable[[str], None]] = None) -> Snapshot:
+def obtain_snapshot(args: argparse.Namespace, settings: Settings,
+                    progress: Optional[Callable[[str], None]] = None) -> Snapshot:
     """The snapshot a command works on: from --snapshot FILE, or probed here and now."""
     if getattr(args, "snapshot", None):
         return load_snapshot(args.snapshot)
     from envdoctor.probes.runner import run_probes
 
-    ctx = probe_context(args)
+    ctx = probe_context_for(args, settings)
     on_event = None
     if progress is not None:
         def on_event(event):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from envdoctor.commands.common import current_settings
 from envdoctor.errors import InputError
 from envdoctor.present.rules_doc import explain, rules_table
 from envdoctor.rules.registry import load_rules
@@ -18,7 +19,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    rules = load_rules()
+    rules = load_rules(current_settings().rules_dir)
     if args.action == "list":
         sys.stdout.write(rules_table(rules))
         return 0
