@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
-from pathlib import Path
 from typing import Callable, Optional
 
 from envdoctor.errors import InputError
-from envdoctor.probes.base import ProbeContext, run_command
-from envdoctor.probes.context import DEFAULT_TIMEOUT, probe_context
+from envdoctor.probes.base import ProbeContext
+from envdoctor.probes.context import DEFAULT_TIMEOUT, probe_context, target_python
 from envdoctor.settings import DEFAULT_TORCH_TIMEOUT, Settings
 from envdoctor.snapshot import Snapshot, load_snapshot
 
@@ -31,24 +29,6 @@ def add_snapshot(parser: argparse.ArgumentParser) -> None:
 def add_timeouts(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
                         help=f"deadline for the torch probe (default {DEFAULT_TORCH_TIMEOUT:g}s; others {DEFAULT_TIMEOUT:g}s)")
-
-
-def target_python(value: Optional[str]) -> str:
-    if not value:
-        return sys.executable
-    path = Path(value)
-    if path.is_dir():
-        for cand in (path / "bin" / "python", path / "Scripts" / "python.exe"):
-            if cand.exists():
-                return str(cand)
-    if not path.exists():
-        raise InputError(f"--python {value}: no such interpreter")
-    if path.is_dir() or not os.access(path, os.X_OK):
-        raise InputError(f"--python {value}: not an executable file")
-    res = run_command([str(path), "-c", "import sys; print('envdoctor-python', sys.version_info[0])"], timeout=30)
-    if not res.ok or "envdoctor-python 3" not in res.stdout:
-        raise InputError(f"--python {value}: not a Python 3 interpreter ({res.describe() if not res.ok else 'wrong output'})")
-    return str(path)
 
 
 def probe_context_for(args: argparse.Namespace, settings: Settings) -> ProbeContext:

@@ -32,8 +32,9 @@ def _say(msg: str) -> None:
 
 def run_update(args: argparse.Namespace) -> int:
     from envdoctor.install.resolve import check_index_url, fetch_page
+    from envdoctor.probes.pip_config import pip_index_url
     from envdoctor.wheels.index import bundled_path, parse_index, read_index
-    from envdoctor.wheels.remote import pip_index_url, refresh
+    from envdoctor.wheels.remote import refresh
 
     settings = current_settings()
     bundled = read_index(bundled_path())

@@ -1,10 +1,15 @@
-"""The probe context for a target interpreter and a deadline, as the CLI and the TUI ask for it."""
+"""The interpreter to probe (`--python`) and the probe context for it and a deadline, as the CLI and the TUI
+ask for them."""
 
 from __future__ import annotations
 
+import os
+import sys
+from pathlib import Path
 from typing import Optional
 
-from envdoctor.probes.base import ProbeContext
+from envdoctor.errors import InputError
+from envdoctor.probes.base import ProbeContext, run_command
 
 DEFAULT_TIMEOUT = 20.0  # every probe but torch's
 
@@ -19,3 +24,22 @@ def probe_context(python: str, timeout: Optional[float], torch_timeout: float) -
     else:
         ctx.torch_timeout = torch_timeout
     return ctx
+
+
+def target_python(value: Optional[str]) -> str:
+    """The interpreter `--python VALUE` names (a file or an environment folder), checked; None: this one."""
+    if not value:
+        return sys.executable
+    path = Path(value)
+    if path.is_dir():
+        for cand in (path / "bin" / "python", path / "Scripts" / "python.exe"):
+            if cand.exists():
+                return str(cand)
+    if not path.exists():
+        raise InputError(f"--python {value}: no such interpreter")
+    if path.is_dir() or not os.access(path, os.X_OK):
+        raise InputError(f"--python {value}: not an executable file")
+    res = run_command([str(path), "-c", "import sys; print('envdoctor-python', sys.version_info[0])"], timeout=30)
+    if not res.ok or "envdoctor-python 3" not in res.stdout:
+        raise InputError(f"--python {value}: not a Python 3 interpreter ({res.describe() if not res.ok else 'wrong output'})")
+    return str(path)

@@ -2,15 +2,13 @@
 
 The bundled index (from the fact base) is the start; what the live indexes list is added to it: the
 newest patch of each release and variant, and DeepSpeed releases newer than any known. File names
-are read with `packaging.utils` (names canonicalized, versions and wheel tags parsed, free-threaded
-`cp313t` ABIs included); pages come through a `fetch(url) -> text` the caller passes in.
+are read with `packaging.utils` (names canonicalized, versions parsed, any tags, free-threaded `cp313t`
+included). Nothing here touches the network: pages come through a `fetch(url) -> text` the caller passes in.
 """
 
 from __future__ import annotations
 
 import copy
-import re
-import sys
 import urllib.parse
 from html.parser import HTMLParser
 from typing import Any, Callable, Dict, List, Optional, Tuple
@@ -24,22 +22,7 @@ from packaging.utils import (
 )
 from packaging.version import InvalidVersion, Version
 
-from envdoctor.probes.base import run_command
-
 Fetch = Callable[[str], str]  # a page's text; raises OSError when it cannot be read
-
-
-def pip_index_url(configured: Optional[str], python: str = sys.executable) -> Optional[str]:
-    """The index pip uses: `configured` (PIP_INDEX_URL, read at the edge), else `pip config list`; None: pip's
-    own default."""
-    if configured:
-        return configured
-    res = run_command([python, "-m", "pip", "config", "list"], timeout=30)
-    for line in res.stdout.splitlines() if res.ok else []:
-        m = re.match(r"^[\w:.-]*index-url='([^']+)'", line.strip())
-        if m and ".extra-index-url" not in line:
-            return m.group(1).split()[0]
-    return None
 
 
 class _Links(HTMLParser):
