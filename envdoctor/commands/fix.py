@@ -7,9 +7,10 @@ import re
 import sys
 from typing import Any, Dict, Optional, Tuple
 
-from envdoctor.commands.common import add_timeouts, current_settings, obtain_snapshot, target_python
+from envdoctor.commands.common import add_timeouts, current_settings, obtain_snapshot
 from envdoctor.errors import InputError
 from envdoctor.present.output import emit, emit_json
+from envdoctor.probes.context import target_python
 from envdoctor.settings import TORCH_INDEX_ENV, Settings
 from envdoctor.snapshot import Snapshot, load_snapshot
 

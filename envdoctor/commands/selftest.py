@@ -10,10 +10,11 @@ import argparse
 import sys
 from typing import List
 
-from envdoctor.commands.common import current_settings, target_python
+from envdoctor.commands.common import current_settings
 from envdoctor.present.output import emit, emit_json
 from envdoctor.present.selftest import render_results
 from envdoctor.present.style import Style
+from envdoctor.probes.context import target_python
 from envdoctor.selftest.common import Progress
 from envdoctor.selftest.runner import DEFAULT_TIMEOUT, TESTS, SelftestOptions, SnapshotSource, link_snapshot, run_test
 

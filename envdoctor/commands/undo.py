@@ -6,7 +6,8 @@ import argparse
 import json
 import sys
 
-from envdoctor.commands.common import current_settings, target_python
+from envdoctor.commands.common import current_settings
+from envdoctor.probes.context import target_python
 
 
 def register(sub: argparse._SubParsersAction) -> None:
