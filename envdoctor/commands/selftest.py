@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import List
+from typing import Callable, List
 
 from envdoctor.commands.common import current_settings
 from envdoctor.present.output import emit, emit_json
 from envdoctor.present.selftest import render_results
 from envdoctor.present.style import Style
 from envdoctor.probes.context import target_python
-from envdoctor.selftest.common import Progress
 from envdoctor.selftest.runner import DEFAULT_TIMEOUT, TESTS, SelftestOptions, SnapshotSource, link_snapshot, run_test
 
 
@@ -61,7 +60,7 @@ def options_from_args(args: argparse.Namespace) -> SelftestOptions:
     return opts
 
 
-def _snapshot_source(args: argparse.Namespace, python: str, progress: Progress) -> SnapshotSource:
+def _snapshot_source(args: argparse.Namespace, python: str, progress: Callable[[str], None]) -> SnapshotSource:
     if args.snapshot:
         from envdoctor.snapshot import load_snapshot
 

@@ -5,12 +5,14 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, List, Optional, Tuple
+from typing import TYPE_CHECKING, Callable, List, Optional, Tuple
 
 from envdoctor.errors import InputError
-from envdoctor.selftest.common import Progress, Target
 from envdoctor.selftest.result import TestResult
 from envdoctor.snapshot import Snapshot
+
+if TYPE_CHECKING:  # the launcher (psutil) loads when a test runs, not when the CLI builds its parser
+    from envdoctor.selftest.common import Progress, Target
 
 TESTS = ("allreduce", "backward", "compile", "gpu")
 DEFAULT_TIMEOUT = {"allreduce": 300.0, "backward": 600.0, "compile": 900.0, "gpu": 600.0}
