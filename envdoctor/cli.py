@@ -110,9 +110,9 @@ def _write_traceback(text: str) -> Optional[str]:
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     name = f"internal-error-{stamp}-{os.getpid()}.txt"
     try:
-        from envdoctor.wheels.index import user_cache_dir
+        from envdoctor.settings import user_cache_dir
 
-        folder = user_cache_dir() / "crash"
+        folder = user_cache_dir(os.environ) / "crash"
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / name
         path.write_text(text, encoding="utf-8")

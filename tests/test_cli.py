@@ -138,7 +138,7 @@ def test_cli_never_imports_textual_or_torch():
         "import sys, envdoctor.cli, envdoctor.diagnose, envdoctor.probes.runner, envdoctor.rules.engine;"
         "envdoctor.cli.build_parser();"
         "from envdoctor.snapshot import load_snapshot; from envdoctor.diagnose import diagnose;"
-        "from envdoctor.knowledge import knowledge_from_environment; k = knowledge_from_environment();"
+        "import os; from envdoctor.settings import Settings; k = Settings.from_env(os.environ).knowledge();"
         f"diagnose(load_snapshot({str(fixture_path('h100_8x_nvswitch'))!r}), k.rules, k.index);"
         "bad = [m for m in ('textual', 'torch', 'rich', 'deepspeed', 'requests') if m in sys.modules];"
         "print(bad); sys.exit(1 if bad else 0)"
@@ -244,9 +244,9 @@ def _crash(*args, **kwargs):
 
 
 def test_unexpected_exception_is_exit_70_with_one_line_and_a_traceback_file(monkeypatch, capsys, keep_sigterm):
-    import envdoctor.knowledge
+    import envdoctor.settings
 
-    monkeypatch.setattr(envdoctor.knowledge, "knowledge_from_environment", _crash)
+    monkeypatch.setattr(envdoctor.settings.Settings, "knowledge", _crash)
     assert main(["check", "--snapshot", str(fixture_path("h100_8x_nvswitch"))]) == EXIT_INTERNAL_ERROR == 70
     out, err = capsys.readouterr()
     assert out == ""
@@ -257,7 +257,7 @@ def test_unexpected_exception_is_exit_70_with_one_line_and_a_traceback_file(monk
     kept = Path(match.group(1))
     assert kept.parent == Path(os.environ["XDG_CACHE_HOME"]) / "envdoctor" / "crash"
     text = kept.read_text()
-    assert "Traceback (most recent call last)" in text and "in _crash" in text and "knowledge_from_environment" in text
+    assert "Traceback (most recent call last)" in text and "in _crash" in text and "settings.knowledge()" in text
     assert "argv: envdoctor check --snapshot" in text and "hf_abcdefghijklmnopqrstuvwx" not in text
 
 

@@ -115,23 +115,25 @@ def test_invalid_index_file_exits_2(tmp_path):
     assert res.stderr.count("\n") == 1 and "invalid JSON at line 1" in res.stderr and "Traceback" not in res.stderr
 
 
-def test_user_copy_preferred_only_when_valid_and_current(tmp_path, monkeypatch):
-    monkeypatch.delenv("ENVDOCTOR_WHEELS_INDEX", raising=False)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+def test_user_copy_preferred_only_when_valid_and_current(tmp_path):
+    from envdoctor.settings import Settings
+
+    conf = Settings.from_env({"XDG_CACHE_HOME": str(tmp_path), "HOME": str(tmp_path)}, platform="linux")
     bundled = wi.load_index()
-    user = wi.user_copy_path()
+    assert conf.wheel_index().path == bundled.path
+    user = conf.user_index_path
     user.parent.mkdir(parents=True)
     data = raw_index()
     data["based_on"] = bundled.generated
     data["torch"][0]["latest_patch"] = "2.14.2"
     user.write_text(json.dumps(data))
-    assert wi.load_index().release("2.14").latest_patch == "2.14.2"
+    assert conf.wheel_index().release("2.14").latest_patch == "2.14.2"
     data["based_on"] = "1999-01-01"
     user.write_text(json.dumps(data) + " ")
     warnings = []
-    assert wi.load_index(warn=warnings.append).release("2.14").latest_patch == "2.14.1" and warnings
+    assert conf.wheel_index(warn=warnings.append).release("2.14").latest_patch == "2.14.1" and warnings
     user.write_text("[]")
-    assert wi.load_index(warn=warnings.append).path == bundled.path
+    assert conf.wheel_index(warn=warnings.append).path == bundled.path
 
 
 @settings(max_examples=200, deadline=None)

@@ -9,10 +9,11 @@ import sys
 from pathlib import Path
 from typing import Dict
 
-from envdoctor.wheels.index import bundled_path, load_index, user_copy_path
+from envdoctor.settings import Settings
+from envdoctor.wheels.index import bundled_path
 from tests.conftest import ROOT, USER_DIRS
 
-PROBE = "from envdoctor.wheels.index import load_index; print(load_index().generated)"
+PROBE = "import os; from envdoctor.settings import Settings; print(Settings.from_env(os.environ).wheel_index().generated)"
 
 
 def plant_index(path: Path, generated: str) -> None:
@@ -25,8 +26,9 @@ def plant_index(path: Path, generated: str) -> None:
 
 def test_a_test_sees_the_bundled_wheel_index():
     assert not [name for name in os.environ if name.startswith("ENVDOCTOR_")]
-    assert not user_copy_path().exists()
-    assert load_index().generated == json.loads(bundled_path().read_text(encoding="utf-8"))["generated"]
+    settings = Settings.from_env(os.environ)
+    assert not settings.user_index_path.exists()
+    assert settings.wheel_index().generated == json.loads(bundled_path().read_text(encoding="utf-8"))["generated"]
 
 
 def test_a_users_cache_and_settings_do_not_reach_the_tests(tmp_path):

@@ -6,12 +6,14 @@ import argparse
 import sys
 import threading
 
-from envdoctor.commands.common import add_python, add_snapshot, add_timeouts, obtain_snapshot
+from envdoctor.commands.common import add_python, add_snapshot, add_timeouts, current_settings, obtain_snapshot
+from envdoctor.errors import InputError
 from envdoctor.findings import exit_code, sort_findings, summary
 from envdoctor.present.facts import render_facts
 from envdoctor.present.findings import render_findings
 from envdoctor.present.output import emit, emit_json
 from envdoctor.present.style import Style
+from envdoctor.settings import Settings
 
 CHECK_SCHEMA = "envdoctor.check/1"
 
@@ -29,19 +31,27 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+def _prepare(settings: Settings) -> None:
+    """Load and validate the knowledge while the probes wait on torch (it is cached); a bad file is left for
+    the main thread's own load to report."""
+    try:
+        settings.knowledge()
+    except InputError:
+        pass
+
+
 def run(args: argparse.Namespace) -> int:
     from envdoctor.snapshot import load_snapshot
 
+    settings = current_settings()
     baseline = load_snapshot(args.baseline) if args.baseline else None
+    # A bad ENVDOCTOR_WHEELS_INDEX is exit 2 before any probing (diagnose takes the index once it is passed in).
+    settings.wheel_index()
     if not args.snapshot:  # probing takes seconds: get the rules ready meanwhile
-        from envdoctor.knowledge import prepare
-
-        threading.Thread(target=prepare, name="prepare-rules", daemon=True).start()
-    snap = obtain_snapshot(args)
+        threading.Thread(target=_prepare, args=(settings,), name="prepare-rules", daemon=True).start()
+    snap = obtain_snapshot(args, settings)
     from envdoctor.diagnose import diagnose
-    from envdoctor.knowledge import knowledge_from_environment
-
-    know = knowledge_from_environment()
+    know = settings.knowledge()
     findings = sort_findings(diagnose(snap, know.rules, know.index, baseline))
     if args.json:
         doc = {

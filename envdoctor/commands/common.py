@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
-from pathlib import Path
 from typing import Callable, Optional
 
 from envdoctor.errors import InputError
-from envdoctor.probes.base import ProbeContext, run_command
+from envdoctor.probes.base import ProbeContext
+from envdoctor.probes.context import DEFAULT_TIMEOUT, probe_context, target_python
+from envdoctor.settings import DEFAULT_TORCH_TIMEOUT, Settings
 from envdoctor.snapshot import Snapshot, load_snapshot
 
-DEFAULT_TORCH_TIMEOUT = 90.0
-DEFAULT_TIMEOUT = 20.0
+
+def current_settings() -> Settings:
+    """The settings from this process's environment: the one place a command reads it."""
+    return Settings.from_env(os.environ)
 
 
 def add_python(parser: argparse.ArgumentParser) -> None:
@@ -29,44 +31,23 @@ def add_timeouts(parser: argparse.ArgumentParser) -> None:
                         help=f"deadline for the torch probe (default {DEFAULT_TORCH_TIMEOUT:g}s; others {DEFAULT_TIMEOUT:g}s)")
 
 
-def target_python(value: Optional[str]) -> str:
-    if not value:
-        return sys.executable
-    path = Path(value)
-    if path.is_dir():
-        for cand in (path / "bin" / "python", path / "Scripts" / "python.exe"):
-            if cand.exists():
-                return str(cand)
-    if not path.exists():
-        raise InputError(f"--python {value}: no such interpreter")
-    if path.is_dir() or not os.access(path, os.X_OK):
-        raise InputError(f"--python {value}: not an executable file")
-    res = run_command([str(path), "-c", "import sys; print('envdoctor-python', sys.version_info[0])"], timeout=30)
-    if not res.ok or "envdoctor-python 3" not in res.stdout:
-        raise InputError(f"--python {value}: not a Python 3 interpreter ({res.describe() if not res.ok else 'wrong output'})")
-    return str(path)
-
-
-def probe_context(args: argparse.Namespace) -> ProbeContext:
-    ctx = ProbeContext(python=target_python(getattr(args, "python", None)))
+def probe_context_for(args: argparse.Namespace, settings: Settings) -> ProbeContext:
+    """The probe context for --python and --timeout (an unset --timeout: ENVDOCTOR_TORCH_TIMEOUT, else the default)."""
+    python = target_python(getattr(args, "python", None))
     timeout = getattr(args, "timeout", None)
-    if timeout is not None:
-        if timeout <= 0:
-            raise InputError("--timeout must be positive")
-        ctx.torch_timeout = timeout
-        ctx.timeout = min(DEFAULT_TIMEOUT, timeout)
-    else:
-        ctx.torch_timeout = float(os.environ.get("ENVDOCTOR_TORCH_TIMEOUT", DEFAULT_TORCH_TIMEOUT))
-    return ctx
+    if timeout is not None and timeout <= 0:
+        raise InputError("--timeout must be positive")
+    return probe_context(python, timeout, settings.torch_timeout)
 
 
-def obtain_snapshot(args: argparse.Namespace, progress: Optional[Callable[[str], None]] = None) -> Snapshot:
+def obtain_snapshot(args: argparse.Namespace, settings: Settings,
+                    progress: Optional[Callable[[str], None]] = None) -> Snapshot:
     """The snapshot a command works on: from --snapshot FILE, or probed here and now."""
     if getattr(args, "snapshot", None):
         return load_snapshot(args.snapshot)
     from envdoctor.probes.runner import run_probes
 
-    ctx = probe_context(args)
+    ctx = probe_context_for(args, settings)
     on_event = None
     if progress is not None:
         def on_event(event):

@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import sys
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Tuple
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
-
-from envdoctor.commands.common import add_timeouts, obtain_snapshot, target_python
+from envdoctor.commands.common import add_timeouts, current_settings, obtain_snapshot
 from envdoctor.errors import InputError
 from envdoctor.present.output import emit, emit_json
-
-TORCH_INDEX_ENV = "ENVDOCTOR_TORCH_INDEX"
+from envdoctor.probes.context import target_python
+from envdoctor.settings import TORCH_INDEX_ENV, Settings
+from envdoctor.snapshot import Snapshot, load_snapshot
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -34,73 +32,28 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def parse_spec(text: Optional[str], what: str) -> Optional[SpecifierSet]:
-    if text is None or not text.strip():
-        return None
-    text = text.strip()
-    if re.fullmatch(r"\d+\.\d+", text):
-        text = f"=={text}.*"
-    elif re.fullmatch(r"\d+\.\d+\.\d+", text):
-        text = f"=={text}"
-    try:
-        return SpecifierSet(text)
-    except InvalidSpecifier:
-        raise InputError(f"{what} {text!r}: not a version specifier (e.g. '2.9' or '>=2.8,<2.11')") from None
+def make_plan(args: argparse.Namespace, settings: Settings, warn: Any = None) -> Tuple[Any, Snapshot, Optional[str]]:
+    """(plan with its commands, snapshot, target python path or None)."""
+    from envdoctor.install.preview import attach_commands
+    from envdoctor.wheels.planner import plan
+    from envdoctor.wheels.wishes import Wishes
 
-
-def index_base(args: argparse.Namespace, default: str) -> str:
-    from envdoctor.install.resolve import check_index_url
-
-    if args.index_base:
-        return check_index_url(args.index_base, "--index-base")
-    if os.environ.get(TORCH_INDEX_ENV):
-        return check_index_url(os.environ[TORCH_INDEX_ENV], TORCH_INDEX_ENV)
-    return check_index_url(default, "the wheel index's default_index_base")
-
-
-def plan_for(snap: Any, torch: Optional[str] = None, deepspeed: Optional[str] = None, python: Optional[str] = None,
-             index_base_url: Optional[str] = None, warn: Any = None) -> Any:
-    """The plan for a snapshot: `torch` and `deepspeed` are --torch/--deepspeed texts (deepspeed None: not wanted),
-    `python` a Python version to plan for instead of the snapshot's. Shared by `fix` and the TUI."""
-    from envdoctor.wheels.index import load_index
-    from envdoctor.wheels.planner import Wishes, facts_from_snapshot, plan
-
-    index = load_index(warn=warn)
-    base = index_base(argparse.Namespace(index_base=index_base_url), index.default_index_base)
-    wishes = Wishes(torch=parse_spec(torch, "--torch"), deepspeed=deepspeed is not None,
-                    deepspeed_spec=parse_spec(deepspeed, "--deepspeed"), index_base=base, python=python)
-    return plan(facts_from_snapshot(snap, wishes.python), index, wishes)
-
-
-def make_plan(args: argparse.Namespace, warn: Any = None) -> Any:
-    """(plan, snapshot, target python path or None)."""
     python_path = None
     python_version = None
     if args.snapshot:
         if args.python and not re.fullmatch(r"3\.\d{1,2}t?", args.python):
             raise InputError(f"--python {args.python!r}: with --snapshot it names the Python version to plan for, e.g. 3.12")
         python_version = args.python
-        snap = obtain_snapshot(argparse.Namespace(snapshot=args.snapshot))
+        snap = load_snapshot(args.snapshot)
     else:
         python_path = target_python(args.python)
-        snap = obtain_snapshot(argparse.Namespace(snapshot=None, python=python_path, timeout=args.timeout))
-    the_plan = plan_for(snap, args.torch, args.deepspeed, python_version, args.index_base, warn=warn)
+        snap = obtain_snapshot(argparse.Namespace(snapshot=None, python=python_path, timeout=args.timeout), settings)
+    index = settings.wheel_index(warn=warn)
+    wishes = Wishes.from_options(args.torch, args.deepspeed, python_version,
+                                 settings.torch_index_base(args.index_base, index.default_index_base))
+    the_plan = plan(snap, index, wishes)
+    attach_commands(the_plan, snap, python_path, settings.state_root, settings.use_uv)
     return the_plan, snap, python_path
-
-
-def attach_commands(the_plan: Any, snap: Any, python_path: Optional[str]) -> None:
-    """Fill in the exact commands `fix --yes` would run (for a snapshot from elsewhere, with placeholders)."""
-    from envdoctor.install.installer import build_commands, describe_env, find_uv, state_dir
-
-    if not the_plan.packages:
-        return
-    if python_path:
-        desc = describe_env(python_path)
-        wh = str(state_dir(desc["prefix"]) / "wheelhouse")
-        the_plan.commands = build_commands(the_plan, python_path, wh, find_uv(), has_pip=desc["has_pip"])
-    else:
-        exe = getattr(snap.python, "executable", None)
-        the_plan.commands = build_commands(the_plan, exe if isinstance(exe, str) and exe else "python", "WHEELHOUSE", None)
 
 
 def render(doc: Dict[str, Any]) -> str:
@@ -150,8 +103,8 @@ def run(args: argparse.Namespace) -> int:
     def say(msg: str) -> None:
         print(f"envdoctor: {msg}", file=sys.stderr, flush=True)
 
-    the_plan, snap, python_path = make_plan(args, warn=say)
-    attach_commands(the_plan, snap, python_path)
+    settings = current_settings()
+    the_plan, snap, python_path = make_plan(args, settings, warn=say)
     doc = the_plan.to_json()
     install = the_plan.status == "planned" and not args.dry_run and not args.snapshot
     if install and not args.yes:
@@ -166,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
             install = False
     if install:
         ccs = [g.compute_capability for g in snap.gpus]
-        out = execute(the_plan, python_path or sys.executable, ccs, say,
+        out = execute(the_plan, python_path or sys.executable, ccs, say, settings.state_root, settings.use_uv,
                       break_system_packages=args.break_system_packages)
         doc["status"] = out.status
         doc["commands"] = out.commands

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
-from envdoctor.commands.common import add_python, add_snapshot, add_timeouts, obtain_snapshot
+from envdoctor.atomic_write import write_atomic
+from envdoctor.commands.common import add_python, add_snapshot, add_timeouts, current_settings, obtain_snapshot
 from envdoctor.diagnose import diagnose
 from envdoctor.findings import sort_findings
-from envdoctor.knowledge import knowledge_from_environment
 from envdoctor.present.report import render_report
 
 
@@ -24,14 +25,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    snap = obtain_snapshot(args)
-    know = knowledge_from_environment()
+    settings = current_settings()
+    snap = obtain_snapshot(args, settings)
+    know = settings.knowledge()
     text = render_report(snap, sort_findings(diagnose(snap, know.rules, know.index)), redact=not args.no_redact)
     if args.output:
-        from pathlib import Path
-
-        from envdoctor.commands.snapshot import write_atomic
-
         write_atomic(Path(args.output), text)
         print(f"envdoctor: report written to {args.output}", file=sys.stderr)
     else:

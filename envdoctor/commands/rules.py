@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from envdoctor.commands.common import current_settings
 from envdoctor.errors import InputError
 
 
@@ -18,11 +19,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from envdoctor.knowledge import catalog_for, rules_dir_from_environment
+    from envdoctor.knowledge import catalog_for
     from envdoctor.present.rules_doc import explain, rules_table
     from envdoctor.rules.catalog import find
 
-    entries = catalog_for(rules_dir_from_environment())
+    entries = catalog_for(current_settings().rules_path)
     if args.action == "list":
         sys.stdout.write(rules_table(entries))
         return 0

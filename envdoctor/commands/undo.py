@@ -6,7 +6,8 @@ import argparse
 import json
 import sys
 
-from envdoctor.commands.common import target_python
+from envdoctor.commands.common import current_settings
+from envdoctor.probes.context import target_python
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -19,8 +20,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from envdoctor.install.installer import undo
 
+    settings = current_settings()
     python = target_python(args.python)
-    out = undo(python, lambda m: print(f"envdoctor: {m}", file=sys.stderr, flush=True))
+    out = undo(python, lambda m: print(f"envdoctor: {m}", file=sys.stderr, flush=True), settings.state_root)
     if args.json:
         sys.stdout.write(json.dumps({"schema": "envdoctor.undo/1", "status": out.status, "message": out.message,
                                      "before": out.before, "after": out.after}, indent=2) + "\n")

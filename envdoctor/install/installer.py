@@ -36,7 +36,6 @@ from packaging.utils import (
 from envdoctor.compat import parse_cc, serving_kernel, variant_cuda
 from envdoctor.errors import InputError
 from envdoctor.probes.children_run import CHILDREN
-from envdoctor.wheels.index import user_cache_dir
 from envdoctor.wheels.planner import Plan
 
 Progress = Callable[[str], None]
@@ -56,10 +55,10 @@ class Outcome:
     rollback_ok: Optional[bool] = None
 
 
-def state_dir(prefix: str) -> Path:
-    """Per-environment state: the last fix and the files it replaced."""
+def state_dir(prefix: str, state_root: Path) -> Path:
+    """Per-environment state under `state_root` (Settings.state_root): the last fix and the files it replaced."""
     key = hashlib.sha256(os.path.realpath(prefix).encode()).hexdigest()[:16]
-    return user_cache_dir() / "state" / key
+    return state_root / key
 
 
 def describe_env(python: str, files: bool = False, timeout: float = 120.0) -> Dict[str, Any]:
@@ -76,11 +75,9 @@ def versions(desc: Dict[str, Any]) -> Dict[str, str]:
     return {d["name"]: d["version"] for d in desc["dists"]}
 
 
-def find_uv() -> Optional[str]:
-    choice = os.environ.get("ENVDOCTOR_INSTALLER", "").lower()
-    if choice == "pip":
-        return None
-    return shutil.which("uv")
+def find_uv(use_uv: bool = True) -> Optional[str]:
+    """uv on PATH, unless the user chose pip (ENVDOCTOR_INSTALLER=pip, read into Settings.use_uv)."""
+    return shutil.which("uv") if use_uv else None
 
 
 def build_commands(plan: Plan, python: str, wheelhouse: str, uv: Optional[str], pins: Optional[List[str]] = None,
@@ -307,9 +304,10 @@ def verify_problems(report: Dict[str, Any], ccs: List[str]) -> List[str]:
     return problems
 
 
-def execute(plan: Plan, python: str, ccs: List[str], progress: Progress, break_system_packages: bool = False,
-            timeout: float = 3600.0, verify_timeout: float = 300.0) -> Outcome:
-    """Install a plan in the target interpreter; on any failure put the environment back (status rolled_back)."""
+def execute(plan: Plan, python: str, ccs: List[str], progress: Progress, state_root: Path, use_uv: bool = True,
+            break_system_packages: bool = False, timeout: float = 3600.0, verify_timeout: float = 300.0) -> Outcome:
+    """Install a plan in the target interpreter; on any failure put the environment back (status rolled_back).
+    `state_root` holds the per-environment state (Settings.state_root); `use_uv` False means pip only."""
     from envdoctor.install.resolve import resolve_versions
 
     desc = describe_env(python, files=True)
@@ -317,7 +315,7 @@ def execute(plan: Plan, python: str, ccs: List[str], progress: Progress, break_s
         raise InputError(f"{python}: this environment is managed by the system (PEP 668); use a virtual environment, "
                          "or pass --break-system-packages")
     before_versions = versions(desc)
-    sdir = state_dir(desc["prefix"])
+    sdir = state_dir(desc["prefix"], state_root)
     sdir.mkdir(parents=True, exist_ok=True)
     wheelhouse = sdir / "wheelhouse"
     if wheelhouse.exists():
@@ -341,7 +339,7 @@ def execute(plan: Plan, python: str, ccs: List[str], progress: Progress, break_s
         # A series the index could not resolve ("0.29.*") cannot carry a local label; pip picks within it.
         exact[p.name] = ver if "+" in ver or "*" in ver or not p.variant else f"{ver}+{p.variant}"
         pins.append(f"{p.name}=={exact[p.name]}")
-    uv = find_uv()
+    uv = find_uv(use_uv)
     commands = build_commands(plan, python, str(wheelhouse), uv, pins, has_pip=desc["has_pip"])
     if not desc["has_pip"] and not uv:
         raise InputError(f"{python}: neither pip in the environment nor uv on PATH")
@@ -416,9 +414,9 @@ def execute(plan: Plan, python: str, ccs: List[str], progress: Progress, break_s
         shutil.rmtree(wheelhouse, ignore_errors=True)
 
 
-def undo(python: str, progress: Progress) -> Outcome:
+def undo(python: str, progress: Progress, state_root: Path) -> Outcome:
     desc = describe_env(python, files=True)
-    sdir = state_dir(desc["prefix"])
+    sdir = state_dir(desc["prefix"], state_root)
     state_file = sdir / "last_fix.json"
     if not state_file.is_file():
         raise InputError(f"{python}: no fix to undo in this environment")

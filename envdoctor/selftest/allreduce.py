@@ -63,6 +63,7 @@ class AllreduceOptions:
     ddp: bool = True
     isolate: bool = True
     env: Dict[str, str] = field(default_factory=dict)
+    scratch: Optional[Path] = None  # where the run directory goes (default: the system temp directory)
 
 
 @dataclass
@@ -201,7 +202,7 @@ def run_allreduce(
     progress: Progress = no_progress,
     launcher: Launcher = launch,
 ) -> TestResult:
-    rundir = RunDir("allreduce")
+    rundir = RunDir("allreduce", opts.scratch)
     where = f" node {opts.node_rank}/{opts.nnodes}" if opts.nnodes > 1 else ""
     progress(f"allreduce: {opts.nproc} rank(s){where}, {opts.backend}, {len(opts.sizes)} size(s)")
     att = attempt(target, opts, rundir, "run", None, progress, launcher)

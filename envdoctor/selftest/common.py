@@ -66,9 +66,6 @@ def worker_env(extra: Optional[Mapping[str, str]] = None) -> Dict[str, str]:
     return env
 
 
-DIR_ENV = "ENVDOCTOR_SELFTEST_DIR"  # where run directories go (default: the system temp directory)
-
-
 _OPEN_RUNDIRS: Set[Path] = set()
 
 
@@ -79,11 +76,11 @@ def discard_open_rundirs() -> None:
 
 
 class RunDir:
-    """A scratch directory for one test run: removed when the test passes, kept (and named) otherwise."""
+    """A scratch directory for one test run under `base` (default: the system temp directory): removed when the
+    test passes, kept (and named) otherwise."""
 
-    def __init__(self, name: str) -> None:
-        base = os.environ.get(DIR_ENV) or None
-        if base:
+    def __init__(self, name: str, base: Optional[Path] = None) -> None:
+        if base is not None:
             os.makedirs(base, exist_ok=True)
         self.path = Path(tempfile.mkdtemp(prefix=f"envdoctor-selftest-{name}-", dir=base))
         _OPEN_RUNDIRS.add(self.path)

@@ -3,6 +3,7 @@ interpreter under the same deadline and process-tree cleanup as `allreduce` (see
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 from envdoctor.findings import Finding
@@ -28,11 +29,12 @@ def _skip_if_no_torch(name: str, target: Target) -> Optional[TestResult]:
 
 
 def run_backward(target: Target, batch: int = 8, repeats: int = 3, timeout: float = 600.0, deepspeed: bool = True,
-                 progress: Progress = no_progress, launcher: Launcher = launch) -> TestResult:
+                 progress: Progress = no_progress, launcher: Launcher = launch,
+                 scratch: Optional[Path] = None) -> TestResult:
     bad = _skip_if_no_torch("backward", target)
     if bad:
         return bad
-    rundir = RunDir("backward")
+    rundir = RunDir("backward", scratch)
     progress(f"backward: per-sample loop vs one non-scalar backward, batch {batch}")
     args = ["--batch", str(batch), "--repeats", str(repeats), "--deepspeed", "auto" if deepspeed else "off"]
     run = run_worker(target, "backward_worker.py", args, rundir, timeout, progress, launcher=launcher, prefix="  ")
@@ -57,13 +59,13 @@ def run_backward(target: Target, batch: int = 8, repeats: int = 3, timeout: floa
 
 
 def run_compile(target: Target, timeout: float = 900.0, progress: Progress = no_progress,
-                launcher: Launcher = launch) -> TestResult:
+                launcher: Launcher = launch, scratch: Optional[Path] = None) -> TestResult:
     bad = _skip_if_no_torch("compile", target)
     if bad:
         return bad
     if not target.compile:
         return TestResult("compile", "skipped", error=f"torch {target.torch} has no torch.compile (needs 2.0 or newer)")
-    rundir = RunDir("compile")
+    rundir = RunDir("compile", scratch)
     progress("compile: torch.compile of a small model against eager")
     run = run_worker(target, "compile_worker.py", [], rundir, timeout, progress, launcher=launcher, prefix="  ")
     data = run.data or {}
@@ -109,7 +111,7 @@ def _headline(error: str) -> str:
 
 
 def run_gpu(target: Target, timeout: float = 600.0, progress: Progress = no_progress, launcher: Launcher = launch,
-            device: str = "cuda") -> TestResult:
+            device: str = "cuda", scratch: Optional[Path] = None) -> TestResult:
     bad = _skip_if_no_torch("gpu", target)
     if bad:
         return bad
@@ -117,7 +119,7 @@ def run_gpu(target: Target, timeout: float = 600.0, progress: Progress = no_prog
         build = target.raw.get("cuda_build") or "CPU-only"
         why = target.raw.get("cuda_error") or f"CUDA is not available to torch {target.torch} (build: {build})"
         return TestResult("gpu", "skipped", error=why)
-    rundir = RunDir("gpu")
+    rundir = RunDir("gpu", scratch)
     progress(f"gpu: matmul per dtype on {target.device_count if device == 'cuda' else 'the CPU'} device(s), peer access")
     run = run_worker(target, "gpu_worker.py", ["--device", device], rundir, timeout, progress, launcher=launcher, prefix="  ")
     data = run.data or {}

@@ -6,7 +6,8 @@ diagnosis) in thread workers, which post typed messages back; it hands the resul
 
 from __future__ import annotations
 
-import importlib.util
+import os
+import sys
 import time
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Tuple
@@ -19,8 +20,11 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState, get_current_worker
 
+from envdoctor.errors import InputError
 from envdoctor.findings import Finding, exit_code, sort_findings
 from envdoctor.probes.base import ProbeContext
+from envdoctor.probes.context import probe_context as make_probe_context
+from envdoctor.settings import Settings
 from envdoctor.snapshot import ProbeRecord, Snapshot
 from envdoctor.tui import messages as msg
 from envdoctor.tui.modals import ConfirmScreen, ErrorScreen, ExportScreen
@@ -31,20 +35,12 @@ from envdoctor.tui.panes import (
     NcclPane,
     OverviewPane,
     SelftestPane,
-    Unavailable,
     fix_wishes,
 )
 
 TABS = (("overview", "Overview", "o"), ("gpus", "GPUs & topology", "g"), ("findings", "Findings", "f"),
         ("fix", "Fix", "x"), ("selftest", "Self-tests", "s"), ("nccl", "NCCL", "n"))
 NCCL_TEXTAREA_MAX = 2 << 20  # a log bigger than this is diagnosed (streamed) but not loaded into the editor
-
-
-def _has(module: str) -> bool:
-    try:
-        return importlib.util.find_spec(module) is not None
-    except ModuleNotFoundError:
-        return False
 
 
 class EnvDoctorApp(App[int]):
@@ -60,10 +56,14 @@ class EnvDoctorApp(App[int]):
 
     def __init__(self, snapshot: Optional[Snapshot] = None, probe_context: Optional[ProbeContext] = None,
                  fix_python: Optional[str] = None, index_base: Optional[str] = None, torch: Optional[str] = None,
-                 deepspeed: Optional[str] = None, report_path: str = "envdoctor-report.md") -> None:
+                 deepspeed: Optional[str] = None, report_path: str = "envdoctor-report.md",
+                 settings: Optional[Settings] = None) -> None:
         super().__init__()
+        self.settings = settings if settings is not None else Settings.from_env(os.environ)
         self.live = snapshot is None
-        self.probe_context = probe_context if probe_context is not None or not self.live else _default_context()
+        if probe_context is None and self.live:
+            probe_context = make_probe_context(sys.executable, None, self.settings.torch_timeout)
+        self.probe_context = probe_context
         self.snapshot: Optional[Snapshot] = snapshot
         self.findings: Optional[List[Finding]] = None
         self.fix_target = fix_python or (self.probe_context.python if self.live and self.probe_context else None)
@@ -73,8 +73,6 @@ class EnvDoctorApp(App[int]):
         self.plan: Any = None
         self.timings: Dict[str, float] = {"start": time.monotonic()}
         self._probe_results: Dict[str, Tuple[ProbeRecord, Any]] = {}
-        self.selftest_available = _has("envdoctor.selftest")
-        self.nccl_available = _has("envdoctor.nccl")
 
     # --- layout -------------------------------------------------------------------------------
 
@@ -90,17 +88,9 @@ class EnvDoctorApp(App[int]):
             with TabPane("Fix", id="fix"):
                 yield FixPane(id="fix-pane")
             with TabPane("Self-tests", id="selftest"):
-                if self.selftest_available:
-                    yield SelftestPane(id="selftest-pane")
-                else:
-                    yield Unavailable("Self-tests are not part of this build of envdoctor (the envdoctor.selftest "
-                                      "module is missing), so there is nothing to run here.", classes="unavailable")
+                yield SelftestPane(id="selftest-pane")
             with TabPane("NCCL", id="nccl"):
-                if self.nccl_available:
-                    yield NcclPane(id="nccl-pane")
-                else:
-                    yield Unavailable("NCCL diagnosis is not part of this build of envdoctor (the envdoctor.nccl "
-                                      "module is missing).", classes="unavailable")
+                yield NcclPane(id="nccl-pane")
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
@@ -172,9 +162,7 @@ class EnvDoctorApp(App[int]):
     @work(thread=True, exclusive=True, group="diagnose", exit_on_error=False, description="diagnosing")
     def _diagnose(self, snap: Snapshot) -> None:
         from envdoctor.diagnose import diagnose
-        from envdoctor.knowledge import knowledge_from_environment
-
-        know = knowledge_from_environment()
+        know = self.settings.knowledge()
         findings = sort_findings(diagnose(snap, know.rules, know.index))
         if not get_current_worker().is_cancelled:
             self.post_message(msg.FindingsReady(findings))
@@ -215,13 +203,16 @@ class EnvDoctorApp(App[int]):
 
     @work(thread=True, exclusive=True, group="plan", exit_on_error=False, description="planning")
     def _plan(self, wishes: msg.PlanRequested) -> None:
-        from envdoctor.commands.fix import attach_commands, plan_for
-        from envdoctor.errors import InputError
+        from envdoctor.install.preview import attach_commands
+        from envdoctor.wheels.planner import plan as make_plan
+        from envdoctor.wheels.wishes import Wishes
 
-        snap = self.snapshot
+        snap, settings = self.snapshot, self.settings
         try:
-            plan = plan_for(snap, wishes.torch, wishes.deepspeed, None, self.index_base)
-            attach_commands(plan, snap, self.fix_target)
+            index = settings.wheel_index()
+            base = settings.torch_index_base(self.index_base, index.default_index_base)
+            plan = make_plan(snap, index, Wishes.from_options(wishes.torch, wishes.deepspeed, None, base))
+            attach_commands(plan, snap, self.fix_target, settings.state_root, settings.use_uv)
         except InputError as exc:
             self.post_message(msg.PlanReady(None, str(exc)))
             return
@@ -265,12 +256,12 @@ class EnvDoctorApp(App[int]):
 
     @work(thread=True, exclusive=True, group="install", exit_on_error=False, description="installing")
     def _install(self, plan: Any, target: str) -> None:
-        from envdoctor.errors import InputError
         from envdoctor.install.installer import execute
 
         ccs = [g.compute_capability for g in self.snapshot.gpus] if self.snapshot else []
         try:
-            outcome = execute(plan, target, ccs, lambda line: self.post_message(msg.InstallLog(line)))
+            outcome = execute(plan, target, ccs, lambda line: self.post_message(msg.InstallLog(line)),
+                              self.settings.state_root, self.settings.use_uv)
         except InputError as exc:
             self.post_message(msg.InstallDone(None, str(exc)))
             return
@@ -299,13 +290,16 @@ class EnvDoctorApp(App[int]):
 
     @work(thread=True, exclusive=True, group="selftest", exit_on_error=False, description="self-tests")
     def _selftests(self, names: List[str], python: str) -> None:
-        from envdoctor.tui.adapters import run_selftest
+        from envdoctor.selftest.common import probe_target
+        from envdoctor.selftest.runner import SelftestOptions, run_test
 
+        options = SelftestOptions(scratch=self.settings.selftest_dir)
+        snapshot = self.snapshot
         for name in names:
             if get_current_worker().is_cancelled:
                 return
-            result = run_selftest(name, python, self.snapshot,
-                                  lambda line, n=name: self.post_message(msg.SelftestProgress(n, line)))
+            result = run_test(name, options, probe_target(python), lambda: snapshot,
+                              lambda line, n=name: self.post_message(msg.SelftestProgress(n, line)))
             self.post_message(msg.SelftestDone(result))
         self.post_message(msg.SelftestsFinished())
 
@@ -315,13 +309,13 @@ class EnvDoctorApp(App[int]):
 
     @on(msg.SelftestDone)
     def _selftest_done(self, message: msg.SelftestDone) -> None:
-        from envdoctor.tui.adapters import selftest_summary
+        from envdoctor.present.selftest import summary_line
 
         pane = self.query_one(SelftestPane)
         table_names = [str(k.value) for k in pane.query_one("#selftest-table").rows]
         idx = table_names.index(message.result.name) if message.result.name in table_names else -1
         nxt = table_names[idx + 1] if 0 <= idx < len(table_names) - 1 else None
-        pane.show_result(message.result, selftest_summary(message.result), nxt)
+        pane.show_result(message.result, summary_line(message.result), nxt)
 
     @on(msg.SelftestsFinished)
     def _selftests_finished(self) -> None:
@@ -338,7 +332,6 @@ class EnvDoctorApp(App[int]):
 
     @work(thread=True, exclusive=True, group="nccl", exit_on_error=False, description="NCCL diagnosis")
     def _nccl(self, path: Optional[str], text: Optional[str]) -> None:
-        from envdoctor.errors import InputError
         from envdoctor.nccl import diagnose_paths, diagnose_text
 
         try:
@@ -369,7 +362,7 @@ class EnvDoctorApp(App[int]):
         worker = event.worker
         if worker.group == "install":
             self.query_one(FixPane).finish_install(None, f"{type(worker.error).__name__}: {worker.error}")
-        elif worker.group == "selftest" and self.selftest_available:
+        elif worker.group == "selftest":
             self.query_one(SelftestPane).running = False
         self.push_screen(ErrorScreen(f"{worker.description} failed", f"{type(worker.error).__name__}: {worker.error}"))
 
@@ -403,8 +396,7 @@ class EnvDoctorApp(App[int]):
             self.copy_to_clipboard(text)
             self.notify("Report copied to the clipboard (where the terminal allows it: OSC 52).")
             return
-        from envdoctor.commands.snapshot import write_atomic
-        from envdoctor.errors import InputError
+        from envdoctor.atomic_write import write_atomic
 
         try:
             write_atomic(Path(path).expanduser(), text)
@@ -444,26 +436,25 @@ class EnvDoctorApp(App[int]):
         self.query_one(FindingsPane).select(finding_id)
 
 
-def _default_context() -> ProbeContext:
-    import argparse
-
-    from envdoctor.commands.common import probe_context
-
-    return probe_context(argparse.Namespace(python=None, timeout=None))
-
-
 def make_app(snapshot: Optional[Snapshot] = None, probe_context: Optional[ProbeContext] = None, *,
              fix_python: Optional[str] = None, index_base: Optional[str] = None, torch: Optional[str] = None,
-             deepspeed: Optional[str] = None, report_path: str = "envdoctor-report.md") -> EnvDoctorApp:
+             deepspeed: Optional[str] = None, report_path: str = "envdoctor-report.md",
+             settings: Optional[Settings] = None) -> EnvDoctorApp:
     """The app over a recorded snapshot, or (snapshot None) probing live with `probe_context` (default: this
     interpreter). `fix_python` is the environment Apply installs into (live: the probed one); `index_base`,
-    `torch` and `deepspeed` are what `fix --index-base/--torch/--deepspeed` take."""
+    `torch` and `deepspeed` are what `fix --index-base/--torch/--deepspeed` take; `settings` default to the
+    ones this process's environment gives."""
     return EnvDoctorApp(snapshot=snapshot, probe_context=probe_context, fix_python=fix_python, index_base=index_base,
-                        torch=torch, deepspeed=deepspeed, report_path=report_path)
+                        torch=torch, deepspeed=deepspeed, report_path=report_path, settings=settings)
 
 
 def run_tui() -> int:
     """`envdoctor` in a terminal: probe this machine and show it; the exit code is `check`'s."""
-    app = make_app()
+    try:
+        settings = Settings.from_env(os.environ)
+    except InputError as exc:
+        print(f"envdoctor: error: {exc}", file=sys.stderr)
+        return 2
+    app = make_app(settings=settings)
     app.run()
     return int(app.return_code or 0)

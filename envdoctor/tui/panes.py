@@ -445,10 +445,6 @@ class FixPane(Vertical):
         self.post_message(msg.ApplyRequested())
 
 
-class Unavailable(Static):
-    """Shown in place of a pane whose core module is not part of this build."""
-
-
 def size_label(nbytes: int) -> str:
     for unit, shift in (("G", 30), ("M", 20), ("K", 10)):
         if nbytes >= 1 << shift:

@@ -1,16 +1,13 @@
-"""The wheel index (`wheels_index.json`): where it lives, its schema check, and typed access.
+"""The wheel index (`wheels_index.json`): its schema check, and typed access.
 
-Location, first that exists: `ENVDOCTOR_WHEELS_INDEX` (an explicit file: invalid -> InputError), the
-user copy written by `envdoctor index update` (used only when valid and built from this bundled copy),
-the bundled copy (`envdoctor/_bundled/wheels_index.json` in a wheel, `wheels_index.json` at the root
-of a checkout). Validation collects every problem, each naming the file and the entry.
+`load_index(path)` reads one file; which file (ENVDOCTOR_WHEELS_INDEX, the user copy written by
+`envdoctor index update`, the bundled copy) is chosen at the edges (`envdoctor.settings`).
+Validation collects every problem, each naming the file and the entry.
 """
 
 from __future__ import annotations
 
-import os
 import re
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
@@ -35,19 +32,6 @@ _VARIANT = {"cuda": re.compile(r"^cu\d{2,3}$"), "rocm": re.compile(r"^rocm\d+(\.
 def bundled_path() -> Path:
     """The index shipped with envdoctor: inside an installed wheel, or at the root of a checkout."""
     return data_path("wheels_index.json")
-
-
-def user_cache_dir() -> Path:
-    if sys.platform.startswith("win"):
-        base = os.environ.get("LOCALAPPDATA") or str(Path.home() / "AppData" / "Local")
-        return Path(base) / "envdoctor" / "Cache"
-    if sys.platform == "darwin":
-        return Path.home() / "Library" / "Caches" / "envdoctor"
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "envdoctor"
-
-
-def user_copy_path() -> Path:
-    return user_cache_dir() / "wheels_index.json"
 
 
 @dataclass
@@ -337,22 +321,6 @@ def _cached(path: Path) -> WheelIndex:
     return _CACHE[key]
 
 
-def load_index(path: Optional[str] = None, warn: Any = None) -> WheelIndex:
-    """The wheel index to use (see the module doc for the order). `warn(msg)` hears about a skipped user copy."""
-    explicit = path or os.environ.get("ENVDOCTOR_WHEELS_INDEX")
-    if explicit:
-        return _cached(Path(explicit))
-    bundled = _cached(bundled_path())
-    user = user_copy_path()
-    if user.is_file():
-        try:
-            idx = _cached(user)
-        except InputError as exc:
-            if warn:
-                warn(f"ignoring the user copy of the wheel index: {exc}")
-            return bundled
-        if idx.raw.get("based_on") == bundled.generated:
-            return idx
-        if warn:
-            warn(f"ignoring {user}: built from an older bundled index; run `envdoctor index update`")
-    return bundled
+def load_index(path: Optional[Path] = None) -> WheelIndex:
+    """The wheel index in `path` (default: the bundled copy), validated; cached while the file is unchanged."""
+    return _cached(Path(path) if path is not None else bundled_path())

@@ -15,26 +15,19 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from envdoctor import compat
+from envdoctor.snapshot import Snapshot, present
 from envdoctor.versions import parse as parse_version
 from envdoctor.versions import require_major_minor, series
 from envdoctor.wheels.index import DeepSpeedRelease, Release, Variant, WheelIndex
+from envdoctor.wheels.wishes import Wishes
 
 PLAN_SCHEMA = "envdoctor.plan/1"
-
-
-@dataclass
-class Wishes:
-    torch: Optional[SpecifierSet] = None
-    deepspeed: bool = False
-    deepspeed_spec: Optional[SpecifierSet] = None
-    python: Optional[str] = None  # "3.12": plan for this Python instead of the snapshot's
-    index_base: str = "https://download.pytorch.org/whl"
 
 
 @dataclass
@@ -144,10 +137,8 @@ class Plan:
 # --- reading a snapshot -------------------------------------------------------------------------
 
 
-def facts_from_snapshot(snapshot: Any, python: Optional[str] = None) -> MachineFacts:
+def facts_from_snapshot(snapshot: Snapshot, python: Optional[str] = None) -> MachineFacts:
     """Pull the plain values the planner needs out of an envdoctor Snapshot."""
-    from envdoctor.snapshot import present
-
     f = MachineFacts(os=str(snapshot.host.os), arch=str(snapshot.host.arch))
     pyv = python or str(snapshot.python.version or "")
     f.python = short_python(pyv) + ("t" if snapshot.python.extra.get("gil_disabled") and not python else "")
@@ -216,7 +207,11 @@ class _Candidate:
     ds_ok: bool
 
 
-def plan(machine: MachineFacts, index: WheelIndex, wishes: Wishes) -> Plan:
+def plan(machine: Union[Snapshot, MachineFacts], index: WheelIndex, wishes: Wishes) -> Plan:
+    """The install for a snapshot (read with `facts_from_snapshot`, for `wishes.python` when set) or for
+    machine facts. Pure: everything it knows comes in through the arguments."""
+    if not isinstance(machine, MachineFacts):
+        machine = facts_from_snapshot(machine, wishes.python)
     out = Plan(status="planned", python=machine.python, platform=machine.platform)
     platform = machine.platform
     if platform is None:

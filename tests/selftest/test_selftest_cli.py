@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from envdoctor.commands.selftest import render_results
 from envdoctor.findings import Finding
+from envdoctor.present.selftest import render_results
 from envdoctor.present.style import Style
 from envdoctor.selftest.result import TestResult, document, exit_code
 

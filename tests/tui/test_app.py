@@ -269,15 +269,3 @@ async def test_no_color_renders_in_grey_only(monkeypatch):
     assert app.no_color
     colours = set(re.findall(r"fill: #([0-9a-f]{6})", svg)) - {"c5c8c6"}  # the SVG theme's default text colour
     assert len(colours) > 3 and all(c[0:2] == c[2:4] == c[4:6] for c in colours), colours
-
-
-@aio
-async def test_missing_core_modules_are_said_plainly(monkeypatch):
-    import envdoctor.tui.app as tui_app
-
-    monkeypatch.setattr(tui_app, "_has", lambda module: False)
-    app = make_app(recorded("h100_8x_nvswitch"))
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot, app)
-        assert "Self-tests are not part of this build" in text_of(app.query_one("#selftest .unavailable", Static))
-        assert "NCCL diagnosis is not part of this build" in text_of(app.query_one("#nccl .unavailable", Static))

@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import sys
 
-import pytest
 from textual.widgets import Button, DataTable, ProgressBar, Sparkline, Static, TabbedContent
 
 from envdoctor.tui import messages as msg
 from envdoctor.tui.app import make_app
 from tests.tui.conftest import aio, recorded, settle, text_of, until
-
-pytest.importorskip("envdoctor.selftest", reason="the self-tests module is not merged into this branch yet")
 
 
 @aio

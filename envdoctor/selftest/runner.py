@@ -1,0 +1,141 @@
+"""Running a self-test by name with typed options: what `envdoctor selftest` and the TUI's Self-tests tab share."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, List, Optional, Tuple
+
+from envdoctor.errors import InputError
+from envdoctor.selftest.result import TestResult
+from envdoctor.snapshot import Snapshot
+
+if TYPE_CHECKING:  # the launcher (psutil) loads when a test runs, not when the CLI builds its parser
+    from envdoctor.selftest.common import Progress, Target
+
+TESTS = ("allreduce", "backward", "compile", "gpu")
+DEFAULT_TIMEOUT = {"allreduce": 300.0, "backward": 600.0, "compile": 900.0, "gpu": 600.0}
+MAX_NPROC = 256  # ranks on one node: more than any GPU server has GPUs, and each rank is a whole process
+
+SnapshotSource = Callable[[], Optional[Snapshot]]
+
+
+@dataclass(frozen=True)
+class SelftestOptions:
+    """The self-tests' options (the CLI's flags, at their defaults here); `check()` validates them."""
+
+    nproc: Optional[int] = None  # allreduce ranks per node (None: the GPUs with nccl, 2 with gloo)
+    backend: Optional[str] = None  # nccl | gloo (None: nccl when CUDA is available in the target)
+    nnodes: int = 1
+    node_rank: int = 0
+    rdzv_endpoint: Optional[str] = None
+    rdzv_id: str = "envdoctor-selftest"
+    min_size: str = "1K"
+    max_size: str = "64M"
+    iters: int = 0  # timed all-reduce iterations per size (0: as many as fit in 0.25 s)
+    batch: int = 8
+    repeats: int = 3
+    deepspeed: bool = True  # the DeepSpeed engine step in the backward test
+    timeout: Optional[float] = None  # per test (None: DEFAULT_TIMEOUT)
+    scratch: Optional[Path] = None  # run directories (Settings.selftest_dir; None: the system temp directory)
+
+    def check(self) -> None:
+        """InputError (exit 2) naming the bad option."""
+        if self.nproc is not None and not 1 <= self.nproc <= MAX_NPROC:
+            raise InputError(f"--nproc must be between 1 and {MAX_NPROC}, not {self.nproc}")
+        if self.nnodes < 1:
+            raise InputError(f"--nnodes must be at least 1, not {self.nnodes}")
+        if not 0 <= self.node_rank < self.nnodes:
+            raise InputError(f"--node-rank {self.node_rank} is outside 0..{self.nnodes - 1}")
+        if self.nnodes > 1 and not self.rdzv_endpoint:
+            raise InputError("--nnodes above 1 needs --rdzv-endpoint HOST:PORT (the same on every node)")
+        if self.rdzv_endpoint:
+            host, sep, port = self.rdzv_endpoint.rpartition(":")
+            if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+                raise InputError(f"--rdzv-endpoint {self.rdzv_endpoint!r}: expected HOST:PORT")
+        min_bytes, max_bytes = self.size_range()
+        if not 0 < min_bytes <= max_bytes:
+            raise InputError(f"--min-size {self.min_size} must be positive and not above --max-size {self.max_size}")
+        if self.iters < 0:
+            raise InputError("--iters must not be negative")
+        if self.batch < 1:
+            raise InputError("--batch must be at least 1")
+        if self.repeats < 1:
+            raise InputError("--repeats must be at least 1")
+        if self.timeout is not None and self.timeout <= 0:
+            raise InputError("--timeout must be positive")
+
+    def size_range(self) -> Tuple[int, int]:
+        from envdoctor.selftest.bandwidth import parse_size
+
+        try:
+            return parse_size(self.min_size), parse_size(self.max_size)
+        except ValueError as exc:
+            raise InputError(f"--min-size/--max-size: {exc}") from None
+
+
+def run_test(name: str, options: SelftestOptions, target: Target, snapshot: SnapshotSource,
+             progress: Progress) -> TestResult:
+    """One test's TestResult; `snapshot` is called only when the allreduce comparison needs the machine's links."""
+    from envdoctor.selftest import single
+
+    timeout = options.timeout or DEFAULT_TIMEOUT[name]
+    start = time.monotonic()
+    if name == "allreduce":
+        result = _allreduce(options, target, timeout, snapshot, progress)
+    elif name == "backward":
+        result = single.run_backward(target, batch=options.batch, repeats=options.repeats, timeout=timeout,
+                                     deepspeed=options.deepspeed, progress=progress, scratch=options.scratch)
+    elif name == "compile":
+        result = single.run_compile(target, timeout=timeout, progress=progress, scratch=options.scratch)
+    else:
+        result = single.run_gpu(target, timeout=timeout, progress=progress, scratch=options.scratch)
+    if not result.seconds:
+        result.seconds = time.monotonic() - start
+    return result
+
+
+def _allreduce(options: SelftestOptions, target: Target, timeout: float, snapshot: SnapshotSource,
+               progress: Progress) -> TestResult:
+    from envdoctor.selftest import allreduce as ar
+    from envdoctor.selftest.bandwidth import power_of_two_sizes
+
+    if target.error or not target.torch:
+        return TestResult("allreduce", "failed", error=f"torch does not import in {target.python}: {target.error}")
+    backend = options.backend or target.default_backend
+    if backend == "nccl" and not (target.nccl and target.cuda_available):
+        why = "torch.distributed has no NCCL in this build" if not target.nccl else "CUDA is not available"
+        return TestResult("allreduce", "failed", error=f"--backend nccl: {why} (torch {target.torch}); use --backend gloo")
+    if backend == "gloo" and not target.gloo:
+        return TestResult("allreduce", "failed", error=f"torch {target.torch} has no gloo backend in torch.distributed")
+    nproc = options.nproc or (max(1, target.device_count) if backend == "nccl" else 2)
+    if backend == "nccl" and nproc > target.device_count:
+        return TestResult("allreduce", "failed",
+                          error=f"--nproc {nproc} with nccl needs {nproc} GPUs per node; torch sees {target.device_count}")
+    opts = ar.AllreduceOptions(
+        nproc=nproc, backend=backend, sizes=power_of_two_sizes(*options.size_range()), nnodes=options.nnodes,
+        node_rank=options.node_rank, rdzv_endpoint=options.rdzv_endpoint, rdzv_id=options.rdzv_id,
+        iters=options.iters, timeout=timeout, scratch=options.scratch,
+    )
+    return ar.run_allreduce(target, opts, snapshot=snapshot, progress=progress)
+
+
+def link_snapshot(python: str, progress: Progress) -> SnapshotSource:
+    """This machine's snapshot for the expected bandwidth, probed once on first use; None if probing fails."""
+    cache: List[Optional[Snapshot]] = []
+
+    def probe() -> Optional[Snapshot]:
+        if not cache:
+            from envdoctor.probes.base import ProbeContext
+            from envdoctor.probes.runner import run_probes
+
+            progress("probing this machine's links for the expected bandwidth")
+            try:
+                cache.append(run_probes(ProbeContext(python=python), only=("nvml", "system", "network", "env")))
+            except Exception as exc:  # the comparison is optional; the verdict is not
+                progress(f"probing failed ({exc}); no bandwidth expectation")
+                cache.append(None)
+        return cache[0]
+
+    return probe

@@ -1,0 +1,144 @@
+"""envdoctor's settings: every ENVDOCTOR_* variable and the cache folder, resolved once, at the edges.
+
+The CLI and the TUI build one `Settings.from_env(os.environ)` and hand plain values (paths, URLs,
+timeouts, a loaded wheel index) to the core; nothing below them reads the environment. A bad value
+is an InputError that names the variable (exit 2).
+
+    ENVDOCTOR_WHEELS_INDEX   a wheel index file to use instead of the user copy or the bundled one
+    ENVDOCTOR_RULES_DIR      another rules database (rule authors, tests)
+    ENVDOCTOR_TORCH_TIMEOUT  seconds the torch probe may take (default 90)
+    ENVDOCTOR_TORCH_INDEX    the PyTorch wheel index or mirror (what --index-base overrides)
+    ENVDOCTOR_INSTALLER      `pip` to never use uv; `uv` or `auto` (default) to use uv when it is on PATH
+    ENVDOCTOR_SELFTEST_DIR   where self-test run directories go (default: the system temp directory)
+    PIP_INDEX_URL            the package index `index update` reads DeepSpeed releases from
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping, Optional
+
+from envdoctor.errors import InputError
+
+DEFAULT_TORCH_TIMEOUT = 90.0
+TORCH_INDEX_ENV = "ENVDOCTOR_TORCH_INDEX"
+INSTALLERS = ("auto", "uv", "pip")
+
+
+@dataclass(frozen=True)
+class Settings:
+    cache_dir: Path
+    wheels_index: Optional[Path] = None
+    rules_dir: Optional[Path] = None
+    torch_timeout: float = DEFAULT_TORCH_TIMEOUT
+    torch_index: Optional[str] = None
+    installer: str = "auto"
+    selftest_dir: Optional[Path] = None
+    pip_index_url: Optional[str] = None
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str], platform: str = sys.platform) -> Settings:
+        def path(name: str) -> Optional[Path]:
+            value = environ.get(name)
+            return Path(value) if value else None
+
+        installer = (environ.get("ENVDOCTOR_INSTALLER") or "auto").strip().lower()
+        if installer not in INSTALLERS:
+            raise InputError(f"ENVDOCTOR_INSTALLER={environ['ENVDOCTOR_INSTALLER']!r}: expected one of "
+                             f"{', '.join(INSTALLERS)}")
+        return cls(
+            cache_dir=user_cache_dir(environ, platform),
+            wheels_index=path("ENVDOCTOR_WHEELS_INDEX"),
+            rules_dir=path("ENVDOCTOR_RULES_DIR"),
+            torch_timeout=_seconds(environ, "ENVDOCTOR_TORCH_TIMEOUT", DEFAULT_TORCH_TIMEOUT),
+            torch_index=environ.get(TORCH_INDEX_ENV) or None,
+            installer=installer,
+            selftest_dir=path("ENVDOCTOR_SELFTEST_DIR"),
+            pip_index_url=environ.get("PIP_INDEX_URL") or None,
+        )
+
+    @property
+    def state_root(self) -> Path:
+        """Per-environment install state (the last fix and the files it replaced) lives under here."""
+        return self.cache_dir / "state"
+
+    @property
+    def user_index_path(self) -> Path:
+        """Where `envdoctor index update` writes its refreshed copy of the wheel index."""
+        return self.cache_dir / "wheels_index.json"
+
+    @property
+    def use_uv(self) -> bool:
+        return self.installer != "pip"
+
+    def wheel_index(self, warn: Optional[Callable[[str], None]] = None) -> Any:
+        """The wheel index to use: ENVDOCTOR_WHEELS_INDEX (invalid -> InputError), else the user copy while it is
+        valid and built from the bundled copy, else the bundled copy. `warn(msg)` hears about a skipped user copy."""
+        from envdoctor.wheels.index import bundled_path, load_index
+
+        if self.wheels_index is not None:
+            return load_index(self.wheels_index)
+        bundled = load_index(bundled_path())
+        user = self.user_index_path
+        if not user.is_file():
+            return bundled
+        try:
+            idx = load_index(user)
+        except InputError as exc:
+            if warn:
+                warn(f"ignoring the user copy of the wheel index: {exc}")
+            return bundled
+        if idx.raw.get("based_on") == bundled.generated:
+            return idx
+        if warn:
+            warn(f"ignoring {user}: built from an older bundled index; run `envdoctor index update`")
+        return bundled
+
+    @property
+    def rules_path(self) -> Path:
+        """The rules database: ENVDOCTOR_RULES_DIR (rule authors, tests), else the bundled one."""
+        from envdoctor.data_files import data_path
+
+        return self.rules_dir or data_path("rules")
+
+    def knowledge(self, warn: Optional[Callable[[str], None]] = None) -> Any:
+        """The rules (with their tables) and the wheel index that diagnosis is given (envdoctor.knowledge.Knowledge)."""
+        from envdoctor.knowledge import Knowledge
+        from envdoctor.rules.registry import load_rulebook
+
+        return Knowledge(load_rulebook(self.rules_path), self.wheel_index(warn))
+
+    def torch_index_base(self, option: Optional[str], default: str) -> str:
+        """The PyTorch wheel index to plan and install from: --index-base, else ENVDOCTOR_TORCH_INDEX, else the
+        wheel index's own default; each checked, the error naming where the bad URL came from."""
+        from envdoctor.install.resolve import check_index_url
+
+        if option:
+            return check_index_url(option, "--index-base")
+        if self.torch_index:
+            return check_index_url(self.torch_index, TORCH_INDEX_ENV)
+        return check_index_url(default, "the wheel index's default_index_base")
+
+
+def user_cache_dir(environ: Mapping[str, str], platform: str = sys.platform) -> Path:
+    home = Path(environ["HOME"]) if environ.get("HOME") else Path.home()
+    if platform.startswith("win"):
+        return Path(environ.get("LOCALAPPDATA") or home / "AppData" / "Local") / "envdoctor" / "Cache"
+    if platform == "darwin":
+        return home / "Library" / "Caches" / "envdoctor"
+    return Path(environ.get("XDG_CACHE_HOME") or home / ".cache") / "envdoctor"
+
+
+def _seconds(environ: Mapping[str, str], name: str, default: float) -> float:
+    text = environ.get(name)
+    if not text:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        raise InputError(f"{name}={text!r}: not a number of seconds") from None
+    if not 0 < value < float("inf"):
+        raise InputError(f"{name}={text!r}: must be a positive number of seconds")
+    return value

@@ -1,0 +1,138 @@
+"""What the live package indexes list, and the wheel index refreshed from it (`envdoctor index update`).
+
+The bundled index (from the fact base) is the start; what the live indexes list is added to it: the
+newest patch of each release and variant, and DeepSpeed releases newer than any known. File names
+are read with `packaging.utils` (names canonicalized, versions parsed, any tags, free-threaded `cp313t`
+included). Nothing here touches the network: pages come through a `fetch(url) -> text` the caller passes in.
+"""
+
+from __future__ import annotations
+
+import copy
+import urllib.parse
+from html.parser import HTMLParser
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from packaging.utils import (
+    InvalidSdistFilename,
+    InvalidWheelFilename,
+    canonicalize_name,
+    parse_sdist_filename,
+    parse_wheel_filename,
+)
+from packaging.version import InvalidVersion, Version
+
+Fetch = Callable[[str], str]  # a page's text; raises OSError when it cannot be read
+
+
+class _Links(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.hrefs: List[str] = []
+
+    def handle_starttag(self, tag: str, attrs: List[Tuple[str, Optional[str]]]) -> None:
+        href = dict(attrs).get("href") if tag == "a" else None
+        if href:
+            self.hrefs.append(href)
+
+
+def page_files(page: str) -> List[Tuple[str, str]]:
+    """(file name, href) of every link on a PEP 503 page, the name taken from the href."""
+    parser = _Links()
+    parser.feed(page)
+    parser.close()
+    out = []
+    for href in parser.hrefs:
+        name = urllib.parse.unquote(href.split("#", 1)[0].rstrip("/").rsplit("/", 1)[-1])
+        if name:
+            out.append((name, href))
+    return out
+
+
+def file_version(filename: str) -> Optional[Tuple[str, Version]]:
+    """(canonical project name, version) of a wheel or sdist file name; None for anything else."""
+    try:
+        if filename.endswith(".whl"):
+            name, version, _build, _tags = parse_wheel_filename(filename)
+            return name, version
+        name, version = parse_sdist_filename(filename)
+        return name, version
+    except (InvalidWheelFilename, InvalidSdistFilename, InvalidVersion):
+        return None
+
+
+def released_versions(files: List[str], package: str) -> List[str]:
+    """The versions of `package` the file names list (wheels and sdists), oldest first."""
+    want = canonicalize_name(package)
+    found = {v for name, v in filter(None, map(file_version, files)) if name == want}
+    return [str(v) for v in sorted(found)]
+
+
+def torch_patches(files: List[str], variant: str) -> Dict[str, List[str]]:
+    """release ('2.9') -> final patch versions ('2.9.1') of torch wheels built for `variant` ('cu126')."""
+    out: Dict[str, List[str]] = {}
+    for f in files:
+        if not f.endswith(".whl"):
+            continue
+        parsed = file_version(f)
+        if parsed is None or parsed[0] != "torch":
+            continue
+        v = parsed[1]
+        if v.local != variant or v.is_prerelease or v.is_postrelease or len(v.release) != 3:
+            continue
+        out.setdefault(f"{v.major}.{v.minor}", []).append(v.base_version)
+    return out
+
+
+def refresh(raw: Dict[str, Any], base: str, pip_url: Optional[str], fetch: Fetch,
+            say: Callable[[str], None]) -> Tuple[Dict[str, Any], List[str], int]:
+    """A new index document from the bundled one plus what the live indexes list; what could not be read;
+    how many torch index pages were read."""
+    out = copy.deepcopy(raw)
+    out["based_on"] = raw["generated"]
+    failures: List[str] = []
+    variants = sorted({v for rel in raw["torch"] for v, var in rel["variants"].items() if var["kind"] in ("cuda", "cpu")})
+    seen: Dict[str, Dict[str, List[str]]] = {}  # variant -> release -> patch versions
+    pages = 0
+    for variant in variants:
+        url = f"{base}/{variant}/torch"
+        try:
+            page = fetch(url)
+        except OSError as exc:
+            failures.append(f"{url}/: {exc}")
+            continue
+        seen[variant] = torch_patches([name for name, _href in page_files(page)], variant)
+        pages += 1
+        say(f"read {url}/")
+    for rel in out["torch"]:
+        patches = [p for v in rel["variants"] for p in seen.get(v, {}).get(rel["version"], [])]
+        if patches:
+            newest = max(patches, key=Version)
+            if Version(newest) > Version(rel["latest_patch"]):
+                rel["latest_patch"], rel["patch_status"] = newest, "verified"
+            elif newest == rel["latest_patch"]:
+                rel["patch_status"] = "verified"
+    if pip_url:
+        url = f"{pip_url.rstrip('/')}/deepspeed"
+        try:
+            ds = released_versions([name for name, _href in page_files(fetch(url))], "deepspeed")
+            say(f"read {url}/")
+        except OSError as exc:
+            failures.append(f"{pip_url}: {exc}")
+            ds = []
+        _add_deepspeed(out["deepspeed"]["releases"], ds)
+    else:
+        failures.append("no package index configured for pip (PIP_INDEX_URL / pip config); DeepSpeed releases not refreshed")
+    return out, failures, pages
+
+
+def _add_deepspeed(releases: List[Dict[str, Any]], listed: List[str]) -> None:
+    """Releases newer than every known one go first, UNVERIFIED, with the newest known one's table."""
+    known = {r["version"] for r in releases}
+    newest_known = max(releases, key=lambda r: Version(r["version"]))
+    for v in listed:
+        if Version(v) > Version(newest_known["version"]) and v not in known and not Version(v).is_prerelease:
+            entry = dict(newest_known, version=v, status="UNVERIFIED", date=None)
+            entry["note"] = ("seen on the package index; torch requirement and CUDA table assumed "
+                             "as the newest known release")
+            releases.insert(0, entry)
