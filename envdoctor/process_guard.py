@@ -109,7 +109,8 @@ class Tree:
             while self.reap() and time.monotonic() < until:
                 signal.sigtimedwait({signal.SIGCHLD}, min(0.1, max(0.0, until - time.monotonic())))
         for _ in range(200):  # a tree that forks while it is killed needs more than one pass
-            alive = alive or self.signal_all(signal.SIGKILL)
+            killed = self.signal_all(signal.SIGKILL)
+            alive = alive or killed
             if not self.reap():
                 break
             signal.sigtimedwait({signal.SIGCHLD}, 0.05)

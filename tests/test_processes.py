@@ -133,8 +133,11 @@ def test_a_grace_period_lets_the_command_clean_up_on_sigterm(tmp_path, mark):
     assert marked(mark) == []
 
 
-def test_sigkill_follows_when_sigterm_is_ignored(mark):
-    code = "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nprint('ready', flush=True)\ntime.sleep(300)"
+def test_sigkill_follows_when_sigterm_is_ignored_even_in_another_session(mark):
+    stubborn = "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+    code = (stubborn + "import subprocess, sys\n"
+            f"subprocess.Popen([sys.executable, '-c', {stubborn + 'time.sleep(300)'!r}], start_new_session=True)\n"
+            "print('ready', flush=True)\ntime.sleep(300)")
     res = run_command([PY, "-c", code], 3, env=env_with(mark), grace=1)
     assert res.timed_out and res.stdout == "ready\n"
     assert marked(mark) == []

@@ -6,7 +6,8 @@ import stat
 import struct
 
 from envdoctor.probes import cuda_libs, fatbin, network, system, toolkit
-from envdoctor.probes.base import ProbeContext, format_cpulist, parse_cpulist, run_command
+from envdoctor.probes.base import ProbeContext, format_cpulist, parse_cpulist
+from envdoctor.processes import run_command
 from envdoctor.redact import relevant_env, scrub_identity, scrub_secrets
 from envdoctor.snapshot import Unavailable
 
