@@ -52,7 +52,7 @@ class CommandResult:
     seconds: float = 0.0
     timed_out: bool = False
     leftovers: int = 0  # processes the command left running when it exited (killed)
-    truncated: int = 0  # captured bytes dropped (over max_bytes)
+    truncated: int = 0  # bytes dropped from the capture (over max_bytes)
 
     @property
     def ok(self) -> bool:
@@ -95,8 +95,6 @@ class _Stream:
             self.buf += data
             if len(self.buf) > 2 * self.max_bytes:
                 self._trim()
-        else:
-            self.dropped += len(data)
         if self.on_line is None:
             return
         lines = (self.partial + data).split(b"\n")
