@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import List
+from typing import List, Sequence
 
 
 def parse_cpulist(text: str) -> List[int]:
@@ -18,3 +18,17 @@ def parse_cpulist(text: str) -> List[int]:
         else:
             cpus.append(int(part))
     return cpus
+
+
+def format_cpulist(cpus: Sequence[int]) -> str:
+    """[0, 1, 2, 3, 8] -> '0-3,8'."""
+    out: List[str] = []
+    ordered = sorted(set(cpus))
+    i = 0
+    while i < len(ordered):
+        j = i
+        while j + 1 < len(ordered) and ordered[j + 1] == ordered[j] + 1:
+            j += 1
+        out.append(str(ordered[i]) if i == j else f"{ordered[i]}-{ordered[j]}")
+        i = j + 1
+    return ",".join(out)

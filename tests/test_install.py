@@ -308,3 +308,49 @@ def test_only_http_or_file_index_urls(site):
     res = subprocess.run([sys.executable, "-m", "envdoctor", "fix", "--snapshot", str(ROOT / "tests/data/h100_575.json"),
                           "--index-base", "ftp://mirror/whl"], cwd=ROOT, env=site.env, capture_output=True, text=True)
     assert res.returncode == 2 and "only http://, https:// or file://" in res.stderr
+
+
+def test_kill_9_of_envdoctor_takes_pip_down_with_it(site):
+    import psutil
+
+    site.index.add_torch(fake_torch(site.tmp, "2.14.1+cpu", requires=["fakedep>=2"], pad_files=4000))
+    proc = fix(site, "--yes", popen=True)
+    deadline = time.monotonic() + 120
+    pid = None
+    while time.monotonic() < deadline and proc.poll() is None and pid is None:
+        pid = _pip_install_pid(site.python)
+        time.sleep(0.002)
+    assert pid, "pip install never started"
+    pip = psutil.Process(pid)
+    proc.kill()
+    proc.communicate(timeout=60)
+    _gone, alive = psutil.wait_procs([pip], timeout=60)
+    assert alive == []
+
+
+def test_a_silent_installer_step_times_out_and_is_killed(tmp_path):
+    import psutil
+
+    from envdoctor.install.installer import InstallFailed, _stream
+
+    pidfile = tmp_path / "pid"
+    code = f"import os, time\nopen({str(pidfile)!r}, 'w').write(str(os.getpid()))\nprint('working', flush=True)\ntime.sleep(300)"
+    lines = []
+    with pytest.raises(InstallFailed, match="timed out after 5s"):
+        _stream([sys.executable, "-c", code], dict(os.environ), lines.append, 5)
+    assert lines[1:] == ["  working"]
+    pid = int(pidfile.read_text())
+    assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+
+
+def test_an_installer_that_cannot_start_is_a_failure_not_a_traceback(tmp_path):
+    from envdoctor.errors import InputError
+    from envdoctor.install.installer import InstallFailed, _stream, describe_env, verify
+    from envdoctor.wheels.planner import Plan
+
+    with pytest.raises(InstallFailed, match="no-such-pip: not found"):
+        _stream([str(tmp_path / "no-such-pip")], dict(os.environ), lambda _line: None, 60)
+    missing = str(tmp_path / "no-such-python")
+    assert verify(missing, Plan("planned"), {}, [], 60) == ["verification could not run: no-such-python: not found"]
+    with pytest.raises(InputError, match="cannot describe the environment: no-such-python: not found"):
+        describe_env(missing)

@@ -24,7 +24,7 @@ PACKAGE = ROOT / "envdoctor"
 LAYERS: Tuple[Tuple[str, Tuple[str, ...]], ...] = (
     ("base", ("envdoctor", "envdoctor.errors", "envdoctor.versions", "envdoctor.findings", "envdoctor.snapshot",
               "envdoctor.data", "envdoctor.data_files", "envdoctor.redact", "envdoctor.jsonschema_lite",
-              "envdoctor.atomic_write")),
+              "envdoctor.atomic_write", "envdoctor.cpulist", "envdoctor.processes", "envdoctor.process_guard")),
     ("probes", ("envdoctor.probes",)),
     ("knowledge", ("envdoctor.compat", "envdoctor.wheels", "envdoctor.rules", "envdoctor.nccl", "envdoctor.diagnose",
                    "envdoctor.knowledge")),

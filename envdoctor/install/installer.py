@@ -17,7 +17,6 @@ import json
 import os
 import shutil
 import signal
-import subprocess
 import sys
 import threading
 import time
@@ -36,6 +35,7 @@ from packaging.utils import (
 from envdoctor.compat import parse_cc, serving_kernel, variant_cuda
 from envdoctor.errors import InputError
 from envdoctor.probes.children_run import CHILDREN
+from envdoctor.processes import run_command
 from envdoctor.wheels.planner import Plan
 
 Progress = Callable[[str], None]
@@ -64,10 +64,11 @@ def state_dir(prefix: str, state_root: Path) -> Path:
 def describe_env(python: str, files: bool = False, timeout: float = 120.0) -> Dict[str, Any]:
     argv = [python, str(CHILDREN / "install_env_child.py")] + (["--files"] if files else [])
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTHONIOENCODING="utf-8")
-    res = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env, check=False)
+    res = run_command(argv, timeout, env=env)
     line = next((ln for ln in reversed(res.stdout.splitlines()) if ln.startswith("{")), None)
-    if res.returncode != 0 or line is None:
-        raise InputError(f"{python}: cannot describe the environment: {(res.stderr.strip().splitlines() or ['?'])[-1][:300]}")
+    if res.error or res.returncode != 0 or line is None:
+        why = res.describe() if res.error else (res.stderr.strip().splitlines() or ["?"])[-1][:300]
+        raise InputError(f"{python}: cannot describe the environment: {why}")
     return json.loads(line)
 
 
@@ -231,25 +232,18 @@ def undo_by_record(desc_now: Dict[str, Any], before: Dict[str, str], bdir: Path)
 
 
 def _stream(argv: List[str], env: Dict[str, str], progress: Progress, timeout: float) -> int:
-    """Run argv in its own process group, echo its output as progress; kill the group on interruption."""
+    """Run argv, echo its output as progress; its exit code (negative: killed by that signal).
+
+    Raises InstallFailed when it cannot start or runs past `timeout`; KeyboardInterrupt passes through
+    (the gateway has killed the command's whole tree by then)."""
     progress("$ " + " ".join(argv))
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
-                            start_new_session=True, text=True, errors="replace")
-    deadline = time.monotonic() + timeout
-    try:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            progress("  " + line.rstrip())
-            if time.monotonic() > deadline:
-                raise InstallFailed(f"{Path(argv[0]).name} timed out after {timeout:g}s")
-        return proc.wait()
-    finally:
-        if proc.poll() is None:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                proc.kill()
-            proc.wait()
+    res = run_command(argv, timeout, env=env, merge_stderr=True, on_line=lambda line: progress("  " + line.rstrip()),
+                      max_bytes=0)
+    if res.timed_out:
+        raise InstallFailed(f"{Path(argv[0]).name} timed out after {timeout:g}s")
+    if res.error or res.returncode is None:
+        raise InstallFailed(res.describe())
+    return res.returncode
 
 
 def _sigterm_as_interrupt(signum: int, frame: Any) -> None:
@@ -277,11 +271,11 @@ def verify(python: str, plan: Plan, exact: Dict[str, str], ccs: List[str], timeo
     if torch is not None:
         want["cuda"] = variant_cuda(torch.variant)
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
-    try:
-        res = subprocess.run([python, str(CHILDREN / "install_verify_child.py"), json.dumps(want)], capture_output=True,
-                             text=True, timeout=timeout, env=env, check=False, start_new_session=True)
-    except subprocess.TimeoutExpired:
+    res = run_command([python, str(CHILDREN / "install_verify_child.py"), json.dumps(want)], timeout, env=env)
+    if res.timed_out:
         return [f"verification did not finish in {timeout:g}s"]
+    if res.error:
+        return [f"verification could not run: {res.describe()}"]
     line = next((ln for ln in reversed(res.stdout.splitlines()) if ln.startswith("{")), None)
     if line is None:
         tail = (res.stderr.strip().splitlines() or ["no output"])[-1][:300]
@@ -358,6 +352,10 @@ def execute(plan: Plan, python: str, ccs: List[str], progress: Progress, state_r
             rc = _stream(commands[0], env, progress, timeout)
         except KeyboardInterrupt:
             outcome.message = "interrupted while downloading; nothing was changed"
+            outcome.rollback_ok = True
+            return outcome
+        except InstallFailed as exc:  # pip missing or past the deadline
+            outcome.message = f"download failed: {exc}; nothing was changed"
             outcome.rollback_ok = True
             return outcome
         if rc != 0:

@@ -6,7 +6,8 @@ import json
 from pathlib import Path
 from typing import Any, Dict, List, Tuple
 
-from envdoctor.probes.base import CommandResult, ProbeContext, run_command
+from envdoctor.probes.base import ProbeContext
+from envdoctor.processes import CommandResult, run_command
 
 CHILDREN = Path(__file__).parent / "children"
 
@@ -17,12 +18,16 @@ class ChildError(RuntimeError):
         self.result = result
 
 
-def run_child_lines(ctx: ProbeContext, script: str, timeout: float) -> Tuple[List[Dict[str, Any]], CommandResult]:
-    """Every JSON object the child printed (one per line) before it exited, crashed or timed out."""
+def _run(ctx: ProbeContext, script: str, timeout: float) -> CommandResult:
     env = dict(ctx.env)
     env.setdefault("PYTHONIOENCODING", "utf-8")
     env["PYTHONDONTWRITEBYTECODE"] = "1"
-    res = run_command([ctx.python, str(CHILDREN / script)], timeout=timeout, env=env)
+    return run_command([ctx.python, str(CHILDREN / script)], timeout=timeout, env=env)
+
+
+def run_child_lines(ctx: ProbeContext, script: str, timeout: float) -> Tuple[List[Dict[str, Any]], CommandResult]:
+    """Every JSON object the child printed (one per line) before it exited, crashed or timed out."""
+    res = _run(ctx, script, timeout)
     objects: List[Dict[str, Any]] = []
     for line in res.stdout.splitlines():
         if line.startswith("{"):
@@ -37,10 +42,7 @@ def run_child_lines(ctx: ProbeContext, script: str, timeout: float) -> Tuple[Lis
 
 def run_child(ctx: ProbeContext, script: str, timeout: float) -> Dict[str, Any]:
     """Return the child's JSON object; raise ChildError (crash, timeout, garbage) with a clear message."""
-    env = dict(ctx.env)
-    env.setdefault("PYTHONIOENCODING", "utf-8")
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
-    res = run_command([ctx.python, str(CHILDREN / script)], timeout=timeout, env=env)
+    res = _run(ctx, script, timeout)
     if res.error:
         raise ChildError(f"{ctx.python} {script}: {res.error}", res)
     line = next((ln for ln in reversed(res.stdout.splitlines()) if ln.startswith("{")), None)

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Optional
 
 from envdoctor.errors import InputError
-from envdoctor.probes.base import ProbeContext, run_command
+from envdoctor.probes.base import ProbeContext
+from envdoctor.processes import run_command
 
 DEFAULT_TIMEOUT = 20.0  # every probe but torch's
 

@@ -7,7 +7,8 @@ import re
 from pathlib import Path
 from typing import Dict, List, Optional
 
-from envdoctor.probes.base import ProbeContext, ProbeOutput, run_command
+from envdoctor.probes.base import ProbeContext, ProbeOutput
+from envdoctor.processes import run_command
 from envdoctor.snapshot import LibCopy, Libraries, Unavailable
 
 _LIBS = {"cudnn": "libcudnn.so", "nccl": "libnccl.so", "cudart": "libcudart.so", "cublas": "libcublas.so"}

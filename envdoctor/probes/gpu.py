@@ -7,8 +7,10 @@ import io
 import re
 from typing import Any, Dict, List, Optional, Tuple
 
-from envdoctor.probes.base import ProbeContext, ProbeOutput, ProbeSkipped, format_cpulist, run_command
+from envdoctor.cpulist import format_cpulist
+from envdoctor.probes.base import ProbeContext, ProbeOutput, ProbeSkipped
 from envdoctor.probes.nvml import Nvml
+from envdoctor.processes import run_command
 from envdoctor.snapshot import (
     Driver,
     Gpu,

@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any, List
 
-from envdoctor.probes.base import ProbeContext, ProbeOutput, run_command
+from envdoctor.probes.base import ProbeContext, ProbeOutput
+from envdoctor.processes import run_command
 from envdoctor.snapshot import FabricManager, Interface, Network, RdmaDevice, Unavailable
 
 _ARPHRD = {"1": "ethernet", "32": "infiniband", "772": "loopback"}

@@ -6,7 +6,7 @@ import re
 import sys
 from typing import Optional
 
-from envdoctor.probes.base import run_command
+from envdoctor.processes import run_command
 
 
 def pip_index_url(configured: Optional[str], python: str = sys.executable) -> Optional[str]:

@@ -8,7 +8,8 @@ import re
 import socket
 from typing import List, Optional
 
-from envdoctor.probes.base import ProbeContext, ProbeOutput, format_cpulist, parse_cpulist
+from envdoctor.cpulist import format_cpulist, parse_cpulist
+from envdoctor.probes.base import ProbeContext, ProbeOutput
 from envdoctor.snapshot import Cpu, Host, NumaNode, ProbeFailed, Unavailable
 
 _OS = {"Linux": "linux", "Windows": "windows", "Darwin": "darwin"}

@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from envdoctor.probes.base import ProbeContext, ProbeOutput, run_command
+from envdoctor.probes.base import ProbeContext, ProbeOutput
+from envdoctor.processes import run_command
 from envdoctor.snapshot import BuildTools, CudaToolkit, ProbeFailed, Unavailable
 
 

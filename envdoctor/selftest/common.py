@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set
 
-from envdoctor.probes.base import run_command
+from envdoctor.processes import run_command
 from envdoctor.selftest.launch import Launcher, LaunchResult, launch
 from envdoctor.selftest.result import WORKERS, TestResult, read_json
 

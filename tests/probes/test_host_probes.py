@@ -5,8 +5,10 @@ from __future__ import annotations
 import stat
 import struct
 
+from envdoctor.cpulist import format_cpulist, parse_cpulist
 from envdoctor.probes import cuda_libs, fatbin, network, system, toolkit
-from envdoctor.probes.base import ProbeContext, format_cpulist, parse_cpulist, run_command
+from envdoctor.probes.base import ProbeContext
+from envdoctor.processes import run_command
 from envdoctor.redact import relevant_env, scrub_identity, scrub_secrets
 from envdoctor.snapshot import Unavailable
 

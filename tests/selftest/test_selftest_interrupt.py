@@ -36,3 +36,20 @@ def test_interrupt_leaves_nothing_behind(tmp_path, sig):
     leftovers = [p for p in psutil.process_iter(["cmdline"]) if str(tmp_path) in " ".join(p.info["cmdline"] or [])]
     assert leftovers == []
     assert list(tmp_path.iterdir()) == []
+
+
+def test_kill_9_of_envdoctor_leaves_no_launcher_or_rank(tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(ROOT), ENVDOCTOR_SELFTEST_DIR=str(tmp_path))
+    proc = subprocess.Popen([sys.executable, "-m", "envdoctor", "selftest", "allreduce", "--backend", "gloo",
+                             "--nproc", "2", "--iters", "200"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    for line in proc.stderr:
+        if "ranks joined" in line or time.monotonic() > deadline:
+            break
+    tree = psutil.Process(proc.pid).children(recursive=True)
+    assert len(tree) >= 4, "the guard, the launcher and two ranks should be running by now"
+    proc.kill()
+    proc.communicate(timeout=60)
+    _gone, alive = psutil.wait_procs(tree, timeout=60)
+    assert alive == []
