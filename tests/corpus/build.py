@@ -1,0 +1,181 @@
+"""Turns a corpus case into a complete envdoctor.snapshot/1 document.
+
+A case (tests/corpus/cases/<id>.json) holds a PARTIAL snapshot: only what the public report stated.
+`build_snapshot` fills every other field the schema names with a bare null, which the contract reads as
+"unknown" (not probed, not in the report). A fact the report states as absent (no NVIDIA driver, torch
+not installed) travels as a reason in the case's own `absent` map. Required fields that cannot be null
+(gpus, probes, python.version, ...) must be stated by the case; lists left unstated become [] and the
+probe that would have read them is recorded as "skipped", so an empty GPU list never reads as "no GPUs".
+
+    python tests/corpus/build.py CASE_ID_OR_FILE   # print the built snapshot
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import sys
+from pathlib import Path
+from typing import Any, Dict, List
+
+ROOT = Path(__file__).resolve().parents[2]
+CASES = Path(__file__).resolve().parent / "cases"
+SCHEMA_FILE = ROOT / "envdoctor" / "data" / "snapshot.schema.json"
+
+# The finding categories a case may name (issue 12 and CONTRACT.md), plus "healthy" for negative controls.
+CATEGORIES = (
+    "driver_too_old",
+    "arch_unsupported",
+    "cpu_build_on_gpu_machine",
+    "cuda_unavailable",
+    "torch_broken",
+    "library_shadowing",
+    "toolkit_mismatch",
+    "deepspeed_ops_unbuildable",
+    "numpy_incompatible",
+    "companion_mismatch",
+    "requirement_conflict",
+    "torch_shadowed",
+    "nvidia_wheel_mismatch",
+    "extension_torch_mismatch",
+    "extension_arch_unsupported",
+    "python_unsupported",
+    "container_no_gpu_access",
+)
+HEALTHY = "healthy"
+# Other categories envdoctor's rules use today; a case may list them in also_ok.
+OTHER_CATEGORIES = (
+    "deepspeed_incompatible",
+    "compile_unready",
+    "torch_missing",
+    "probe_failed",
+    "shm_too_small",
+    "pcie_degraded",
+    "p2p_unavailable",
+    "numa_misplaced",
+    "persistence_mode_off",
+    "mig_enabled",
+    "ecc_errors",
+    "nccl_env_misconfig",
+    "nccl_too_old_for_gpu",
+    "fabric_manager",
+    "gdr_disabled",
+)
+CASE_KEYS = ("id", "source", "settled_by", "category", "expect", "also_ok", "notes", "snapshot")
+# Which probe reads which top-level section: a section the report does not state was "not probed".
+PROBE_OF = {
+    "nvml": ("driver", "gpus"),
+    "torch": ("torch",),
+    "python": ("python",),
+    "system": ("host",),
+    "cuda_libraries": ("libraries",),
+    "cuda_toolkit": ("cuda_toolkit",),
+    "network": ("network",),
+    "env": ("env",),
+}
+
+
+class CaseError(ValueError):
+    """A case file that cannot be used: the message names the case and the problem."""
+
+
+def load_schema() -> Dict[str, Any]:
+    return json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
+
+
+def case_files() -> List[Path]:
+    return sorted(CASES.glob("*.json"))
+
+
+def load_case(path: Path) -> Dict[str, Any]:
+    try:
+        case = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise CaseError(f"{path.name}: invalid JSON: {exc}") from None
+    missing = [k for k in CASE_KEYS if k not in case]
+    if missing:
+        raise CaseError(f"{path.name}: missing keys {missing}")
+    if case["id"] != path.stem:
+        raise CaseError(f"{path.name}: id {case['id']!r} differs from the file name")
+    return case
+
+
+def _resolve(node: Dict[str, Any], schema: Dict[str, Any]) -> Dict[str, Any]:
+    while "$ref" in node:
+        target: Any = schema
+        for part in node["$ref"].lstrip("#/").split("/"):
+            target = target[part]
+        node = target
+    return node
+
+
+def _nullable(node: Dict[str, Any]) -> bool:
+    types = node.get("type")
+    names = [types] if isinstance(types, str) else (types or [])
+    return "null" in names or None in node.get("enum", ())
+
+
+def _fill(value: Any, node: Dict[str, Any], schema: Dict[str, Any]) -> Any:
+    """`value` with every nullable property the schema names and the value lacks set to None."""
+    node = _resolve(node, schema)
+    if isinstance(value, dict) and "properties" in node:
+        out = dict(value)
+        for name, sub in node["properties"].items():
+            sub = _resolve(sub, schema)
+            if name in out:
+                out[name] = _fill(out[name], sub, schema)
+            elif _nullable(sub):
+                out[name] = None
+        return out
+    if isinstance(value, list) and isinstance(node.get("items"), dict):
+        return [_fill(v, node["items"], schema) for v in value]
+    return value
+
+
+def build_snapshot(case: Dict[str, Any], schema: Dict[str, Any] | None = None) -> Dict[str, Any]:
+    """The complete snapshot for `case`: stated facts as given, everything else a bare null."""
+    schema = schema or load_schema()
+    partial = copy.deepcopy(case["snapshot"])
+    stated = set(partial)
+    body: Dict[str, Any] = {"schema": "envdoctor.snapshot/1"}
+    body["created"] = partial.pop("created", f"{case.get('date') or '1970-01-01'}T00:00:00Z")
+    body.update(partial)
+    body.setdefault("gpus", [])
+    body.setdefault("host", {})
+    body.setdefault("python", {})
+    if "probes" not in stated:
+        body["probes"] = [
+            {"name": name, "status": "ok" if stated & set(sections) else "skipped",
+             "seconds": None, "error": None if stated & set(sections) else "not in the report"}
+            for name, sections in PROBE_OF.items()
+        ]
+    absent = body.pop("absent", {})
+    full = _fill(body, schema, schema)
+    full["absent"] = absent
+    return full
+
+
+def validate(snapshot: Dict[str, Any]) -> List[str]:
+    """Schema errors in a built snapshot, by envdoctor's own validator."""
+    sys.path.insert(0, str(ROOT))
+    from envdoctor.jsonschema_lite import validate_snapshot
+
+    return validate_snapshot(snapshot)
+
+
+def main(argv: List[str]) -> int:
+    if len(argv) != 1:
+        print("usage: build.py CASE_ID_OR_FILE", file=sys.stderr)
+        return 2
+    path = Path(argv[0]) if argv[0].endswith(".json") else CASES / f"{argv[0]}.json"
+    try:
+        case = load_case(path)
+    except (OSError, CaseError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(json.dumps(build_snapshot(case), indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
