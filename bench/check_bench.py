@@ -21,6 +21,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Optional
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -42,13 +43,18 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--python", action="append", help="interpreter(s) to measure (default: this one)")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "check.json"))
+    ap.add_argument("--baseline-tree", metavar="DIR",
+                    help="another checkout of envdoctor (e.g. a git worktree of an older commit) whose `check` runs in "
+                         "the same interleaved rounds, for a before/after ratio under the same load")
     args = ap.parse_args()
     env = dict(os.environ, PYTHONPATH=str(ROOT), NO_COLOR="1")
     doc = {"machine": f"{platform.machine()} {os.cpu_count()} cpus, Python {platform.python_version()}",
            "runs": args.runs, "targets": {"check_over_import_torch": "<= 1.15", "envdoctor_check_snapshot": "< 0.4 s"},
            "interpreters": {}}
     for py in args.python or [sys.executable]:
-        doc["interpreters"][py] = measure(py, env, args.runs)
+        doc["interpreters"][py] = measure(py, env, args.runs, args.baseline_tree)
+    if args.baseline_tree:
+        doc["baseline_tree"] = args.baseline_tree
     Path(args.out).write_text(json.dumps(doc, indent=2) + "\n")
 
 
@@ -66,7 +72,7 @@ def packages(py: str) -> str:
     return subprocess.run([py, "-c", code], capture_output=True, text=True).stdout.strip()
 
 
-def measure(py: str, env: dict, runs: int) -> dict:
+def measure(py: str, env: dict, runs: int, baseline_tree: Optional[str] = None) -> dict:
     fixture = str(ROOT / "tests" / "fixtures" / "snapshots" / "h100_8x_nvswitch.json")
     # Interleave the commands so that cache state and machine load hit them alike.
     commands = {
@@ -75,12 +81,16 @@ def measure(py: str, env: dict, runs: int) -> dict:
         "envdoctor_check_snapshot": [py, "-m", "envdoctor", "check", "--snapshot", fixture],
         "collect_env": [py, "-m", "torch.utils.collect_env"],
     }
-    for argv in commands.values():  # warm the page cache once
-        subprocess.run(argv, cwd=ROOT, env=env, capture_output=True)
+    envs = {k: env for k in commands}
+    if baseline_tree:
+        commands["envdoctor_check_baseline"] = [py, "-m", "envdoctor", "check"]
+        envs["envdoctor_check_baseline"] = dict(env, PYTHONPATH=str(Path(baseline_tree).resolve()))
+    for name, argv in commands.items():  # warm the page cache once
+        subprocess.run(argv, cwd=ROOT, env=envs[name], capture_output=True)
     samples = {k: [] for k in commands}
     for _ in range(runs):
         for name, argv in commands.items():
-            samples[name].append(wall(argv, env, 1)["runs"][0])
+            samples[name].append(wall(argv, envs[name], 1)["runs"][0])
     results = {k: {"median_s": round(statistics.median(v), 4), "runs": v} for k, v in samples.items()}
     floor = results["import_torch"]["median_s"]
     ratios = {
@@ -88,6 +98,8 @@ def measure(py: str, env: dict, runs: int) -> dict:
         "collect_env_over_import_torch": round(results["collect_env"]["median_s"] / floor, 3),
         "check_over_collect_env": round(results["envdoctor_check"]["median_s"] / results["collect_env"]["median_s"], 3),
     }
+    if baseline_tree:
+        ratios["baseline_check_over_import_torch"] = round(results["envdoctor_check_baseline"]["median_s"] / floor, 3)
     print(f"{py} ({packages(py)})")
     for k, v in results.items():
         print(f"  {k:28s} median {v['median_s']:.3f}s")
