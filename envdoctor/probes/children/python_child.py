@@ -92,7 +92,11 @@ def main():
             packages.setdefault(name, dist.version)
         if name in ext_wanted:
             files = []
-            for f in dist.files or []:
+            try:
+                listed = dist.files or []
+            except Exception:  # a malformed RECORD
+                listed = []
+            for f in listed:
                 s = str(f)
                 if s.endswith(".so") or ".so." in s or s.endswith(".pyd"):
                     try:
