@@ -15,12 +15,12 @@ def probe(ctx: ProbeContext) -> ProbeOutput:
     env = PythonEnv(version=str(data.get("version") or "unknown"))
     for name in ("implementation", "executable", "env_kind", "externally_managed", "packages", "python_headers"):
         value = data.get(name)
-        setattr(env, name, value if value is not None else Unavailable("not reported"))
+        setattr(env, name, value if value is not None else ProbeFailed("not reported"))
     if data.get("gil_disabled"):
         env.extra["gil_disabled"] = True
-    env.free_threaded = bool(data["gil_disabled"]) if "gil_disabled" in data else Unavailable("not reported")
+    env.free_threaded = bool(data["gil_disabled"]) if "gil_disabled" in data else ProbeFailed("not reported")
     bits = data.get("pointer_bits")
-    env.pointer_bits = bits if isinstance(bits, int) else Unavailable("not reported")
+    env.pointer_bits = bits if isinstance(bits, int) else ProbeFailed("not reported")
     sections: Dict[str, Any] = {"python": env, "extensions": extensions(data.get("extensions") or [])}
     return ProbeOutput(sections)
 
@@ -35,7 +35,7 @@ def extensions(raw: List[Dict[str, Any]]) -> List[Extension]:
                 archs.update(archs_in_file(path))
             except (OSError, ValueError, IndexError) as exc:  # struct.error is a ValueError
                 errors.append(f"{path}: {exc}")
-        ext = Extension(name=str(item.get("name")), version=item.get("version") or Unavailable("unknown"))
+        ext = Extension(name=str(item.get("name")), version=item.get("version") or ProbeFailed("no version in its metadata"))
         if archs:
             ext.arch_list = sorted(archs, key=_arch_key)
         elif item.get("files"):

@@ -188,7 +188,7 @@ def torch_from_child(data: Dict[str, Any]) -> Any:
     torch = Torch(importable=bool(data.get("importable")))
     if not torch.importable:
         torch.error = data.get("error") or "import failed"
-        torch.version = data.get("dist_version") or Unavailable("unknown")
+        torch.version = data.get("dist_version") or ProbeFailed("no version in its metadata")
         for name in _FIELDS[1:]:
             setattr(torch, name, Unavailable("torch does not import"))
         return torch
@@ -196,23 +196,30 @@ def torch_from_child(data: Dict[str, Any]) -> Any:
     for name in _FIELDS:
         value = data.get(name)
         if value is None and name != "cuda_init_error":
-            value = Unavailable(errors.get(name) or _why_none(name, data))
+            value = ProbeFailed(errors[name]) if errors.get(name) else _why_none(name, data)
         setattr(torch, name, value)
     return torch
 
 
-def _why_none(name: str, data: Dict[str, Any]) -> str:
+def _why_none(name: str, data: Dict[str, Any]) -> Any:
+    """A null the child printed without an error: absent where the build explains it, else unknown."""
     if name in ("cuda", "nccl", "cudnn") and not data.get("cuda") and not data.get("hip"):
-        return "CPU build"
-    return "not reported"
+        return Unavailable("CPU build")
+    if name == "hip":
+        return Unavailable("not a ROCm build")
+    if name == "cuda":
+        return Unavailable("ROCm build")
+    if name == "cudnn":
+        return Unavailable("cuDNN is not available in this build")
+    return ProbeFailed("not reported")
 
 
 def deepspeed_from_child(data: Any, problem: Any) -> Any:
     if data is None:
-        return ProbeFailed(f"DeepSpeed not probed: {problem}") if problem else Unavailable("not reported")
+        return ProbeFailed(f"DeepSpeed not probed: {problem}" if problem else "not reported")
     if not data.get("installed"):
         return Unavailable("DeepSpeed is not installed")
-    ds = DeepSpeed(version=data.get("version") or Unavailable("unknown"))
+    ds = DeepSpeed(version=data.get("version") or ProbeFailed("no version in its metadata"))
     if "importable" in data:
         ds.importable = bool(data["importable"])
         ds.error = data.get("error")

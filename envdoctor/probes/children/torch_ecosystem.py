@@ -42,7 +42,8 @@ def installed_dists():
     found = {}
     for dist in metadata.distributions():
         try:
-            name = norm(dist.metadata["Name"])
+            # 3.10+: the name from the .dist-info folder, without parsing every METADATA file
+            name = norm(getattr(dist, "_normalized_name", None) or dist.metadata["Name"])
         except Exception:
             continue
         if name and name not in found:
