@@ -19,6 +19,7 @@ from envdoctor.probes.children_run import ChildError
 from envdoctor.redact import relevant_env
 from envdoctor.snapshot import (
     BuildTools,
+    DeepSpeed,
     Host,
     ProbeFailed,
     ProbeRecord,
@@ -150,6 +151,9 @@ def _merge_imports(snap: Snapshot, imports: Dict[str, Dict[str, object]]) -> Non
     """Each extension's import result (torch probe) onto its entry (python probe)."""
     if not isinstance(snap.extensions, list):
         return
+    ds = snap.deepspeed
+    if isinstance(ds, DeepSpeed):  # imported by the torch probe too, reported in its own section
+        imports = {**imports, "deepspeed": {"importable": ds.importable, "import_error": ds.error}}
     for ext in snap.extensions:
         result = imports.get(ext.name)
         if result is not None:

@@ -247,6 +247,9 @@ def test_extension_import_error_and_build_record_reach_the_snapshot(tmp_path):
     assert ext.importable is False and "undefined symbol: _ZN3c10" in ext.import_error
     assert ext.torch_version == "2.3" and ext.cxx11_abi is False
     assert snap.torch.cxx11_abi in (True, False)
+    ds = next((e for e in snap.extensions if e.name == "deepspeed"), None)
+    if ds is not None:  # DeepSpeed's import, from its own section
+        assert ds.importable == snap.deepspeed.importable
     back = snapshot_from_json(json.loads(snap.dumps()))
     ext2 = next(e for e in back.extensions if e.name == "flash-attn")
     assert ext2.import_error == ext.import_error and ext2.torch_version == "2.3"
