@@ -2,9 +2,9 @@
 
 One venv per session holds torch 2.13.0+cpu and its dependencies; each test breaks it in one way
 (a torchvision built for another torch, a sympy older than torch requires, a second torch on
-PYTHONPATH, one of torch's own libraries removed) and puts it back. The wheels are fetched once per
-machine with pip's own configuration into a wheelhouse (ENVDOCTOR_TEST_WHEELHOUSE, else a folder in
-the temp directory); the installs read only that folder. Without the wheels the tests are skipped.
+PYTHONPATH, one of torch's own libraries removed) and puts it back. `tools/fetch_test_wheels.py` (run by
+.ci/run and the README's test command) fetches the wheels once per machine; the tests install only from
+that folder and never reach an index. Without the wheels they are skipped.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -22,11 +21,10 @@ import pytest
 from envdoctor.probes.base import ProbeContext
 from envdoctor.probes.runner import run_probes
 from envdoctor.snapshot import Unavailable, is_absent, snapshot_from_json
+from tools.fetch_test_wheels import TORCH, default_dir
 
 pytestmark = pytest.mark.slow
 
-TORCH = "torch==2.13.0+cpu"
-LOOSE = ("torchvision==0.28.0", "sympy==1.12", "numpy==1.26.0")  # installed one at a time, without dependencies
 
 
 def _env(**extra):
@@ -40,17 +38,9 @@ def _env(**extra):
 def wheelhouse():
     if not sys.platform.startswith("linux") or sys.version_info[:2] != (3, 11):
         pytest.skip("the pinned wheels are for CPython 3.11 on Linux")
-    d = Path(os.environ.get("ENVDOCTOR_TEST_WHEELHOUSE") or Path(tempfile.gettempdir()) / "envdoctor-test-wheels")
-    done = d / ".complete"
-    if not done.exists():
-        d.mkdir(parents=True, exist_ok=True)
-        pip = [sys.executable, "-m", "pip", "download", "-q", "-d", str(d)]
-        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-        for args in ([TORCH], ["--no-deps", *LOOSE]):
-            res = subprocess.run(pip + args, capture_output=True, text=True, env=env, timeout=900)
-            if res.returncode != 0:
-                pytest.skip(f"cannot fetch the test wheels: {res.stderr.strip()[-300:]}")
-        done.write_text("ok\n")
+    d = default_dir()
+    if not (d / ".complete").exists():
+        pytest.skip(f"no test wheels in {d}: run `python tools/fetch_test_wheels.py`")
     return d
 
 
