@@ -74,6 +74,15 @@ def _absent_field(default: Absent = NOT_PROBED) -> Any:
     return field(default=default)
 
 
+# Fields added after a snapshot format was first written: a document without them still loads
+# (they read as unknown) and is written back without them.
+NOT_RECORDED = ProbeFailed("not recorded in this snapshot")
+
+
+def _optional_field() -> Any:
+    return field(default=NOT_RECORDED)
+
+
 @dataclass
 class Model:
     extra: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
@@ -82,6 +91,8 @@ class Model:
         out: Dict[str, Any] = {}
         for f in dataclasses.fields(self):
             if f.name == "extra":
+                continue
+            if getattr(self, f.name) is NOT_RECORDED:
                 continue
             out[f.name] = _dump(getattr(self, f.name), absent, _join(path, f.name))
         for k, v in self.extra.items():
@@ -233,8 +244,8 @@ class NvLink(Model):
 @dataclass
 class Gpu(Model):
     index: int = 0
-    name: str = ""
-    compute_capability: str = "0.0"
+    name: Field[str] = _absent_field()
+    compute_capability: Field[str] = _absent_field()
     uuid: Field[str] = _absent_field()
     pci_bus_id: Field[str] = _absent_field()
     memory_bytes: Field[int] = _absent_field()
@@ -249,6 +260,9 @@ class Gpu(Model):
 
     @property
     def sm(self) -> int:
+        """10 * major + minor; ValueError when the compute capability is not known."""
+        if not isinstance(self.compute_capability, str):
+            raise ValueError(f"GPU {self.index}: compute capability {self.compute_capability}")
         major, minor = self.compute_capability.split(".")
         return int(major) * 10 + int(minor)
 
@@ -289,6 +303,59 @@ class PythonEnv(Model):
     externally_managed: Field[bool] = _absent_field()
     packages: Field[Dict[str, str]] = _absent_field()
     python_headers: Field[bool] = _absent_field()
+    free_threaded: Field[bool] = _optional_field()
+    pointer_bits: Field[int] = _optional_field()
+
+
+@dataclass
+class TorchOrigin(Model):
+    """Where `import torch` finds torch, and whether that is inside the environment's site-packages."""
+
+    file: Field[str] = _absent_field()
+    kind: Field[str] = _absent_field()
+    outside_site_packages: Field[bool] = _absent_field()
+    site_packages: Field[List[str]] = _absent_field()
+    dist_location: Field[str] = _absent_field()
+
+
+@dataclass
+class NumpyBridge(Model):
+    version: Field[str] = _absent_field()
+    works: Field[bool] = _absent_field()
+    error: Optional[str] = None
+
+
+@dataclass
+class Companion(Model):
+    """torchvision / torchaudio, imported after torch in the same process."""
+
+    version: Field[str] = _absent_field()
+    requires_torch: Field[str] = _absent_field()
+    importable: Field[bool] = _absent_field()
+    error: Optional[str] = None
+    nms_op: Field[bool] = _absent_field()
+    warnings: Field[List[str]] = _absent_field()
+
+
+@dataclass
+class NvidiaWheel(Model):
+    required: Field[str] = _absent_field()
+    installed: Field[str] = _absent_field()
+
+
+@dataclass
+class MappedLibrary(Model):
+    path: str = ""
+    file_version: Field[str] = _absent_field()
+    dist: Field[str] = _absent_field()
+    dist_version: Field[str] = _absent_field()
+
+
+@dataclass
+class RequirementConflict(Model):
+    package: str = ""
+    requirement: str = ""
+    installed: Field[str] = _absent_field()
 
 
 @dataclass
@@ -307,6 +374,14 @@ class Torch(Model):
     loaded_libraries: Field[Dict[str, Optional[str]]] = _absent_field()
     cuda_init_error: Optional[str] = None
     path: Field[str] = _absent_field()
+    origin: Field[TorchOrigin] = _optional_field()
+    cwd_torch: Field[str] = _optional_field()
+    cxx11_abi: Field[bool] = _optional_field()
+    numpy: Field[NumpyBridge] = _optional_field()
+    companions: Field[Dict[str, Companion]] = _optional_field()
+    nvidia_wheels: Field[Dict[str, NvidiaWheel]] = _optional_field()
+    mapped_cuda_libraries: Field[List[MappedLibrary]] = _optional_field()
+    missing_files: Field[List[str]] = _optional_field()
 
 
 @dataclass
@@ -362,6 +437,11 @@ class Extension(Model):
     arch_list: Field[List[str]] = _absent_field()
     torch_version: Field[str] = _absent_field()
     cuda_version: Field[str] = _absent_field()
+    torch_version_source: Field[str] = _optional_field()
+    requires_torch: Field[str] = _optional_field()
+    cxx11_abi: Field[bool] = _optional_field()
+    importable: Field[bool] = _optional_field()
+    import_error: Field[Optional[str]] = _optional_field()
 
 
 @dataclass
@@ -379,7 +459,7 @@ class Snapshot(Model):
     created: str = ""
     host: Host = field(default_factory=Host)
     driver: Field[Driver] = _absent_field()
-    gpus: List[Gpu] = field(default_factory=list)
+    gpus: Field[List[Gpu]] = field(default_factory=list)
     python: PythonEnv = field(default_factory=PythonEnv)
     torch: Field[Torch] = _absent_field()
     probes: List[ProbeRecord] = field(default_factory=list)
@@ -392,6 +472,7 @@ class Snapshot(Model):
     fabric_manager: Field[FabricManager] = _absent_field()
     extensions: Field[List[Extension]] = _absent_field()
     build_tools: Field[BuildTools] = _absent_field()
+    requirement_conflicts: Field[List[RequirementConflict]] = _optional_field()
 
     def to_json(self, absent: Optional[Dict[str, str]] = None, path: str = "") -> Dict[str, Any]:
         reasons: Dict[str, str] = {}

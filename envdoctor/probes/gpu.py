@@ -52,14 +52,20 @@ def probe(ctx: ProbeContext) -> ProbeOutput:
 def _from_nvml(ctx: ProbeContext, nvml: Nvml) -> ProbeOutput:
     version = nvml.query("nvmlSystemGetDriverVersion")
     cuda = nvml.query(("nvmlSystemGetCudaDriverVersion_v2", "nvmlSystemGetCudaDriverVersion"))
-    driver = Driver(
-        version=version if isinstance(version, str) else "unknown",
+    source = "nvml"
+    if not isinstance(version, str):  # NVML answered but not the version: /proc may still know it
+        proc = parse_proc_version(ctx.read_text("/proc/driver/nvidia/version") or "")
+        version, source = (proc, "procfs") if proc else (version, source)
+    driver: Any = Driver(
+        version=version,
         cuda_driver_version=f"{cuda // 1000}.{cuda % 1000 // 10}" if isinstance(cuda, int) else cuda,
-        source="nvml",
-    )
+        source=source,
+    ) if isinstance(version, str) else _failed(version, "nvmlSystemGetDriverVersion")
     count = nvml.query("nvmlDeviceGetCount")
     if not isinstance(count, int):
-        raise RuntimeError(f"nvmlDeviceGetCount: {count}")
+        # The driver answered but the GPUs could not be counted: unknown, never "no GPUs".
+        why = _failed(count, "nvmlDeviceGetCount")
+        return ProbeOutput({"driver": driver, "gpus": why, "topology": why}, note=why.error, status="failed")
     handles = [nvml.query("nvmlDeviceGetHandleByIndex", i) for i in range(count)]
     gpus = [_gpu(ctx, nvml, i, h) for i, h in enumerate(handles)]
     topology = _topology(nvml, handles, gpus)
@@ -69,13 +75,21 @@ def _from_nvml(ctx: ProbeContext, nvml: Nvml) -> ProbeOutput:
     return ProbeOutput({"driver": driver, "gpus": gpus, "topology": topology}, note=note)
 
 
+def _failed(marker: Any, what: str) -> ProbeFailed:
+    """A fact the driver should always give: its absence is a failed probe, whatever NVML said."""
+    if isinstance(marker, ProbeFailed):
+        return marker
+    return ProbeFailed(marker.reason if isinstance(marker, Unavailable) else f"{what}: unexpected answer {marker!r}")
+
+
 def _gpu(ctx: ProbeContext, nvml: Nvml, index: int, h: Any) -> Gpu:
     cc = nvml.query("nvmlDeviceGetCudaComputeCapability", h)
     name = nvml.query("nvmlDeviceGetName", h)
     gpu = Gpu(
         index=index,
-        name=name if isinstance(name, str) else "unknown GPU",
-        compute_capability=f"{cc[0]}.{cc[1]}" if isinstance(cc, tuple) else "0.0",
+        name=name if isinstance(name, str) else _failed(name, "nvmlDeviceGetName"),
+        compute_capability=f"{cc[0]}.{cc[1]}" if isinstance(cc, (tuple, list)) and len(cc) == 2
+        else _failed(cc, "nvmlDeviceGetCudaComputeCapability"),
     )
     gpu.uuid = nvml.query("nvmlDeviceGetUUID", h)
     pci = nvml.query(("nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo"), h)
@@ -225,8 +239,10 @@ def _fallback(ctx: ProbeContext, nvml_why: str) -> ProbeOutput:
             driver, gpus = parse_smi_csv(res.stdout)
             if driver is None and proc_version:
                 driver = Driver(version=proc_version, source="procfs")
+            no_driver: Any = ProbeFailed("nvidia-smi did not give the driver version") if gpus \
+                else Unavailable("nvidia-smi listed no GPU")
             return ProbeOutput(
-                {"driver": driver or Unavailable("nvidia-smi listed no GPU"), "gpus": gpus,
+                {"driver": driver or no_driver, "gpus": gpus,
                  "topology": Unavailable("NVML unavailable; nvidia-smi fallback reads no link matrix")},
                 note=f"NVML: {nvml_why}; read nvidia-smi instead",
             )
@@ -235,13 +251,14 @@ def _fallback(ctx: ProbeContext, nvml_why: str) -> ProbeOutput:
             Driver(version=proc_version, source="procfs") if proc_version else ProbeFailed(problem)
         )
         return ProbeOutput(
-            {"driver": driver_value, "gpus": [], "topology": ProbeFailed(problem)},
+            {"driver": driver_value, "gpus": ProbeFailed(f"nvidia-smi: {problem}"), "topology": ProbeFailed(problem)},
             note=f"NVML: {nvml_why}; {problem}",
             status="timeout" if res.error and res.error.startswith("timed out") else "failed",
         )
     if proc_version:
         return ProbeOutput(
-            {"driver": Driver(version=proc_version, source="procfs"), "gpus": [],
+            {"driver": Driver(version=proc_version, source="procfs"),
+             "gpus": ProbeFailed(f"a driver is loaded but nothing could list its GPUs (NVML: {nvml_why}; no nvidia-smi)"),
              "topology": Unavailable("NVML unavailable")},
             note=f"NVML: {nvml_why}; no nvidia-smi; driver version from /proc/driver/nvidia/version",
             status="failed",
@@ -281,7 +298,8 @@ def parse_smi_csv(text: str) -> Tuple[Optional[Driver], List[Gpu]]:
         cc = _smi_value(rec["compute_cap"])
         if not rec["index"].isdigit():
             continue
-        gpu = Gpu(index=int(rec["index"]), name=rec["name"], compute_capability=cc or "0.0")
+        gpu = Gpu(index=int(rec["index"]), name=_smi_value(rec["name"]) or ProbeFailed("nvidia-smi did not name it"),
+                  compute_capability=cc or Unavailable("nvidia-smi does not report compute_cap (driver before 510?)"))
         gpu.uuid = _smi_value(rec["uuid"]) or Unavailable("not reported")
         bus = _smi_value(rec["pci.bus_id"])
         gpu.pci_bus_id = _bus_id(bus) if bus else Unavailable("not reported")
@@ -302,8 +320,6 @@ def parse_smi_csv(text: str) -> Tuple[Optional[Driver], List[Gpu]]:
         gpu.numa_node = Unavailable("nvidia-smi fallback")
         gpu.cpu_affinity = Unavailable("nvidia-smi fallback")
         gpu.retired_pages_pending = Unavailable("nvidia-smi fallback")
-        if cc is None:
-            gpu.extra["compute_capability_unknown"] = True
         version = _smi_value(rec["driver_version"])
         if version and driver is None:
             driver = Driver(version=version, source="nvidia-smi",

@@ -7,7 +7,7 @@ from typing import Any, Dict, List
 from envdoctor.probes.base import ProbeContext, ProbeOutput
 from envdoctor.probes.children_run import run_child
 from envdoctor.probes.fatbin import _arch_key, archs_in_file
-from envdoctor.snapshot import Extension, PythonEnv, Unavailable
+from envdoctor.snapshot import Extension, ProbeFailed, PythonEnv, Unavailable
 
 
 def probe(ctx: ProbeContext) -> ProbeOutput:
@@ -15,9 +15,12 @@ def probe(ctx: ProbeContext) -> ProbeOutput:
     env = PythonEnv(version=str(data.get("version") or "unknown"))
     for name in ("implementation", "executable", "env_kind", "externally_managed", "packages", "python_headers"):
         value = data.get(name)
-        setattr(env, name, value if value is not None else Unavailable("not reported"))
+        setattr(env, name, value if value is not None else ProbeFailed("not reported"))
     if data.get("gil_disabled"):
         env.extra["gil_disabled"] = True
+    env.free_threaded = bool(data["gil_disabled"]) if "gil_disabled" in data else ProbeFailed("not reported")
+    bits = data.get("pointer_bits")
+    env.pointer_bits = bits if isinstance(bits, int) else ProbeFailed("not reported")
     sections: Dict[str, Any] = {"python": env, "extensions": extensions(data.get("extensions") or [])}
     return ProbeOutput(sections)
 
@@ -32,16 +35,32 @@ def extensions(raw: List[Dict[str, Any]]) -> List[Extension]:
                 archs.update(archs_in_file(path))
             except (OSError, ValueError, IndexError) as exc:  # struct.error is a ValueError
                 errors.append(f"{path}: {exc}")
-        ext = Extension(name=str(item.get("name")), version=item.get("version") or Unavailable("unknown"))
+        ext = Extension(name=str(item.get("name")), version=item.get("version") or ProbeFailed("no version in its metadata"))
         if archs:
             ext.arch_list = sorted(archs, key=_arch_key)
         elif item.get("files"):
             ext.arch_list = Unavailable("no CUDA kernels in its binaries (JIT-built or CPU-only)")
         else:
             ext.arch_list = Unavailable("no compiled files")
-        ext.torch_version = Unavailable("not recorded by the package")
-        ext.cuda_version = Unavailable("not recorded by the package")
+        _build_facts(ext, item.get("build"))
         if errors:
             ext.extra["read_errors"] = errors[:5]
         out.append(ext)
     return out
+
+
+def _build_facts(ext: Extension, build: Any) -> None:
+    """torch_version / cuda_version / C++ ABI from the extension's own record; what it keeps none of is absent."""
+    if isinstance(build, dict) and build.get("error"):
+        why: Any = ProbeFailed(f"build record unreadable: {build['error']}")
+        ext.torch_version = ext.cuda_version = ext.torch_version_source = ext.cxx11_abi = why
+        ext.requires_torch = why
+        return
+    build = build if isinstance(build, dict) else {}
+    none = Unavailable("not recorded by the package")
+    ext.torch_version = build.get("torch_version") or none
+    ext.cuda_version = build.get("cuda_version") or none
+    ext.torch_version_source = build.get("source") or none
+    abi = build.get("cxx11_abi")
+    ext.cxx11_abi = abi if isinstance(abi, bool) else Unavailable("not recorded by the package")
+    ext.requires_torch = build.get("requires_torch") or Unavailable("no torch requirement in its metadata")

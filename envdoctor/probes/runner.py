@@ -19,6 +19,7 @@ from envdoctor.probes.children_run import ChildError
 from envdoctor.redact import relevant_env
 from envdoctor.snapshot import (
     BuildTools,
+    DeepSpeed,
     Host,
     ProbeFailed,
     ProbeRecord,
@@ -42,7 +43,7 @@ class ProbeSpec:
 
 
 PROBES: Tuple[ProbeSpec, ...] = (
-    ProbeSpec("torch", torch_probe.probe, ("torch", "deepspeed"), slow=True),
+    ProbeSpec("torch", torch_probe.probe, ("torch", "deepspeed", "requirement_conflicts"), slow=True),
     ProbeSpec("python", pyenv.probe, ("python", "extensions")),
     ProbeSpec("nvml", gpu.probe, ("driver", "gpus", "topology")),
     ProbeSpec("system", system.probe, ("host",)),
@@ -124,6 +125,7 @@ def run_probes(
 def assemble(results: List[Tuple[ProbeRecord, Optional[ProbeOutput]]], specs: List[ProbeSpec]) -> Snapshot:
     snap = Snapshot(created=now_iso(), host=Host(), python=PythonEnv(version="unknown"))
     libaio = None
+    ext_imports: Dict[str, Dict[str, object]] = {}
     for (record, output), spec in zip(results, specs):
         snap.probes.append(record)
         if output is None:
@@ -135,16 +137,34 @@ def assemble(results: List[Tuple[ProbeRecord, Optional[ProbeOutput]]], specs: Li
         for key, value in output.sections.items():
             if key == "libaio":
                 libaio = value
+            elif key == "extension_imports":
+                ext_imports = value
             else:
                 setattr(snap, key, value)
     if isinstance(snap.build_tools, BuildTools):
         snap.build_tools.libaio = libaio if libaio is not None else Unavailable("loader cache not read")
+    _merge_imports(snap, ext_imports)
     return snap
+
+
+def _merge_imports(snap: Snapshot, imports: Dict[str, Dict[str, object]]) -> None:
+    """Each extension's import result (torch probe) onto its entry (python probe)."""
+    if not isinstance(snap.extensions, list):
+        return
+    ds = snap.deepspeed
+    if isinstance(ds, DeepSpeed):  # imported by the torch probe too, reported in its own section
+        imports = {**imports, "deepspeed": {"importable": ds.importable, "import_error": ds.error}}
+    for ext in snap.extensions:
+        result = imports.get(ext.name)
+        if result is not None:
+            ext.importable = result["importable"]
+            ext.import_error = result.get("import_error")  # type: ignore[assignment]
 
 
 def _mark(snap: Snapshot, section: str, marker: object) -> None:
     if section == "gpus":
-        snap.gpus = []
+        # A skipped probe found no NVIDIA driver anywhere: no GPU is usable. A failed one knows nothing.
+        snap.gpus = [] if isinstance(marker, Unavailable) else marker  # type: ignore[assignment]
     elif section == "host":
         snap.host = Host(os="other", arch="unknown")
         snap.host.extra["error"] = str(marker)

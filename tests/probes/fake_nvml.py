@@ -18,10 +18,18 @@ class NVMLError(Exception):
 
 
 NOT_SUPPORTED, LIBRARY_NOT_FOUND, FUNCTION_NOT_FOUND, DRIVER_NOT_LOADED = 3, 12, 13, 9
+UNKNOWN, GPU_IS_LOST = 999, 15
+
+
+def _raiser(code: int):
+    def fail(*args):
+        raise NVMLError(code)
+    return fail
 
 
 class FakeNvml:
-    def __init__(self, gpus: int = 4, init_error: Optional[int] = None, drop: Set[str] = frozenset()) -> None:
+    def __init__(self, gpus: int = 4, init_error: Optional[int] = None, drop: Set[str] = frozenset(),
+                 errors: Optional[Dict[str, int]] = None) -> None:
         self.n = gpus
         self.init_error = init_error
         self.calls: List[str] = []
@@ -29,6 +37,8 @@ class FakeNvml:
         self.shutdowns = 0
         for name in drop:  # functions this nvidia-ml-py does not have at all
             setattr(self, name, None)
+        for name, code in (errors or {}).items():  # functions that fail with this NVML error code
+            setattr(self, name, _raiser(code))
 
     # lifecycle
     def nvmlInit(self) -> None:

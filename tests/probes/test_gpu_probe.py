@@ -12,7 +12,7 @@ from envdoctor.probes import gpu
 from envdoctor.probes.base import ProbeContext, ProbeSkipped
 from envdoctor.probes.nvml import Nvml
 from envdoctor.snapshot import ProbeFailed, Unavailable
-from tests.probes.fake_nvml import DRIVER_NOT_LOADED, LIBRARY_NOT_FOUND, FakeNvml
+from tests.probes.fake_nvml import DRIVER_NOT_LOADED, GPU_IS_LOST, LIBRARY_NOT_FOUND, NOT_SUPPORTED, UNKNOWN, FakeNvml
 
 SMI_CSV = (
     "0, NVIDIA A100-SXM4-80GB, GPU-1a2b, 00000000:07:00.0, 8.0, 81920, 535.129.03, 4, 4, 16, 16, Enabled, Disabled, 0\n"
@@ -138,3 +138,97 @@ def test_sys_read_errors_do_not_raise(tmp_path):
     out = gpu.probe(ctx_for(tmp_path, FakeNvml()))
     assert isinstance(out.sections["gpus"][3].numa_node, Unavailable)
     assert os.path.isdir(dev)
+
+
+# --- no placeholders: a value, a reason it does not exist, or a failure -------------------------
+
+
+def test_driver_version_that_nvml_cannot_read_is_a_failure_not_unknown(tmp_path):
+    out = gpu.probe(ctx_for(tmp_path, FakeNvml(errors={"nvmlSystemGetDriverVersion": UNKNOWN})))
+    driver = out.sections["driver"]
+    assert isinstance(driver, ProbeFailed) and "nvmlSystemGetDriverVersion" in driver.error
+    assert len(out.sections["gpus"]) == 4  # the GPUs are still known
+
+
+def test_driver_version_falls_back_to_procfs_when_nvml_cannot_read_it(tmp_path):
+    proc = tmp_path / "proc" / "driver" / "nvidia"
+    proc.mkdir(parents=True)
+    (proc / "version").write_text("NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.14  Thu Feb 22 2024\n")
+    driver = gpu.probe(ctx_for(tmp_path, FakeNvml(errors={"nvmlSystemGetDriverVersion": UNKNOWN}))).sections["driver"]
+    assert (driver.version, driver.source, driver.cuda_driver_version) == ("550.54.14", "procfs", "12.4")
+
+
+def test_gpu_name_and_compute_capability_are_never_invented(tmp_path):
+    fake = FakeNvml(errors={"nvmlDeviceGetName": UNKNOWN, "nvmlDeviceGetCudaComputeCapability": GPU_IS_LOST})
+    gpus = gpu.probe(ctx_for(tmp_path, fake)).sections["gpus"]
+    assert all(isinstance(g.name, ProbeFailed) and "nvmlDeviceGetName" in g.name.error for g in gpus)
+    assert all(isinstance(g.compute_capability, ProbeFailed) and "GPU is lost" in g.compute_capability.error
+               for g in gpus)
+    assert gpus[0].uuid.startswith("GPU-")  # the other facts are still read
+    with pytest.raises(ValueError):
+        _ = gpus[0].sm
+
+
+def test_not_supported_name_is_still_not_a_fact(tmp_path):
+    gpus = gpu.probe(ctx_for(tmp_path, FakeNvml(errors={"nvmlDeviceGetName": NOT_SUPPORTED}))).sections["gpus"]
+    assert isinstance(gpus[0].name, ProbeFailed)  # every GPU has a name: not getting it is a failure
+
+
+def test_gpus_that_cannot_be_counted_are_unknown_not_none(tmp_path):
+    out = gpu.probe(ctx_for(tmp_path, FakeNvml(errors={"nvmlDeviceGetCount": UNKNOWN})))
+    assert isinstance(out.sections["gpus"], ProbeFailed) and "nvmlDeviceGetCount" in out.sections["gpus"].error
+    assert isinstance(out.sections["topology"], ProbeFailed)
+    assert out.sections["driver"].version == "550.54.15" and out.status == "failed"
+
+
+def test_failed_nvidia_smi_fallback_leaves_gpus_unknown(tmp_path):
+    bindir = _script(tmp_path, "nvidia-smi", "echo 'Failed to initialize NVML: Unknown Error' >&2\nexit 255\n")
+    out = gpu.probe(ctx_for(tmp_path, FakeNvml(init_error=LIBRARY_NOT_FOUND), bindir))
+    assert isinstance(out.sections["gpus"], ProbeFailed) and out.status == "failed"
+
+
+def test_driver_without_any_way_to_list_gpus_leaves_gpus_unknown(tmp_path):
+    proc = tmp_path / "proc" / "driver" / "nvidia"
+    proc.mkdir(parents=True)
+    (proc / "version").write_text("NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.14  Thu Feb 22 2024\n")
+    out = gpu.probe(ctx_for(tmp_path, FakeNvml(init_error=LIBRARY_NOT_FOUND)))
+    assert out.sections["driver"].version == "550.54.14"
+    assert isinstance(out.sections["gpus"], ProbeFailed)
+
+
+def test_smi_without_compute_capability_or_name_writes_no_placeholder():
+    row = "0, , GPU-1a2b, 00000000:07:00.0, [N/A], 81920, 470.82.01, 4, 4, 16, 16, Enabled, [N/A], 0\n"
+    driver, gpus = gpu.parse_smi_csv(row)
+    assert driver.version == "470.82.01"
+    assert isinstance(gpus[0].compute_capability, Unavailable) and "compute_cap" in gpus[0].compute_capability.reason
+    assert isinstance(gpus[0].name, ProbeFailed)
+
+
+def test_unknown_gpu_facts_round_trip_through_the_snapshot(tmp_path):
+    from envdoctor.probes.runner import PROBES, assemble
+    from envdoctor.snapshot import ProbeRecord, snapshot_from_json
+
+    fake = FakeNvml(gpus=1, errors={"nvmlDeviceGetName": UNKNOWN, "nvmlDeviceGetCudaComputeCapability": UNKNOWN})
+    spec = next(p for p in PROBES if p.name == "nvml")
+    snap = assemble([(ProbeRecord(name="nvml", status="ok"), gpu.probe(ctx_for(tmp_path, fake)))], [spec])
+    data = snap.to_json()
+    assert data["gpus"][0]["name"] is None and data["absent"]["gpus.0.compute_capability"].startswith("failed: ")
+    back = snapshot_from_json(data)
+    assert back.gpus[0].compute_capability == snap.gpus[0].compute_capability
+
+    failed = gpu.probe(ctx_for(tmp_path, FakeNvml(errors={"nvmlDeviceGetCount": UNKNOWN})))
+    snap = assemble([(ProbeRecord(name="nvml", status="failed"), failed)], [spec])
+    data = snap.to_json()
+    assert data["gpus"] is None and data["absent"]["gpus"].startswith("failed: ")
+    assert isinstance(snapshot_from_json(data).gpus, ProbeFailed)
+
+
+def test_a_crashed_gpu_probe_leaves_gpus_unknown_and_a_skipped_one_empty():
+    from envdoctor.probes.runner import PROBES, assemble
+    from envdoctor.snapshot import ProbeRecord
+
+    spec = next(p for p in PROBES if p.name == "nvml")
+    crashed = assemble([(ProbeRecord(name="nvml", status="failed", error="RuntimeError: boom"), None)], [spec])
+    assert isinstance(crashed.gpus, ProbeFailed)
+    skipped = assemble([(ProbeRecord(name="nvml", status="skipped", error="no NVIDIA driver"), None)], [spec])
+    assert skipped.gpus == []

@@ -3,6 +3,7 @@ import json
 import os
 import platform
 import re
+import struct
 import sys
 import sysconfig
 
@@ -12,16 +13,36 @@ WATCH = (
     "flash_attn", "xformers", "bitsandbytes", "apex", "transformer-engine", "transformer_engine",
     "vllm", "accelerate", "transformers", "numpy", "ninja", "nvidia-ml-py", "pynvml", "jax", "jaxlib",
     "mamba-ssm", "causal-conv1d", "torchao", "megatron-core", "cupy", "onnxruntime-gpu", "tensorrt",
+    "flashinfer-python", "flashinfer", "sympy", "typing-extensions", "pytorch-triton",
 )
 # Distributions whose binaries carry CUDA kernels worth checking against the GPUs.
 EXTENSIONS = (
     "flash-attn", "flash_attn", "xformers", "bitsandbytes", "apex", "deepspeed", "transformer-engine",
-    "transformer_engine", "mamba-ssm", "causal-conv1d", "vllm", "torchao",
+    "transformer_engine", "mamba-ssm", "causal-conv1d", "vllm", "torchao", "flashinfer-python", "flashinfer",
 )
 
 
 def _norm(name):
     return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _build(name, dist):
+    """The torch an extension was built for, from its own record (see torch_ecosystem.extension_build)."""
+    try:
+        if name == "deepspeed":
+            import deepspeed_child
+            info = (deepspeed_child.build_record() or {}).get("torch_info") or {}
+            if info.get("version"):
+                cuda = info.get("cuda_version")
+                return {"torch_version": str(info["version"]), "source": "build record",
+                        "cuda_version": str(cuda) if cuda and cuda != "0.0" else None}
+            return None
+        import torch_ecosystem
+        found = torch_ecosystem.extension_build(name, dist) or {}
+        found["requires_torch"] = torch_ecosystem._torch_pin(dist)
+        return found
+    except Exception as exc:
+        return {"error": "%s: %s" % (type(exc).__name__, exc)}
 
 
 def env_kind():
@@ -49,6 +70,7 @@ def externally_managed():
 
 
 def main():
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     try:
         from importlib import metadata
         dists = list(metadata.distributions())
@@ -70,14 +92,18 @@ def main():
             packages.setdefault(name, dist.version)
         if name in ext_wanted:
             files = []
-            for f in dist.files or []:
+            try:
+                listed = dist.files or []
+            except Exception:  # a malformed RECORD
+                listed = []
+            for f in listed:
                 s = str(f)
                 if s.endswith(".so") or ".so." in s or s.endswith(".pyd"):
                     try:
                         files.append(str(dist.locate_file(f)))
                     except Exception:
                         pass
-            extensions.append({"name": name, "version": dist.version, "files": files[:400]})
+            extensions.append({"name": name, "version": dist.version, "files": files[:400], "build": _build(name, dist)})
     include = sysconfig.get_paths().get("include") or ""
     out = {
         "version": platform.python_version(),
@@ -90,6 +116,7 @@ def main():
         "python_headers": bool(include) and os.path.isfile(os.path.join(include, "Python.h")),
         "extensions": extensions,
         "gil_disabled": bool(sysconfig.get_config_var("Py_GIL_DISABLED")),
+        "pointer_bits": struct.calcsize("P") * 8,
     }
     print(json.dumps(out))
 

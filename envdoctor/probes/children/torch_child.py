@@ -46,9 +46,24 @@ def _mapped():
     return found
 
 
+def _emit(obj):
+    print(json.dumps(obj, default=str))
+    sys.stdout.flush()
+
+
+def _ecosystem_before():
+    """First line: what metadata and files say (requirements, nvidia wheels, torch's origin), before the import."""
+    try:
+        import torch_ecosystem
+        facts, dists = torch_ecosystem.before_import()
+    except Exception as exc:
+        facts, dists = {"errors": {"ecosystem": "%s: %s" % (type(exc).__name__, exc)}}, {}
+    _emit({"ecosystem": facts})
+    return facts, dists
+
+
 def _deepspeed(torch_ok):
     """Second line: DeepSpeed, imported after torch (it imports torch itself; here that is free)."""
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import deepspeed_child
 
     ds = deepspeed_child.describe(try_import_it=False)
@@ -62,8 +77,10 @@ def _deepspeed(torch_ok):
 
 
 def main():
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     dist_version = _installed()
     out = {"installed": dist_version is not None, "dist_version": dist_version}
+    facts, dists = _ecosystem_before()
     if dist_version is None:
         # An importable torch without metadata (a source build on sys.path) still counts.
         try:
@@ -81,6 +98,11 @@ def main():
     except BaseException as exc:
         out["importable"] = False
         out["error"] = "%s: %s" % (type(exc).__name__, exc)
+        try:
+            import torch_ecosystem
+            out["missing_files"] = torch_ecosystem.broken_files(dists)
+        except Exception:
+            pass
         print(json.dumps(out))
         sys.stdout.flush()
         _deepspeed(torch_ok=False)
@@ -137,9 +159,19 @@ def main():
             return True
         _guard(out, "cuda_init", init)
     out["loaded_libraries"] = _mapped()
+    try:
+        import torch_ecosystem
+        out.update(torch_ecosystem.after_import(torch, dists))
+    except Exception as exc:
+        out.setdefault("errors", {})["ecosystem"] = "%s: %s" % (type(exc).__name__, exc)
     print(json.dumps(out))
     sys.stdout.flush()
     _deepspeed(torch_ok=True)
+    try:
+        import torch_ecosystem
+        torch_ecosystem.import_all(torch, facts, _emit)
+    except Exception:
+        pass
 
 
 if __name__ == "__main__":

@@ -1,0 +1,156 @@
+"""Real broken environments, built from real wheels, and what the snapshot records about each.
+
+One venv per session holds torch 2.13.0+cpu and its dependencies; each test breaks it in one way
+(a torchvision built for another torch, a sympy older than torch requires, a second torch on
+PYTHONPATH, one of torch's own libraries removed) and puts it back. `tools/fetch_test_wheels.py` (run by
+.ci/run and the README's test command) fetches the wheels once per machine; the tests install only from
+that folder and never reach an index. Without the wheels they are skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from envdoctor.probes.base import ProbeContext
+from envdoctor.probes.runner import run_probes
+from envdoctor.snapshot import Unavailable, is_absent, snapshot_from_json
+from tools.fetch_test_wheels import TORCH, default_dir
+
+pytestmark = pytest.mark.slow
+
+
+
+def _env(**extra):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "ENVDOCTOR_", "UV_", "PYTHON"))}
+    env.update(PIP_DISABLE_PIP_VERSION_CHECK="1", PYTHONDONTWRITEBYTECODE="1")
+    env.update(extra)
+    return env
+
+
+@pytest.fixture(scope="session")
+def wheelhouse():
+    if not sys.platform.startswith("linux") or sys.version_info[:2] != (3, 11):
+        pytest.skip("the pinned wheels are for CPython 3.11 on Linux")
+    d = default_dir()
+    if not (d / ".complete").exists():
+        pytest.skip(f"no test wheels in {d}: run `python tools/fetch_test_wheels.py`")
+    return d
+
+
+@pytest.fixture(scope="session")
+def venv(tmp_path_factory, wheelhouse):
+    d = tmp_path_factory.mktemp("broken") / "v"
+    subprocess.run([sys.executable, "-m", "venv", str(d)], check=True)
+    site = next((d / "lib").glob("python3.*/site-packages"))
+    v = type("Venv", (), {"path": d, "python": str(d / "bin" / "python"), "site": site, "wheels": wheelhouse})
+    pip(v, "install", TORCH)
+    return v
+
+
+def pip(v, *args):
+    cmd = [v.python, "-m", "pip", *args]
+    if args[0] == "install":
+        cmd += ["-q", "--no-index", "--find-links", str(v.wheels)]
+    subprocess.run(cmd, check=True, env=_env(PIP_CONFIG_FILE=os.devnull), capture_output=True, timeout=600)
+
+
+def snapshot(v, tmp_path, **env):
+    """Probe the venv as `envdoctor check` would, and read the snapshot back from its JSON."""
+    ctx = ProbeContext(python=v.python, root=Path("/"), env=_env(**env), timeout=30.0, torch_timeout=180.0)
+    snap = run_probes(ctx, only=("torch", "python", "env"))
+    return snapshot_from_json(json.loads(snap.dumps()))
+
+
+@contextmanager
+def installed(v, requirement, restore=None):
+    pip(v, "install", "--no-deps", requirement)
+    try:
+        yield
+    finally:
+        if restore:
+            pip(v, "install", "--no-deps", restore)
+        else:
+            pip(v, "uninstall", "-y", requirement.split("==")[0])
+
+
+def test_healthy_venv_records_no_problem(venv, tmp_path):
+    snap = snapshot(venv, tmp_path)
+    t = snap.torch
+    assert t.importable and t.version == "2.13.0+cpu"
+    assert snap.requirement_conflicts == []
+    assert t.origin.kind == "site-packages" and t.origin.outside_site_packages is False
+    assert t.origin.file == str(venv.site / "torch" / "__init__.py")
+    assert isinstance(t.cwd_torch, Unavailable)
+    assert t.companions == {} and t.nvidia_wheels == {} and t.mapped_cuda_libraries == []
+    assert isinstance(t.numpy.version, Unavailable) and isinstance(t.numpy.works, Unavailable)  # no numpy: not a failure
+    assert t.cxx11_abi is True
+    assert "PYTHONPATH" not in snap.env
+
+
+def test_sympy_older_than_torch_requires(venv, tmp_path):
+    with installed(venv, "sympy==1.12", restore="sympy==1.14.0"):
+        snap = snapshot(venv, tmp_path)
+    assert snap.torch.importable  # torch still imports: only the metadata says it
+    [c] = snap.requirement_conflicts
+    assert (c.package, c.installed) == ("torch", "1.12") and c.requirement.replace(" ", "").startswith("sympy>=1.13")
+
+
+def test_torchvision_built_for_another_torch(venv, tmp_path):
+    # PyPI's torchvision 0.28.0 is a CUDA build for torch 2.13.0: beside the CPU torch its operators do not load.
+    with installed(venv, "torchvision==0.28.0"):
+        snap = snapshot(venv, tmp_path)
+    tv = snap.torch.companions["torchvision"]
+    assert tv.version == "0.28.0" and tv.requires_torch == "==2.13.0"
+    assert tv.importable is False and "torchvision::nms does not exist" in tv.error
+    assert tv.nms_op is False
+    assert snap.torch.importable
+    # installed without its dependencies: pip check would say so too
+    assert {c.requirement.split()[0].split("(")[0] for c in snap.requirement_conflicts} >= {"numpy"}
+    assert all(c.package == "torchvision" for c in snap.requirement_conflicts)
+
+
+def test_second_torch_on_pythonpath_shadows_the_installed_one(venv, tmp_path):
+    shadow = tmp_path / "checkout"
+    (shadow / "torch").mkdir(parents=True)
+    (shadow / "torch" / "__init__.py").write_text(
+        "__version__ = '2.1.0a0+git1234'\n"
+        "class version:\n    cuda = None\n    hip = None\n"
+        "class cuda:\n"
+        "    is_available = staticmethod(lambda: False)\n    device_count = staticmethod(lambda: 0)\n"
+        "    get_arch_list = staticmethod(lambda: [])\n")
+    snap = snapshot(venv, tmp_path, PYTHONPATH=str(shadow))
+    t = snap.torch
+    assert t.version == "2.1.0a0+git1234" and snap.python.packages["torch"] == "2.13.0+cpu"
+    assert t.origin.kind == "pythonpath" and t.origin.outside_site_packages is True
+    assert t.origin.file == str(shadow / "torch" / "__init__.py")
+    assert t.origin.dist_location == str(venv.site)
+    assert snap.env["PYTHONPATH"] == str(shadow)
+
+
+def test_numpy_one_beside_a_numpy_two_torch_works(venv, tmp_path):
+    # torch 2.13 is built against NumPy 2, whose ABI also runs on NumPy 1.x: a real bridge, no failure.
+    with installed(venv, "numpy==1.26.0"):
+        snap = snapshot(venv, tmp_path)
+    assert snap.torch.numpy.version == "1.26.0" and snap.torch.numpy.works is True and snap.torch.numpy.error is None
+
+
+def test_torch_with_one_of_its_libraries_removed(venv, tmp_path):
+    lib = venv.site / "torch" / "lib" / "libc10.so"
+    hidden = lib.with_name("libc10.so.hidden-by-test")
+    lib.rename(hidden)
+    try:
+        snap = snapshot(venv, tmp_path)
+    finally:
+        hidden.rename(lib)
+    t = snap.torch
+    assert t.importable is False and "libc10.so" in t.error
+    assert t.missing_files == ["torch/lib/libc10.so"]
+    assert t.version == "2.13.0+cpu" and t.origin.kind == "site-packages"
+    assert is_absent(t.numpy) and is_absent(t.cxx11_abi)
