@@ -15,6 +15,7 @@ from typing import List, Optional, Sequence
 
 from envdoctor import __version__
 from envdoctor.errors import InputError
+from envdoctor.processes import sigterm_as_interrupt
 from envdoctor.redact import scrub_secrets
 from envdoctor.snapshot import SnapshotError
 
@@ -46,9 +47,6 @@ def build_parser() -> argparse.ArgumentParser:
         importlib.import_module(name).register(sub)
     return parser
 
-
-def _sigterm_as_interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -85,7 +83,7 @@ def _run(args_list: List[str]) -> int:
         parser.print_help(sys.stderr)
         return 2
     if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, _sigterm_as_interrupt)  # so cleanups (self-test ranks, rollbacks) run
+        signal.signal(signal.SIGTERM, sigterm_as_interrupt)  # so cleanups (self-test ranks, rollbacks) run
     return int(args.func(args))
 
 

@@ -20,7 +20,7 @@ Linux); the family rule never crosses majors.
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, Iterable, Mapping, NamedTuple, Optional, Tuple
+from typing import Any, Iterable, Mapping, NamedTuple, Optional, Tuple
 
 from envdoctor.versions import parse, require_major_minor
 
@@ -228,18 +228,12 @@ def deepspeed_cuda_ok(nvcc_version: str, torch_cuda: str, mismatch_ok: Mapping[s
 
 # --- used by the rules engine -----------------------------------------------------------------
 
-# Blackwell GPUs (10.x data centre, 12.x RTX 50xx / RTX PRO / GB10) need the R570 driver whatever the
-# CUDA build (FACTS.md section 4); the values are CUDA 12.8's own drivers (Table 3).
-MIN_DRIVER_FOR_GPU_MAJOR: Dict[int, Dict[str, str]] = {
-    10: {"linux": "570.26", "windows": "570.65"},
-    12: {"linux": "570.26", "windows": "570.65"},
-}
-
-
-def gpu_min_driver(compute_capability: str, os_name: str = "linux") -> Optional[str]:
-    """The oldest driver that can run a GPU of this compute capability at all, where one is known."""
+def gpu_min_driver(compute_capability: str, os_name: str = "linux", *, drivers: Mapping[str, Any]) -> Optional[str]:
+    """The oldest driver that can run a GPU of this compute capability at all, where one is known: the GA driver
+    of the first CUDA toolkit that knew its architecture (the index's `drivers.gpu_major_floor`)."""
     major, _ = parse_cc(compute_capability)
-    return MIN_DRIVER_FOR_GPU_MAJOR.get(major, {}).get(_norm_os(os_name))
+    floor = (drivers.get("gpu_major_floor") or {}).get(str(major)) or {}
+    return floor.get(_norm_os(os_name)) or None
 
 
 def driver_os(os_name: str, wsl: object = False) -> str:

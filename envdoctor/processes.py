@@ -350,3 +350,8 @@ def _killpg(pid: int, sig: int) -> None:
         os.killpg(pid, sig)
     except (OSError, AttributeError):
         pass
+
+
+def sigterm_as_interrupt(signum: int, frame: object) -> None:
+    """A SIGTERM handler that unwinds like Ctrl-C, so cleanups (killing a child's tree, rolling back) run."""
+    raise KeyboardInterrupt

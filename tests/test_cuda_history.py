@@ -285,3 +285,21 @@ def test_corruption_is_caught(doc, corrupt, message):
     corrupt(broken)
     found = problems(broken)
     assert any(message in p for p in found), found
+
+
+def test_it_agrees_with_matrix_json_where_both_state_a_toolkit_driver():
+    """Two fact files hold toolkit GA drivers (matrix.json for the wheel index, cuda_history.json back to 9.0):
+    where both state one, they must say the same (Windows 'N/A' in matrix.json is null here)."""
+    matrix = json.loads((HISTORY.parent / "matrix.json").read_text(encoding="utf-8"))
+    history = {t["version"]: t["driver_ga"] for t in json.loads(HISTORY.read_text(encoding="utf-8"))["toolkits"]
+               if t.get("driver_ga")}
+    compared = 0
+    for tk in matrix["cuda_toolkits"]:
+        ga = tk["toolkit_driver_ga"]
+        if not isinstance(ga, dict) or tk["toolkit"] not in history:
+            continue
+        for os_name in ("linux", "windows"):
+            want = None if ga[os_name] == "N/A" else ga[os_name]
+            assert history[tk["toolkit"]][os_name] == want, (tk["toolkit"], os_name)
+        compared += 1
+    assert compared >= 10

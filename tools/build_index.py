@@ -96,6 +96,7 @@ def build(matrix: dict) -> dict:
         "rule": matrix["cuda_minor_version_compat"]["rule"],
         "ptx_jit_needs": ("the toolkit GA driver of the CUDA version that produced the PTX "
                           "(minor-version compatibility does not cover PTX JIT)"),
+        "gpu_major_floor": gpu_major_floor(matrix),
     }
 
     releases = []
@@ -207,6 +208,19 @@ def build(matrix: dict) -> dict:
         "torch": releases,
         "deepspeed": deepspeed,
     }
+
+
+def gpu_major_floor(matrix: dict) -> dict:
+    """GPU major -> the oldest driver that runs it at all (matrix.json's gpu_driver_floors, whose driver numbers
+    are the named toolkit's GA drivers, stated once in cuda_toolkits)."""
+    toolkits = {tk["toolkit"]: tk for tk in matrix["cuda_toolkits"]}
+    out = {}
+    for floor in matrix.get("gpu_driver_floors", []):
+        ga = toolkits[floor["toolkit"]]["toolkit_driver_ga"]
+        for major in floor["gpu_majors"]:
+            out[str(major)] = {"linux": ga["linux"], "windows": ga["windows"], "toolkit": floor["toolkit"],
+                               "status": floor["status"], "sources": floor["sources"]}
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -35,7 +35,7 @@ from packaging.utils import (
 from envdoctor.compat import parse_cc, serving_kernel, variant_cuda
 from envdoctor.errors import InputError
 from envdoctor.probes.children_run import CHILDREN
-from envdoctor.processes import run_command
+from envdoctor.processes import run_command, sigterm_as_interrupt
 from envdoctor.wheels.planner import Plan
 
 Progress = Callable[[str], None]
@@ -69,7 +69,10 @@ def describe_env(python: str, files: bool = False, timeout: float = 120.0) -> Di
     if res.error or res.returncode != 0 or line is None:
         why = res.describe() if res.error else (res.stderr.strip().splitlines() or ["?"])[-1][:300]
         raise InputError(f"{python}: cannot describe the environment: {why}")
-    return json.loads(line)
+    try:
+        return json.loads(line)
+    except ValueError:
+        raise InputError(f"{python}: cannot describe the environment: it printed invalid JSON: {line[:200]}") from None
 
 
 def versions(desc: Dict[str, Any]) -> Dict[str, str]:
@@ -246,10 +249,6 @@ def _stream(argv: List[str], env: Dict[str, str], progress: Progress, timeout: f
     return res.returncode
 
 
-def _sigterm_as_interrupt(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt
-
-
 def wheelhouse_names(wheelhouse: Path) -> List[str]:
     """The canonical project names of the wheels and source archives pip downloaded."""
     names = []
@@ -345,7 +344,7 @@ def execute(plan: Plan, python: str, ccs: List[str], progress: Progress, state_r
     in_main = threading.current_thread() is threading.main_thread()
     old_term = signal.getsignal(signal.SIGTERM)
     if in_main:
-        signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
+        signal.signal(signal.SIGTERM, sigterm_as_interrupt)
     try:
         try:
             progress("downloading (nothing in the environment changes yet)")

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import urllib.parse
-from html.parser import HTMLParser
 from pathlib import Path
 from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
 
@@ -18,6 +17,7 @@ from packaging.version import InvalidVersion, Version
 
 from envdoctor.errors import InputError
 from envdoctor.versions import major_minor, require_major_minor
+from envdoctor.wheels.remote import page_files
 
 # The target's glibc is not known here, so every manylinux level counts; pip checks it when it downloads.
 _GLIBC_MINORS = range(99, 4, -1)
@@ -54,28 +54,9 @@ def fetch_page(url: str, timeout: float = 30.0) -> str:
     return resp.text
 
 
-class _Links(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__()
-        self.hrefs: List[str] = []
-
-    def handle_starttag(self, tag: str, attrs: List[Tuple[str, Optional[str]]]) -> None:
-        href = dict(attrs).get("href") if tag == "a" else None
-        if href:
-            self.hrefs.append(href)  # HTMLParser has already unescaped the attribute
-
-
 def wheel_files(page: str) -> List[Tuple[str, str]]:
     """(filename, href) of every wheel link on a PEP 503 page."""
-    parser = _Links()
-    parser.feed(page)
-    parser.close()
-    out = []
-    for href in parser.hrefs:
-        name = urllib.parse.unquote(href.split("#", 1)[0].rsplit("/", 1)[-1])
-        if name.endswith(".whl"):
-            out.append((name, href))
-    return out
+    return [(name, href) for name, href in page_files(page) if name.endswith(".whl")]
 
 
 def platform_tags(platform: str) -> List[str]:

@@ -49,7 +49,7 @@ def driver_too_old_for_torch(ctx: Context) -> Result:
 def driver_too_old_for_gpu(ctx: Context) -> Result:
     s = ctx.snapshot
     gpu: Gpu = ctx.bound["gpu"]
-    need = compat.gpu_min_driver(gpu.compute_capability, _os(s))
+    need = compat.gpu_min_driver(gpu.compute_capability, _os(s), drivers=ctx.index.drivers)
     if need is None or not present(s.driver):
         return None
     have, want = parse(s.driver.version), parse(need)

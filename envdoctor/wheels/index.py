@@ -317,6 +317,8 @@ _CACHE: Dict[Tuple[Tuple[str, int, int], ...], WheelIndex] = {}
 def _cached(path: Path) -> WheelIndex:
     key = files_key([path])
     if key not in _CACHE:
+        if len(_CACHE) >= 8:
+            _CACHE.clear()
         _CACHE[key] = read_index(path)
     return _CACHE[key]
 

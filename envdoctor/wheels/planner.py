@@ -221,7 +221,7 @@ def plan(machine: Union[Snapshot, MachineFacts], index: WheelIndex, wishes: Wish
         return out
     gpu_machine = bool(machine.gpus)
     newest_ds = _newest_deepspeed(index, wishes)
-    too_new = _gpus_newer_than_driver(machine)
+    too_new = _gpus_newer_than_driver(machine, index)
     if too_new:
         out.status = "impossible"
         out.reason = too_new[0]
@@ -400,14 +400,14 @@ def _check_variant(var: Variant, m: MachineFacts, platform: str, index: WheelInd
     return "", notes, full
 
 
-def _gpus_newer_than_driver(m: MachineFacts) -> Optional[Tuple[str, str]]:
+def _gpus_newer_than_driver(m: MachineFacts, index: WheelIndex) -> Optional[Tuple[str, str]]:
     """(why, upgrade) when a GPU needs a newer driver than any torch build can work around."""
     have = parse_version(m.driver) if m.driver else None
     if have is None:
         return None
     osn = "windows" if m.os.lower().startswith("win") else "linux"
     for g in m.gpus:
-        need = compat.gpu_min_driver(g.cc, osn)
+        need = compat.gpu_min_driver(g.cc, osn, drivers=index.drivers)
         if need and have < parse_version(need):  # type: ignore[operator]
             return (f"GPU {g.index} {g.name} (cc {g.cc}) needs driver >= {need}; driver {m.driver} cannot run it "
                     "with any torch build", f"driver >= {need}")

@@ -109,7 +109,7 @@ def test_arch_rule_matches_the_table(build, i):
     ("12.0", "windows", "570.65"), ("9.0", "linux", None), ("8.9", "windows", None),
 ])
 def test_blackwell_needs_r570_by_major_version(cc, os_name, need):
-    assert compat.gpu_min_driver(cc, os_name) == need
+    assert compat.gpu_min_driver(cc, os_name, drivers=bundled_knowledge().index.drivers) == need
 
 
 def test_wsl_blackwell_uses_the_windows_driver_minimum():
