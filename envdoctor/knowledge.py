@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, List
+from typing import TYPE_CHECKING, Any, List
 
 from envdoctor.data_files import data_path
 from envdoctor.rules.registry import Rulebook, load_rulebook
@@ -29,14 +29,20 @@ def load_knowledge(rules_dir: Path, index_path: Path) -> Knowledge:
     return Knowledge(load_rulebook(rules_dir), read_index(index_path))
 
 
+def nccl_rules_for(rules_dir: Path) -> Any:
+    """The NCCL signatures of a rules database (`nccl/` inside it, else the bundled ones), with its tables."""
+    from envdoctor.nccl.rules import default_rules_dir, load_rules
+
+    nccl_dir = rules_dir / "nccl" if (rules_dir / "nccl").is_dir() else default_rules_dir()
+    return load_rules(nccl_dir, rules_dir / "tables")
+
+
 def catalog_for(rules_dir: Path) -> List[Entry]:
     """The registry of a rules database: its machine rules, its NCCL root causes (`nccl/` inside it, else the
     bundled ones) and the drift and fleet checks."""
-    from envdoctor.nccl.rules import default_rules_dir, load_rules
     from envdoctor.rules.catalog import catalog
 
-    nccl_dir = rules_dir / "nccl" if (rules_dir / "nccl").is_dir() else default_rules_dir()
-    return catalog(load_rulebook(rules_dir), load_rules(nccl_dir, rules_dir / "tables"))
+    return catalog(load_rulebook(rules_dir), nccl_rules_for(rules_dir))
 
 
 def bundled_catalog() -> List[Entry]:

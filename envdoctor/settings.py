@@ -110,6 +110,12 @@ class Settings:
 
         return Knowledge(load_rulebook(self.rules_path), self.wheel_index(warn))
 
+    def nccl_rules(self) -> Any:
+        """The NCCL root-cause signatures `nccl diagnose` and the TUI use: ENVDOCTOR_RULES_DIR's `nccl/`, else bundled."""
+        from envdoctor.knowledge import nccl_rules_for
+
+        return nccl_rules_for(self.rules_path)
+
     def torch_index_base(self, option: Optional[str], default: str) -> str:
         """The PyTorch wheel index to plan and install from: --index-base, else ENVDOCTOR_TORCH_INDEX, else the
         wheel index's own default; each checked, the error naming where the bad URL came from."""

@@ -12,6 +12,7 @@ import sys
 import textwrap
 from typing import Optional
 
+from envdoctor.commands.common import current_settings
 from envdoctor.errors import InputError
 from envdoctor.present.output import emit, emit_json
 from envdoctor.present.style import Style
@@ -60,7 +61,8 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("'-' (stdin) can be given only once")
     if "-" in files and sys.stdin.isatty():
         raise InputError("no log given: name the log file(s) or pipe the output in (envdoctor nccl diagnose - < job.log)")
-    rules = load_rules(args.rules)  # invalid signature files: exit 2 before any reading
+    # invalid signature files: exit 2 before any reading
+    rules = load_rules(args.rules) if args.rules else current_settings().nccl_rules()
     snapshot = _snapshot(args)
     report = diagnose_paths(files, snapshot=snapshot, rules=rules)
     if args.json:

@@ -336,11 +336,11 @@ class EnvDoctorApp(App[int]):
 
         try:
             if path is not None:
-                report = diagnose_paths([path], snapshot=self.snapshot)
+                report = diagnose_paths([path], snapshot=self.snapshot, rules=self.settings.nccl_rules())
                 p = Path(path)
                 text = p.read_text(encoding="utf-8", errors="replace") if p.stat().st_size <= NCCL_TEXTAREA_MAX else None
             else:
-                report = diagnose_text(text or "", snapshot=self.snapshot)
+                report = diagnose_text(text or "", snapshot=self.snapshot, rules=self.settings.nccl_rules())
         except InputError as exc:
             self.post_message(msg.NcclReady(None, str(exc)))
             return

@@ -77,3 +77,20 @@ def test_unreadable_inputs_exit_2_naming_them(tmp_path: Path) -> None:
 def test_bare_nccl_command_shows_usage() -> None:
     out = subprocess.run([sys.executable, "-m", "envdoctor", "nccl"], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert out.returncode == 2 and "diagnose" in out.stderr
+
+
+def test_a_rules_dir_setting_reaches_nccl_diagnose(tmp_path: Path, monkeypatch) -> None:
+    """ENVDOCTOR_RULES_DIR changes the NCCL root causes too, as it changes `rules list/explain`."""
+    import shutil
+
+    rules = tmp_path / "rules"
+    shutil.copytree(ROOT / "rules", rules)
+    doc = json.loads((rules / "nccl" / "categories.json").read_text(encoding="utf-8"))
+    first = json.loads(run("--json", str(FIXTURES / "timeout_rank_crashed.log")).stdout)["findings"][0]
+    for cat in doc["categories"]:
+        if cat["id"] == first["category"]:
+            cat["title"] = "A retitled root cause"
+    (rules / "nccl" / "categories.json").write_text(json.dumps(doc), encoding="utf-8")
+    monkeypatch.setenv("ENVDOCTOR_RULES_DIR", str(rules))
+    again = json.loads(run("--json", str(FIXTURES / "timeout_rank_crashed.log")).stdout)["findings"][0]
+    assert again["category"] == first["category"] and again["title"] == "A retitled root cause"
