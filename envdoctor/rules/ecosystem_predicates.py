@@ -31,6 +31,7 @@ COMPANION_BROKEN = re.compile(r"operator torchvision::nms does not exist|compile
                               r"|undefined symbol|Couldn't load custom C\+\+ ops|partially initialized module")
 TORCH_DEPS = {"sympy", "typing-extensions", "triton", "pytorch-triton", "networkx", "jinja2", "filelock", "fsspec",
               "setuptools", "mpmath"}
+CUDA_RUNTIME_MISSING = re.compile(r"lib(cudart|cublas\w*|cusparse|nvrtc)\.so[.\d]*: cannot open shared object file")
 CUDA_PRELOAD = re.compile(r"lib(cuda|cudart|nccl|cudnn|cublas\w*|cusparse|nvJitLink|nvrtc)\b[^:\s]*", re.I)
 
 
@@ -387,7 +388,9 @@ def nvidia_wheels_mismatched(ctx: Context) -> Result:
         wanted = w.installed if w is not None and present(w.installed) else None
         if fv and wanted and not str(wanted).startswith(str(fv)) and not str(fv).startswith(str(wanted)):
             found.append(f"{lib.path} ({fv}) is loaded instead of {lib.dist} {wanted}")
-    if not found and t.importable is False and t.error:
+    env = s.env if present(s.env) else None
+    on_loader_path = bool((env or {}).get("LD_LIBRARY_PATH"))  # a system copy may be the one loaded: ED2xx speaks
+    if not found and t.importable is False and t.error and not on_loader_path:
         m = re.search(r"(\S*nvidia/\w+/lib/lib\w+\.so[.\d]*): undefined symbol: (__nvJitLink\w+?_(\d+)_(\d+))", t.error)
         if m:
             found.append(f"{m.group(1)} needs {m.group(2)} from libnvJitLink {m.group(3)}.{m.group(4)}+, "
@@ -424,6 +427,9 @@ def extension_built_for_other_torch(ctx: Context) -> Result:
     if error and UNDEFINED_TORCH_SYMBOL.search(error):
         sym = UNDEFINED_TORCH_SYMBOL.search(error).group(1)
         return {"built_for": "another torch", "reason": f"loading it fails on a torch C++ symbol ({sym[:90]})"}
+    if error and _local_kind(running) == "cpu" and CUDA_RUNTIME_MISSING.search(error):
+        return {"built_for": "a CUDA torch", "reason": f"it needs the CUDA runtime ({error.strip()[:160]}) and "
+                                                      f"torch {running} is a CPU build"}
     pin = _ext_pin(ext)
     if pin and running:
         built, exact = pin
