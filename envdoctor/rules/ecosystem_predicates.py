@@ -328,10 +328,10 @@ def torch_imported_from_elsewhere(ctx: Context) -> Result:
         return {"origin": f"{t.cwd_torch} in the current directory shadows the installed torch", "preload": extra}
     origin = t.origin if present(t.origin) else None
     if origin is not None and origin.outside_site_packages is True:
-        kind = origin.kind if present(origin.kind) and origin.kind else "other"
+        kind = origin.kind if present(origin.kind) and origin.kind else None
+        if kind is None or kind == "editable":
+            return None  # a developer's own checkout is deliberate; an unknown kind may be one
         where = _KIND_WORDS.get(kind, "a directory outside the environment")
-        if kind == "editable":
-            return None  # a developer's own checkout is deliberate
         env = s.env if present(s.env) else {}
         if kind == "pythonpath" and (env or {}).get("PYTHONPATH"):
             where += f" (PYTHONPATH={env['PYTHONPATH']})"
@@ -460,8 +460,9 @@ def extension_gpu_too_old(ctx: Context) -> Result:
     floors = [f for f in load_ecosystem_tables().arch_floors if f.extension == name]
     if not floors:
         return None
-    if version is not None:
-        floors = [f for f in floors if not f.versions or f.versions.contains(version, prereleases=True)]
+    if version is not None:  # 3.0.0b1 is a 3.x release here
+        base = Version(version.base_version)
+        floors = [f for f in floors if not f.versions or f.versions.contains(base)]
     elif len({f.min_cc for f in floors}) > 1:
         floors = [min(floors, key=lambda f: f.min_cc)]  # release unknown: only the lowest floor is certain
     if not floors:
