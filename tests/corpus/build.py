@@ -133,8 +133,9 @@ def _fill(value: Any, node: Dict[str, Any], schema: Dict[str, Any]) -> Any:
 
 
 # --- keys the cases were written with before the probes named them -------------------------------
-# The cases keep the facts exactly as their reports state them; this step moves each onto the field the
-# probes settled on (README: "Snapshot keys the cases use"). Nothing is derived beyond what the key says.
+# The cases keep the facts exactly as their reports state them; this step copies each onto the field the
+# probes settled on, beside the case's own key (README: "Snapshot keys the cases use"). Nothing is derived
+# beyond what the key says.
 #   torch.numpy_error                -> torch.numpy {works: false, error, version: python.packages.numpy}
 #   python.import_errors[torchvision|torchaudio]   -> torch.companions[name] {importable: false, error}
 #   python.import_errors[torchvision.<sub>]        -> torch.companions[torchvision].warnings (import went on)
@@ -152,8 +153,8 @@ def _translate(body: Dict[str, Any]) -> None:
     packages = {k.lower().replace("_", "-"): v for k, v in (py.get("packages") or {}).items()}
     if isinstance(torch, dict):
         if "numpy_error" in torch:
-            torch["numpy"] = {"version": packages.get("numpy"), "works": False, "error": torch.pop("numpy_error")}
-        errors = py.pop("import_errors", None) or {}
+            torch["numpy"] = {"version": packages.get("numpy"), "works": False, "error": torch["numpy_error"]}
+        errors = py.get("import_errors") or {}
         comps: Dict[str, Dict[str, Any]] = {}
         for module, error in errors.items():
             root = module.split(".")[0]
@@ -177,9 +178,9 @@ def _translate(body: Dict[str, Any]) -> None:
             torch["origin"] = origin
     for ext in body.get("extensions") or []:
         if "error" in ext:
-            ext["import_error"] = ext.pop("error")
+            ext["import_error"] = ext["error"]
             ext["importable"] = False
-        for req in ext.pop("requires_dist", None) or []:
+        for req in ext.get("requires_dist") or []:
             name, _, spec = req.replace(" ", "").partition("torch")
             if name == "" and spec[:1] in "=<>!~":
                 ext["requires_torch"] = spec
