@@ -195,7 +195,7 @@ def _companion_problem(ctx: Context, name: str, comp: Any, torch_version: Option
     error = comp.error if comp.error else None
     warnings = comp.warnings if present(comp.warnings) and comp.warnings else []
     if comp.importable is False and error and COMPANION_BROKEN.search(error):
-        return f"importing it fails: {error.strip().splitlines()[-1][:200]}"
+        return f"importing it fails: {error.strip().splitlines()[-1][:240]}"
     if comp.nms_op is False:
         return "its C++ operators did not load (operator torchvision::nms does not exist)"
     for w in warnings:
@@ -219,7 +219,7 @@ def _companion_problem(ctx: Context, name: str, comp: Any, torch_version: Option
     return None
 
 
-@predicate("companion", "companion_version", "problem", "wanted")
+@predicate("companion", "companion_version", "problem", "wanted", "torch_release")
 def companion_mismatched(ctx: Context) -> Result:
     s = ctx.snapshot
     t = _torch(s)
@@ -238,7 +238,8 @@ def companion_mismatched(ctx: Context) -> Result:
             wanted = (f"torch {_mm_text(torch_version)}.x pairs with {name} {want}.x" if want
                       else f"install the {name} release built for this torch")
             version = comp.version if present(comp.version) and comp.version else "(version unknown)"
-            return {"companion": name, "companion_version": version, "problem": problem, "wanted": wanted}
+            return {"companion": name, "companion_version": version, "problem": problem.rstrip(". "),
+                    "wanted": wanted, "torch_release": f"torch {torch_version}" if torch_version else "the installed torch"}
     return None
 
 
@@ -359,7 +360,7 @@ def _is_torch_own(path: str) -> bool:
     return bool(re.search(r"(^|/)lib(torch|c10|shm|caffe2)[\w_]*\.so", path))
 
 
-@predicate("wheels")
+@predicate("wheels", "torch_release")
 def nvidia_wheels_mismatched(ctx: Context) -> Result:
     s = ctx.snapshot
     t = _torch(s)
@@ -395,7 +396,9 @@ def nvidia_wheels_mismatched(ctx: Context) -> Result:
         if m:
             found.append(f"{m.group(1)} needs {m.group(2)} from libnvJitLink {m.group(3)}.{m.group(4)}+, "
                          "and an older libnvJitLink was loaded")
-    return {"wheels": "; ".join(found)} if found else None
+    version = _torch_version(s)
+    release = f"torch=={version}" if version else "torch"
+    return {"wheels": "; ".join(found), "torch_release": release} if found else None
 
 
 # --- compiled extensions -----------------------------------------------------------------------
@@ -426,7 +429,10 @@ def extension_built_for_other_torch(ctx: Context) -> Result:
     error = ext.import_error if present(ext.import_error) and ext.import_error else None
     if error and UNDEFINED_TORCH_SYMBOL.search(error):
         sym = UNDEFINED_TORCH_SYMBOL.search(error).group(1)
-        return {"built_for": "another torch", "reason": f"loading it fails on a torch C++ symbol ({sym[:90]})"}
+        if "__cxx11" in sym:  # it expects the new-ABI symbol this torch (old ABI) does not export
+            return {"built_for": "the new C++ ABI (cxx11abiTRUE)", "reason": f"loading it fails on {sym[:90]}, a "
+                    "new-ABI (std::__cxx11) symbol: this torch was built with _GLIBCXX_USE_CXX11_ABI=0"}
+        return {"built_for": "another torch build", "reason": f"loading it fails on a torch C++ symbol ({sym[:90]})"}
     if error and _local_kind(running) == "cpu" and CUDA_RUNTIME_MISSING.search(error):
         return {"built_for": "a CUDA torch", "reason": f"it needs the CUDA runtime ({error.strip()[:160]}) and "
                                                       f"torch {running} is a CPU build"}
