@@ -168,6 +168,18 @@ def test_ed509_flash_attn_2_needs_ampere_and_3_needs_hopper():
     assert ">= 9.0" in g.detail
 
 
+def test_ed509_bitsandbytes_floor_depends_on_its_release():
+    def bnb(version):
+        def change(d):
+            d["extensions"] = [{"name": "bitsandbytes", "version": version}]
+            for g in d["gpus"]:
+                g["compute_capability"] = "5.2"
+        return change
+    (f,) = eco(variant("eco_flash_attn_a100", bnb("0.48.2")))
+    assert ">= 6.0" in f.detail
+    assert eco(variant("eco_flash_attn_a100", bnb("0.46.1"))) == []
+
+
 def test_ed510_torch_compile_on_a_p100():
     (f,) = eco(raw("eco_p100_compile"))
     assert f.id == "ED510" and f.severity == "warning" and "6.0" in f.title
