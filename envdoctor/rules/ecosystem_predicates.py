@@ -19,7 +19,7 @@ from packaging.version import InvalidVersion, Version
 from envdoctor.data_files import data_path, read_json
 from envdoctor.errors import InputError
 from envdoctor.rules.conditions import Context, predicate
-from envdoctor.snapshot import Snapshot, present
+from envdoctor.snapshot import Snapshot, is_absent, present
 from envdoctor.versions import major_minor
 
 Result = Union[bool, None, Dict[str, Any]]
@@ -356,6 +356,29 @@ def cuda_library_preloaded(ctx: Context) -> Result:
 # --- nvidia-* wheels -------------------------------------------------------------------------
 
 
+# a CUDA library's file name -> the nvidia-* wheel that ships it (without its -cuXX suffix)
+WHEEL_OF_LIBRARY = {"libnccl": "nvidia-nccl", "libcudnn": "nvidia-cudnn", "libcublas": "nvidia-cublas",
+                    "libcublasLt": "nvidia-cublas", "libcudart": "nvidia-cuda-runtime", "libnvrtc": "nvidia-cuda-nvrtc",
+                    "libnvJitLink": "nvidia-nvjitlink", "libcufft": "nvidia-cufft", "libcurand": "nvidia-curand",
+                    "libcusolver": "nvidia-cusolver", "libcusparse": "nvidia-cusparse", "libcupti": "nvidia-cuda-cupti",
+                    "libnvToolsExt": "nvidia-nvtx", "libnvshmem_host": "nvidia-nvshmem", "libcufile": "nvidia-cufile"}
+
+
+def _lib_stem(path: str) -> str:
+    return re.split(r"\.so", path.replace("\\", "/").rsplit("/", 1)[-1], maxsplit=1)[0]
+
+
+def _wheel_key(dist: str) -> str:
+    return re.sub(r"-cu\d+$", "", canonicalize_name(dist))
+
+
+def _same_release(file_version: str, wheel_version: str) -> bool:
+    """'2.18.3' vs '2.21.5' differ; a file named with its major only ('12') matches any 12.x wheel."""
+    a = file_version.split(".")
+    b = wheel_version.split(".")
+    return a == b[:len(a)]
+
+
 def _is_torch_own(path: str) -> bool:
     return bool(re.search(r"(^|/)lib(torch|c10|shm|caffe2)[\w_]*\.so", path))
 
@@ -379,16 +402,17 @@ def nvidia_wheels_mismatched(ctx: Context) -> Result:
         if req.specifier and not req.specifier.contains(have, prereleases=True):
             found.append(f"{dist} {w.installed} installed, torch requires {req.specifier}")
     mapped = t.mapped_cuda_libraries if present(t.mapped_cuda_libraries) else None
+    installed = {_wheel_key(d): (d, w.installed) for d, w in (wheels or {}).items()
+                 if present(w.installed) and w.installed}
     for lib in mapped or []:
-        if _is_torch_own(lib.path) or not (present(lib.dist) and lib.dist):
-            continue
-        if "site-packages/nvidia/" in lib.path.replace("\\", "/"):
-            continue  # loaded from a wheel: the pins above judge it
-        w = (wheels or {}).get(lib.dist)
-        fv = lib.file_version if present(lib.file_version) else None
-        wanted = w.installed if w is not None and present(w.installed) else None
-        if fv and wanted and not str(wanted).startswith(str(fv)) and not str(fv).startswith(str(wanted)):
-            found.append(f"{lib.path} ({fv}) is loaded instead of {lib.dist} {wanted}")
+        if _is_torch_own(lib.path) or present(lib.dist):
+            continue  # torch's own library, or one a wheel installed (the pins above judge it)
+        if not is_absent(lib.dist) or not present(lib.file_version) or not lib.file_version:
+            continue  # where it came from, or its version, is unknown
+        wheel = WHEEL_OF_LIBRARY.get(_lib_stem(lib.path))
+        dist, have = installed.get(wheel, (None, None)) if wheel else (None, None)
+        if dist and not _same_release(str(lib.file_version), str(have)):
+            found.append(f"{lib.path} ({lib.file_version}) is loaded instead of {dist} {have}")
     env = s.env if present(s.env) else None
     on_loader_path = bool((env or {}).get("LD_LIBRARY_PATH"))  # a system copy may be the one loaded: ED2xx speaks
     if not found and t.importable is False and t.error and not on_loader_path:

@@ -10,7 +10,7 @@ import pytest
 
 from envdoctor.errors import InputError
 from envdoctor.rules.ecosystem_predicates import companion_series, load_ecosystem_tables, parse_tables
-from envdoctor.snapshot import load_snapshot, snapshot_from_json
+from envdoctor.snapshot import MappedLibrary, Unavailable, load_snapshot, snapshot_from_json
 from tests.conftest import ROOT, diagnose_bundled, fixture_path
 
 
@@ -128,12 +128,17 @@ def test_ed507_never_blames_torch_own_library():
 
 
 def test_ed507_system_copy_loaded_instead_of_the_wheel():
-    def system_copy(d):
-        d["torch"]["mapped_cuda_libraries"] = [{"path": "/usr/lib/x86_64-linux-gnu/libnccl.so.2.18.3",
-                                                 "file_version": "2.18.3", "dist": "nvidia-nccl-cu12",
-                                                 "dist_version": "2.21.5"}]
-    (f,) = eco(variant("eco_torch_own_lib_mapped", system_copy))
+    s = load_snapshot(fixture_path("eco_torch_own_lib_mapped"))
+    not_wheel = Unavailable("not from a wheel")
+    s.torch.mapped_cuda_libraries = [MappedLibrary(path="/usr/lib/x86_64-linux-gnu/libnccl.so.2.18.3",
+                                                   file_version="2.18.3", dist=not_wheel, dist_version=not_wheel)]
+    (f,) = [x for x in diagnose_bundled(s) if x.id.startswith("ED5")]
     assert "libnccl.so.2.18.3 (2.18.3) is loaded instead of nvidia-nccl-cu12 2.21.5" in f.detail
+    s.torch.mapped_cuda_libraries[0].dist = None  # unknown where it came from: quiet
+    assert not [x for x in diagnose_bundled(s) if x.id.startswith("ED5")]
+    s.torch.mapped_cuda_libraries[0] = MappedLibrary(path="/usr/lib/libnccl.so.2", file_version="2", dist=not_wheel,
+                                                     dist_version=not_wheel)
+    assert not [x for x in diagnose_bundled(s) if x.id.startswith("ED5")]  # only the major is known: it matches
 
 
 def test_ed508_extension_built_for_another_torch():
