@@ -534,9 +534,16 @@ def inductor_gpu_too_old(ctx: Context) -> Result:
 # --- the interpreter -------------------------------------------------------------------------
 
 
+def _torch_works(s: Snapshot) -> bool:
+    t = _torch(s)
+    return t is not None and t.importable is True
+
+
 @predicate("interpreter")
 def interpreter_without_wheels(ctx: Context) -> Result:
     py = ctx.snapshot.python
+    if _torch_works(ctx.snapshot):
+        return None  # a torch built here that imports is not a problem
     impl = py.implementation if present(py.implementation) and py.implementation else None
     if impl and impl.lower() == "pypy":
         return {"interpreter": f"PyPy {py.version}"}
@@ -549,7 +556,7 @@ def interpreter_without_wheels(ctx: Context) -> Result:
 def free_threaded_without_wheels(ctx: Context) -> Result:
     s = ctx.snapshot
     py = s.python
-    if not (present(py.free_threaded) and py.free_threaded is True) or ctx.index is None:
+    if not (present(py.free_threaded) and py.free_threaded is True) or ctx.index is None or _torch_works(s):
         return None
     mm = major_minor(py.version)
     torch_version = _torch_version(s)

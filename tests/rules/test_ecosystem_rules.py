@@ -198,6 +198,8 @@ def test_ed511_pypy_and_32_bit_have_no_wheels():
     assert ids(eco(raw("eco_pypy"))) == ["ED511"]
     (f,) = eco(raw("eco_python_32bit"))
     assert "32-bit" in f.title
+    built_here = variant("h100_8x_nvswitch", lambda d: d["python"].update(implementation="PyPy"))
+    assert eco(built_here) == []  # a torch that imports in this PyPy was built for it
 
 
 def test_ed512_free_threaded_python_without_t_wheels():
