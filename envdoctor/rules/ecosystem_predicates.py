@@ -19,7 +19,7 @@ from packaging.version import InvalidVersion, Version
 from envdoctor.data_files import data_path, read_json
 from envdoctor.errors import InputError
 from envdoctor.rules.conditions import Context, predicate
-from envdoctor.snapshot import Snapshot, is_absent, present
+from envdoctor.snapshot import Companion, Snapshot, is_absent, present
 from envdoctor.versions import major_minor
 
 Result = Union[bool, None, Dict[str, Any]]
@@ -226,9 +226,11 @@ def companion_mismatched(ctx: Context) -> Result:
     if t is None or not t.importable:
         return None  # torch itself is broken: its own rules speak
     torch_version = _torch_version(s)
-    comps = t.companions if present(t.companions) else None
-    if not comps:
-        return None
+    comps = dict(t.companions) if present(t.companions) and t.companions else {}
+    if not comps:  # not imported: the package list still tells a pair apart by version
+        pk = _packages(s)
+        comps = {n: Companion(version=pk[n], requires_torch=None, importable=None, nms_op=None, warnings=None)
+                 for n in ("torchvision", "torchaudio") if n in pk}
     tables = load_ecosystem_tables()
     for name in sorted(comps):
         comp = comps[name]

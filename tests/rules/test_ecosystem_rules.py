@@ -76,6 +76,15 @@ def test_ed502_torchvision_for_another_torch_names_the_pair():
     assert f.id == "ED502" and "torchvision 0.18.1" in f.title and "0.20" in f.fix
 
 
+def test_ed502_from_the_package_list_when_not_imported():
+    def pip_list(version):
+        return lambda d: d["python"]["packages"].update(torchvision=version)
+    (f,) = eco(variant("h100_8x_nvswitch", pip_list("0.18.1")))
+    assert f.id == "ED502" and "0.20" in f.fix
+    assert eco(variant("h100_8x_nvswitch", pip_list("0.20.1"))) == []
+    assert eco(variant("h100_8x_nvswitch", pip_list("0.20.0.dev20240721+cu124"))) == []
+
+
 def test_ed502_missing_nms_operator_and_cpu_vs_cuda_builds():
     (f,) = eco(raw("eco_torchvision_nms_missing"))
     assert "torchvision::nms" in f.detail
