@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
+import envdoctor.rules.ecosystem_predicates  # (registers the ecosystem rules' predicates)
 import envdoctor.rules.predicates  # noqa: F401  (registers the predicates the machine rules name)
 from envdoctor.data_files import data_path, files_key, read_json
 from envdoctor.errors import InputError

@@ -132,6 +132,60 @@ def _fill(value: Any, node: Dict[str, Any], schema: Dict[str, Any]) -> Any:
     return value
 
 
+# --- keys the cases were written with before the probes named them -------------------------------
+# The cases keep the facts exactly as their reports state them; this step copies each onto the field the
+# probes settled on, beside the case's own key (README: "Snapshot keys the cases use"). Nothing is derived
+# beyond what the key says.
+#   torch.numpy_error                -> torch.numpy {works: false, error, version: python.packages.numpy}
+#   python.import_errors[torchvision|torchaudio]   -> torch.companions[name] {importable: false, error}
+#   python.import_errors[torchvision.<sub>]        -> torch.companions[torchvision].warnings (import went on)
+#   torch.path                       -> torch.origin.file; a relative path -> torch.cwd_torch (the current
+#                                       directory's torch/); a path under python.user_site -> origin.kind
+#                                       user-site, outside_site_packages true
+#   extensions[].error               -> extensions[].import_error, importable false
+#   extensions[].requires_dist       -> extensions[].requires_torch (the specifier of its torch requirement)
+COMPANIONS = ("torchvision", "torchaudio")
+
+
+def _translate(body: Dict[str, Any]) -> None:
+    py = body.get("python") or {}
+    torch = body.get("torch")
+    packages = {k.lower().replace("_", "-"): v for k, v in (py.get("packages") or {}).items()}
+    if isinstance(torch, dict):
+        if "numpy_error" in torch:
+            torch["numpy"] = {"version": packages.get("numpy"), "works": False, "error": torch["numpy_error"]}
+        errors = py.get("import_errors") or {}
+        comps: Dict[str, Dict[str, Any]] = {}
+        for module, error in errors.items():
+            root = module.split(".")[0]
+            if root not in COMPANIONS:
+                continue
+            comp = comps.setdefault(root, {"version": packages.get(root)})
+            if module == root:
+                comp.update(importable=False, error=error)
+            else:
+                comp.setdefault("warnings", []).append(error)
+        if comps:
+            torch["companions"] = comps
+        path = torch.get("path")
+        if isinstance(path, str) and path:
+            origin: Dict[str, Any] = {"file": path}
+            user_site = py.get("user_site")
+            if not (path.startswith("/") or path.startswith("\\\\") or (len(path) > 1 and path[1] == ":")):
+                torch["cwd_torch"] = path.split("__init__")[0]
+            elif isinstance(user_site, str) and user_site and path.startswith(user_site.rstrip("/") + "/"):
+                origin.update(kind="user-site", outside_site_packages=True)
+            torch["origin"] = origin
+    for ext in body.get("extensions") or []:
+        if "error" in ext:
+            ext["import_error"] = ext["error"]
+            ext["importable"] = False
+        for req in ext.get("requires_dist") or []:
+            name, _, spec = req.replace(" ", "").partition("torch")
+            if name == "" and spec[:1] in "=<>!~":
+                ext["requires_torch"] = spec
+
+
 def build_snapshot(case: Dict[str, Any], schema: Dict[str, Any] | None = None) -> Dict[str, Any]:
     """The complete snapshot for `case`: stated facts as given, everything else a bare null."""
     schema = schema or load_schema()
@@ -140,6 +194,7 @@ def build_snapshot(case: Dict[str, Any], schema: Dict[str, Any] | None = None) -
     body: Dict[str, Any] = {"schema": "envdoctor.snapshot/1"}
     body["created"] = partial.pop("created", f"{case.get('date') or '1970-01-01'}T00:00:00Z")
     body.update(partial)
+    _translate(body)
     body.setdefault("gpus", [])
     body.setdefault("host", {})
     body.setdefault("python", {})
