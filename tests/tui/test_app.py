@@ -169,16 +169,17 @@ async def test_a_bad_torch_spec_is_reported_in_the_fix_tab():
 
 @aio
 async def test_a_failing_worker_opens_an_error_dialog(tmp_path):
-    # An interpreter whose answer breaks the planner (a missing one is a plan error, see below).
+    # An interpreter whose answer has the wrong shape breaks the planner: an unexpected error, shown in a dialog.
+    # (A missing interpreter, or one that prints no JSON, is a plan error: see below.)
     broken = tmp_path / "no-such-python"
-    broken.write_text("#!/bin/sh\necho '{no-such-python'\n")
+    broken.write_text("#!/bin/sh\necho '{\"python\": 3}'\n")
     broken.chmod(0o755)
     app = make_app(recorded("cpu_only_this_machine"), fix_python=str(broken), torch="2.14.1")
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot, app)
         assert isinstance(app.screen, ErrorScreen)
         assert "planning failed" in text_of(app.screen.query_one("#dialog-title"))
-        assert "JSONDecodeError" in text_of(app.screen.query_one("#dialog-body", Static))
+        assert "KeyError" in text_of(app.screen.query_one("#dialog-body", Static))
         await pilot.press("escape")
         await pilot.pause()
         assert not isinstance(app.screen, ErrorScreen)
@@ -192,6 +193,19 @@ async def test_a_missing_interpreter_is_a_plan_error_not_a_crash(tmp_path):
         assert not isinstance(app.screen, ErrorScreen)
         error = app.query_one(FixPane).plan_error
         assert error and "no-such-python: not found" in error
+
+
+@aio
+async def test_an_interpreter_printing_no_json_is_a_plan_error(tmp_path):
+    broken = tmp_path / "garbled-python"
+    broken.write_text("#!/bin/sh\necho '{not json'\n")
+    broken.chmod(0o755)
+    app = make_app(recorded("cpu_only_this_machine"), fix_python=str(broken), torch="2.14.1")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        assert not isinstance(app.screen, ErrorScreen)
+        error = app.query_one(FixPane).plan_error
+        assert error and "printed invalid JSON" in error
 
 
 @aio
