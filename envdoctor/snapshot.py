@@ -92,6 +92,11 @@ def value_or(value: Any, default: Any = None) -> Any:
     return default if is_absent(value) or value is None else value
 
 
+def known_list(value: Any) -> list:
+    """A list field's items, or [] when the list itself is unknown or unavailable (check that apart)."""
+    return value if isinstance(value, list) else []
+
+
 class SnapshotError(ValueError):
     """A snapshot that cannot be read: the message names the file and the problem."""
 

@@ -19,8 +19,8 @@ unless some part is true. A rule holds only when its condition is true, so an un
 `eq`, `ne`, `lt`, `matches`, ... nor their negation. `present` / `absent` / `unknown` / `failed` ask about
 the value itself and are always known: `absent` means known not to exist (Unavailable, a missing key of a
 known mapping), `unknown` means nobody knows (not probed, not reported, the probe failed: `failed` is the
-last only), and an unknown value is neither present nor absent; a predicate decides for itself (it returns a false value when it cannot
-tell). `matches` is case-sensitive (write `(?i)` for a case-insensitive pattern).
+last only), and an unknown value is neither present nor absent; a predicate decides for itself (it
+returns a false value when it cannot tell). `matches` is case-sensitive (write `(?i)` for a case-insensitive pattern).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from typing import Any, Dict, List, Optional, Union
 from envdoctor import compat
 from envdoctor.cpulist import parse_cpulist
 from envdoctor.rules.conditions import Context, predicate
-from envdoctor.snapshot import Gpu, Snapshot, present
+from envdoctor.snapshot import Gpu, Snapshot, known_list, present
 from envdoctor.versions import cudnn_human, major_minor, parse
 
 Result = Union[bool, None, Dict[str, Any]]
@@ -49,6 +49,8 @@ def driver_too_old_for_torch(ctx: Context) -> Result:
 def driver_too_old_for_gpu(ctx: Context) -> Result:
     s = ctx.snapshot
     gpu: Gpu = ctx.bound["gpu"]
+    if not present(gpu.compute_capability):
+        return None
     need = compat.gpu_min_driver(gpu.compute_capability, _os(s))
     if need is None or not present(s.driver):
         return None
@@ -64,6 +66,8 @@ def gpu_without_kernels(ctx: Context) -> Result:
     # An empty list is what get_arch_list() returns when CUDA cannot initialise: unknown, not "none".
     if _torch_cuda(ctx.snapshot) is None or not present(t.arch_list) or not t.arch_list:
         return None
+    if not present(gpu.compute_capability):
+        return None
     if compat.serving_kernel(t.arch_list, gpu.compute_capability):
         return None
     return {"arch_list": " ".join(t.arch_list), "sm": "sm_" + gpu.compute_capability.replace(".", "")}
@@ -74,8 +78,10 @@ def extension_without_kernels(ctx: Context) -> Result:
     ext = ctx.bound["ext"]
     if not present(ext.arch_list) or not ext.arch_list:
         return None
-    missing = [f"GPU {g.index} ({g.name}, sm_{g.compute_capability.replace('.', '')})"
-               for g in ctx.snapshot.gpus if not compat.serving_kernel(ext.arch_list, g.compute_capability)]
+    missing = [f"GPU {g.index} ({g.name}, sm_{g.compute_capability.replace('.', '')})" if present(g.name)
+               else f"GPU {g.index} (sm_{g.compute_capability.replace('.', '')})"
+               for g in known_list(ctx.snapshot.gpus)
+               if present(g.compute_capability) and not compat.serving_kernel(ext.arch_list, g.compute_capability)]
     return {"missing_kernels": "; ".join(missing)} if missing else None
 
 
@@ -231,13 +237,14 @@ def gpu_cpus_outside_affinity(ctx: Context) -> Result:
 def p2p_blocked(ctx: Context) -> Result:
     s = ctx.snapshot
     topo = s.topology
-    if not present(topo) or not present(topo.p2p) or len(s.gpus) < 2:
+    if not present(topo) or not present(topo.p2p) or len(known_list(s.gpus)) < 2:
         return None
     blocked = [(i, j) for i, row in enumerate(topo.p2p) for j, v in enumerate(row) if i < j and v is False]
     if not blocked:
         return None
     causes: List[str] = []
-    if any("GeForce" in g.name or "RTX" in g.name and "RTX A" not in g.name for g in s.gpus):
+    names = [str(g.name) for g in s.gpus if present(g.name)]
+    if any("GeForce" in n or "RTX" in n and "RTX A" not in n for n in names):
         causes.append("GeForce/RTX consumer GPUs have peer-to-peer disabled by the driver")
     if present(s.host.acs_enabled_bridges) and s.host.acs_enabled_bridges:
         causes.append(f"{s.host.acs_enabled_bridges} PCIe bridge(s) have ACS redirect on, "
@@ -252,7 +259,7 @@ def p2p_blocked(ctx: Context) -> Result:
 
 @predicate("links")
 def nvlink_present(ctx: Context) -> Result:
-    links = [g.nvlink.links_active for g in ctx.snapshot.gpus
+    links = [g.nvlink.links_active for g in known_list(ctx.snapshot.gpus)
              if present(g.nvlink) and present(g.nvlink.links_active) and g.nvlink.links_active]
     return {"links": max(links)} if links else None
 
@@ -260,7 +267,7 @@ def nvlink_present(ctx: Context) -> Result:
 @predicate("shm_mib", "needed_mib")
 def shm_too_small(ctx: Context) -> Result:
     s = ctx.snapshot
-    if not present(s.host.shm_bytes) or not s.gpus:
+    if not present(s.host.shm_bytes) or not known_list(s.gpus):
         return None
     need = max(ctx.tables.shm_min_mib, ctx.tables.shm_per_gpu_mib * len(s.gpus))  # rules/tables/shm.json
     have = s.host.shm_bytes // (1 << 20)
