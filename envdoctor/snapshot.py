@@ -22,8 +22,18 @@ SCHEMA = "envdoctor.snapshot/1"
 T = TypeVar("T")
 
 
+class _Marker:
+    """What markers share: a field of a section that is not there is not there for the same reason
+    (`snapshot.host.os` is the host's marker when the host is unknown), as the condition paths read."""
+
+    def __getattr__(self, name: str) -> object:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return self
+
+
 @dataclass(frozen=True)
-class Unavailable:
+class Unavailable(_Marker):
     """The fact does not exist here (no driver, not Linux, NotSupported by this GPU)."""
 
     reason: str
@@ -36,7 +46,7 @@ class Unavailable:
 
 
 @dataclass(frozen=True)
-class ProbeFailed:
+class ProbeFailed(_Marker):
     """The probe that should have read the fact failed."""
 
     error: str
@@ -49,7 +59,7 @@ class ProbeFailed:
 
 
 @dataclass(frozen=True)
-class Unknown:
+class Unknown(_Marker):
     """Nobody knows the fact: not probed, or not stated in a report. Neither present nor absent."""
 
     reason: str

@@ -96,8 +96,9 @@ READS_LOG: Set[str] = set()  # predicates of NCCL context rules: they read the l
 
 
 def predicate(*outputs: str, log: bool = False) -> Callable[[Callable[[Context], Any]], Callable[[Context], Any]]:
-    """Register a named predicate. It returns a false value (no, or cannot tell) or True, or a dict of the
-    names it binds for the templates; the key "evidence" (a list of lines) says what it rests on."""
+    """Register a named predicate. It returns a false value (no), an `Unknown(why)` (cannot tell: the
+    condition is unknown, and so is its `not`) or True, or a dict of the names it binds for the templates;
+    the key "evidence" (a list of lines) says what it rests on."""
     clash = set(outputs) & ({f.name for f in dataclasses.fields(Snapshot)} | {"evidence"})
     if clash:  # a template name must mean one thing
         raise ValueError(f"predicate outputs {sorted(clash)} would hide snapshot sections or the evidence")
@@ -318,6 +319,8 @@ def evaluate(cond: Mapping[str, Any], ctx: Context, predicates: Mapping[str, Cal
             found.evidence.extend(result.get("evidence") or [])
             found.bindings.update((k, v) for k, v in result.items() if k != "evidence")
             return True
+        if is_unknown(result):
+            return None  # the predicate cannot tell: `not` of it is unknown too
         return bool(result)
     if op == "some":
         items = ctx.resolve(arg["in"])

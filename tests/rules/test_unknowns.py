@@ -77,8 +77,19 @@ def _with_unknown(snap: Snapshot, where: Tuple[Any, ...]) -> Snapshot:
     return s
 
 
+# (general, specific): the general finding states the same fact as the specific one, with less detail.
+# "torch does not import" (ED109) replaces "torch does not import: libX is missing" (ED104) when the import
+# error's text becomes unknown.
+GENERALIZES = {"ED109": "ED104"}
+
+
 def _alarms(findings: List[Any]) -> Set[Tuple[str, str]]:
     return {(f.id, f.severity) for f in findings if f.severity in ALARMS}
+
+
+def _added(before: Set[Tuple[str, str]], after: Set[Tuple[str, str]]) -> Set[Tuple[str, str]]:
+    gone = {i for i, _ in before - after}
+    return {(i, sev) for i, sev in after - before if GENERALIZES.get(i) not in gone}
 
 
 @pytest.mark.parametrize("name", FIXTURES)
@@ -87,9 +98,9 @@ def test_an_unknown_never_adds_an_error_or_warning(name: str) -> None:
     before = _alarms(diagnose_bundled(snap))
     added = {}
     for where in _leaves(snap):
-        after = _alarms(diagnose_bundled(_with_unknown(snap, where)))
-        if after - before:
-            added[".".join(map(str, where))] = sorted(after - before)
+        more = _added(before, _alarms(diagnose_bundled(_with_unknown(snap, where))))
+        if more:
+            added[".".join(map(str, where))] = sorted(more)
     assert not added, added
 
 
