@@ -47,7 +47,7 @@ def _leaves(obj: Any, path: Tuple[Any, ...] = ()) -> Iterator[Tuple[Any, ...]]:
     """Every known value's location: each section (model), each list and each scalar leaf."""
     if isinstance(obj, Model):
         for f in dataclasses.fields(obj):
-            if f.name == "extra":
+            if f.name in ("extra", "index", "id"):  # identity keys are never markers
                 continue
             v = getattr(obj, f.name)
             if is_absent(v) or v is None:
