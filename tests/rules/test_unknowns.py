@@ -114,3 +114,47 @@ def test_messages_never_print_a_marker(name: str) -> None:
         for f in diagnose_bundled(_with_unknown(snap, where)):
             for text in (f.title, f.detail, f.fix or ""):
                 assert not _MARKER_IN_SENTENCE.search(str(text)), (f.id, where, text)
+
+
+# --- rules stay in their domain ---------------------------------------------------------------
+
+
+def _ids(snap: Snapshot) -> Set[str]:
+    return {f.id for f in diagnose_bundled(snap)}
+
+
+def test_triton_rules_stay_quiet_on_windows_and_on_torch_1() -> None:
+    snap = load_snapshot(fixture_path("gh200_aarch64"))
+    assert "ED310" in _ids(snap)
+    windows = copy.deepcopy(snap)
+    windows.host.os = "windows"  # PyPI torch ships no Triton on Windows
+    assert "ED310" not in _ids(windows)
+    old = copy.deepcopy(snap)
+    old.torch.version = "1.13.1+cu117"  # no torch.compile before 2.0
+    assert not {"ED310", "ED311", "ED313"} & _ids(old)
+
+
+def test_no_wheels_for_this_python_is_not_claimed_when_torch_imports() -> None:
+    snap = load_snapshot(fixture_path("python37_legacy"))
+    assert "ED106" in _ids(snap)
+    healthy = load_snapshot(fixture_path("h200_8x_healthy"))
+    healthy.python.version = "3.7.16"  # an old Python whose torch does import: wheels did exist for it
+    assert "ED106" not in _ids(healthy)
+
+
+def test_cuda_unavailable_never_claims_the_driver_fits_when_its_minimum_is_unknown() -> None:
+    snap = load_snapshot(fixture_path("h100_cuda_hidden"))
+    assert "ED105" in _ids(snap)
+    old = copy.deepcopy(snap)
+    old.torch.version, old.torch.cuda, old.driver.version = "1.5.0+cu102", "10.2", "410.48"
+    assert "ED105" not in _ids(old)  # CUDA 10.2 needs 440.33: nothing here knows that it fits
+    unknown = copy.deepcopy(snap)
+    unknown.driver = Unknown("not reported")
+    assert "ED105" not in _ids(unknown)
+
+
+def test_a_machine_without_nvidia_gpu_or_driver_says_so() -> None:
+    found = [f for f in diagnose_bundled(load_snapshot(fixture_path("cpu_only_this_machine"))) if f.id == "ED214"]
+    assert [f.severity for f in found] == ["info"]
+    assert "No NVIDIA GPU or driver" in found[0].title
+    assert "ED214" not in _ids(load_snapshot(fixture_path("h200_8x_healthy")))
