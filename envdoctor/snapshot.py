@@ -1,8 +1,9 @@
 """The machine snapshot: a typed model of `snapshot.schema.json` with a lossless JSON round-trip.
 
-A probed field holds a value, `Unavailable(why)` or `ProbeFailed(error)`. JSON keeps the schema's
-names: both markers are written as null, and their reasons go to the top-level `absent` map
-(path -> "unavailable: why" / "failed: error"), so reading the file back restores them.
+A probed field holds a value, `Unavailable(why)` (known not to exist), `ProbeFailed(error)` or
+`Unknown(why)` (both unknown). JSON keeps the schema's names: every marker is written as null, and its
+reason goes to the top-level `absent` map (path -> "unavailable: why" / "failed: error" / "unknown: why");
+a bare null (no reason) is an unknown that was not reported. Reading the file back restores them.
 Keys this model does not know are kept in `extra` and written back unchanged.
 """
 
@@ -21,8 +22,18 @@ SCHEMA = "envdoctor.snapshot/1"
 T = TypeVar("T")
 
 
+class _Marker:
+    """What markers share: a field of a section that is not there is not there for the same reason
+    (`snapshot.host.os` is the host's marker when the host is unknown), as the condition paths read."""
+
+    def __getattr__(self, name: str) -> object:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return self
+
+
 @dataclass(frozen=True)
-class Unavailable:
+class Unavailable(_Marker):
     """The fact does not exist here (no driver, not Linux, NotSupported by this GPU)."""
 
     reason: str
@@ -35,7 +46,7 @@ class Unavailable:
 
 
 @dataclass(frozen=True)
-class ProbeFailed:
+class ProbeFailed(_Marker):
     """The probe that should have read the fact failed."""
 
     error: str
@@ -47,15 +58,40 @@ class ProbeFailed:
         return f"probe failed ({self.error})"
 
 
-Absent = Union[Unavailable, ProbeFailed]
-NOT_PROBED = Unavailable("not probed")
+@dataclass(frozen=True)
+class Unknown(_Marker):
+    """Nobody knows the fact: not probed, or not stated in a report. Neither present nor absent."""
+
+    reason: str
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __str__(self) -> str:
+        return f"unknown ({self.reason})"
 
 
-Field = Union[T, Unavailable, ProbeFailed]
+Absent = Union[Unavailable, ProbeFailed, Unknown]
+NOT_PROBED = Unknown("not probed")
+NOT_REPORTED = Unknown("not reported")  # a bare null in a snapshot file
+
+
+Field = Union[T, Unavailable, ProbeFailed, Unknown]
 
 
 def is_absent(value: object) -> bool:
-    return isinstance(value, (Unavailable, ProbeFailed))
+    """Any marker: the value is not there (known not to exist, or unknown)."""
+    return isinstance(value, (Unavailable, ProbeFailed, Unknown))
+
+
+def is_unknown(value: object) -> bool:
+    """Nobody knows the value: not probed, not reported, or the probe failed."""
+    return isinstance(value, (Unknown, ProbeFailed))
+
+
+def is_unavailable(value: object) -> bool:
+    """Known not to exist here."""
+    return isinstance(value, Unavailable)
 
 
 def present(value: Any) -> bool:
@@ -64,6 +100,11 @@ def present(value: Any) -> bool:
 
 def value_or(value: Any, default: Any = None) -> Any:
     return default if is_absent(value) or value is None else value
+
+
+def known_list(value: Any) -> list:
+    """A list field's items, or [] when the list itself is unknown or unavailable (check that apart)."""
+    return value if isinstance(value, list) else []
 
 
 class SnapshotError(ValueError):
@@ -132,7 +173,11 @@ def _hints(cls: type) -> Dict[str, Any]:
 
 def _marker(text: str) -> Absent:
     kind, _, why = text.partition(": ")
-    return ProbeFailed(why) if kind == "failed" else Unavailable(why or kind)
+    if kind == "failed":
+        return ProbeFailed(why)
+    if kind == "unknown":
+        return Unknown(why) if why else NOT_REPORTED
+    return Unavailable(why or kind)
 
 
 def _dump(value: Any, absent: Optional[Dict[str, str]], path: str) -> Any:
@@ -143,6 +188,10 @@ def _dump(value: Any, absent: Optional[Dict[str, str]], path: str) -> Any:
     if isinstance(value, ProbeFailed):
         if absent is not None:
             absent[path] = f"failed: {value.error}"
+        return None
+    if isinstance(value, Unknown):
+        if absent is not None and value != NOT_REPORTED:
+            absent[path] = f"unknown: {value.reason}"
         return None
     if isinstance(value, Model):
         return value.to_json(absent, path)
@@ -155,7 +204,7 @@ def _dump(value: Any, absent: Optional[Dict[str, str]], path: str) -> Any:
 
 def _strip_markers(tp: Any) -> Any:
     if typing.get_origin(tp) is Union:
-        args = [a for a in typing.get_args(tp) if a not in (Unavailable, ProbeFailed, type(None))]
+        args = [a for a in typing.get_args(tp) if a not in (Unavailable, ProbeFailed, Unknown, type(None))]
         return args[0] if len(args) == 1 else Union[tuple(args)]
     return tp
 
@@ -166,7 +215,7 @@ def _load(tp: Any, value: Any, absent: Dict[str, str], path: str) -> Any:
             return _marker(absent[path])
         if typing.get_origin(tp) is Union and type(None) in typing.get_args(tp):
             return None  # a plain Optional: None is a value ("no error")
-        return Unavailable("null in snapshot")
+        return NOT_REPORTED
     tp = _strip_markers(tp)
     origin = typing.get_origin(tp)
     if isinstance(tp, type) and issubclass(tp, Model):

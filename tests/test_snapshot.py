@@ -14,6 +14,8 @@ from envdoctor.snapshot import (
     Snapshot,
     SnapshotError,
     Unavailable,
+    Unknown,
+    is_unknown,
     load_snapshot,
     snapshot_from_json,
 )
@@ -60,11 +62,33 @@ def test_unknown_keys_are_kept():
     assert back["gpus"][0]["vendor_field"] == 7
 
 
-def test_null_without_a_recorded_reason_reads_as_unavailable():
+def test_null_without_a_recorded_reason_reads_as_unknown_and_writes_back_bare():
     data = json.loads(fixture_path("h100_8x_nvswitch").read_text())
     data["absent"] = {}
     data["cuda_toolkit"] = None
-    assert isinstance(snapshot_from_json(data).cuda_toolkit, Unavailable)
+    snap = snapshot_from_json(data)
+    assert isinstance(snap.cuda_toolkit, Unknown) and is_unknown(snap.cuda_toolkit)
+    assert not isinstance(snap.cuda_toolkit, Unavailable)
+    back = snap.to_json()
+    assert back["cuda_toolkit"] is None and "cuda_toolkit" not in (back.get("absent") or {})
+
+
+@pytest.mark.parametrize("reason, kind", [("unavailable: no nvcc", Unavailable), ("failed: boom", ProbeFailed),
+                                          ("unknown: not in the report", Unknown)])
+def test_absent_reasons_round_trip_as_their_marker(reason, kind):
+    data = json.loads(fixture_path("h100_8x_nvswitch").read_text())
+    data["absent"] = {"cuda_toolkit": reason}
+    data["cuda_toolkit"] = None
+    snap = snapshot_from_json(data)
+    assert isinstance(snap.cuda_toolkit, kind)
+    assert is_unknown(snap.cuda_toolkit) == (kind is not Unavailable)
+    assert snap.to_json()["absent"]["cuda_toolkit"] == reason
+
+
+def test_not_probed_is_unknown_not_unavailable():
+    snap = Snapshot()
+    assert is_unknown(snap.torch) and not isinstance(snap.torch, Unavailable)
+    assert snapshot_from_json(snap.to_json()).torch == snap.torch
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,7 @@ from envdoctor.errors import InputError
 from envdoctor.present.output import emit, emit_json
 from envdoctor.probes.context import target_python
 from envdoctor.settings import TORCH_INDEX_ENV, Settings
-from envdoctor.snapshot import Snapshot, load_snapshot
+from envdoctor.snapshot import Snapshot, known_list, load_snapshot, present
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -118,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
             say("not installing: stdin is not a terminal and --yes was not given")
             install = False
     if install:
-        ccs = [g.compute_capability for g in snap.gpus]
+        ccs = [str(g.compute_capability) for g in known_list(snap.gpus) if present(g.compute_capability)]
         out = execute(the_plan, python_path or sys.executable, ccs, say, settings.state_root, settings.use_uv,
                       break_system_packages=args.break_system_packages)
         doc["status"] = out.status

@@ -30,7 +30,8 @@ def gib(value: Any) -> str:
 
 
 def sm(gpu: Gpu) -> str:
-    return f"sm_{gpu.compute_capability.replace('.', '')}"
+    cc = gpu.compute_capability
+    return f"sm_{cc.replace('.', '')}" if present(cc) else f"compute capability {show(cc)}"
 
 
 def fact_groups(snap: Snapshot) -> List[Tuple[str, List[Tuple[str, str]]]]:
@@ -55,7 +56,10 @@ def fact_groups(snap: Snapshot) -> List[Tuple[str, List[Tuple[str, str]]]]:
     d = snap.driver
     driver = [("driver", f"{d.version} (supports CUDA {show(d.cuda_driver_version)}; read by {show(d.source)})")
               if present(d) else ("driver", show(d))]
-    gpus = [(f"GPU {g.index}", _gpu(g)) for g in snap.gpus] or [("GPUs", "none found")]
+    if isinstance(snap.gpus, list):
+        gpus = [(f"GPU {g.index}", _gpu(g)) for g in snap.gpus] or [("GPUs", "none found")]
+    else:
+        gpus = [("GPUs", show(snap.gpus))]
     t = snap.torch
     if present(t) and t.importable:
         torch = [
@@ -142,7 +146,7 @@ def _cpu(snap: Snapshot) -> str:
 
 
 def _gpu(g: Gpu) -> str:
-    parts = [g.name, sm(g), gib(g.memory_bytes)]
+    parts = [show(g.name), sm(g), gib(g.memory_bytes)]
     if present(g.pcie):
         parts.append(f"PCIe gen {show(g.pcie.gen)}/{show(g.pcie.max_gen)} x{show(g.pcie.width)}/{show(g.pcie.max_width)}")
     if present(g.nvlink) and present(g.nvlink.links_active) and g.nvlink.links_active:

@@ -3,7 +3,7 @@ declarative JSON, checked on load, evaluated without eval.
 
 A condition is one of:
   {"all": [c, ...]}  {"any": [c, ...]}  {"not": c}
-  {"present": "path"}  {"absent": "path"}  {"failed": "path"}
+  {"present": "path"}  {"absent": "path"}  {"unknown": "path"}  {"failed": "path"}
   {"eq": ["path", value]}  {"ne": [...]}  {"lt"|"le"|"gt"|"ge": ["path", number]}
   {"in": ["path", [values]]}  {"contains": ["path", value]}  {"matches": ["path", "regex"]}
   {"version": ["path", "specifier"]}  {"len": ["path", "lt"|"le"|"eq"|"ge"|"gt", n]}
@@ -16,9 +16,11 @@ section, a name bound by `for_each` / `some`, or `log` (NCCL context rules: the 
 Unknown is not a fact. A comparison on a missing, absent or null value is *unknown*, and so is every
 condition built on one: `not` of unknown is unknown, `all` is unknown unless some part is false, `any`
 unless some part is true. A rule holds only when its condition is true, so an unknown never satisfies
-`eq`, `ne`, `lt`, `matches`, ... nor their negation. `present` / `absent` / `failed` ask about the value
-itself and are always known; a predicate decides for itself (it returns a false value when it cannot
-tell). `matches` is case-sensitive (write `(?i)` for a case-insensitive pattern).
+`eq`, `ne`, `lt`, `matches`, ... nor their negation. `present` / `absent` / `unknown` / `failed` ask about
+the value itself and are always known: `absent` means known not to exist (Unavailable, a missing key of a
+known mapping), `unknown` means nobody knows (not probed, not reported, the probe failed: `failed` is the
+last only), and an unknown value is neither present nor absent; a predicate decides for itself (it
+returns a false value when it cannot tell). `matches` is case-sensitive (write `(?i)` for a case-insensitive pattern).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Callable, Collection, Dict, List, Mapping
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
-from envdoctor.snapshot import Model, ProbeFailed, Snapshot, Unavailable, is_absent, present
+from envdoctor.snapshot import Model, ProbeFailed, Snapshot, Unavailable, Unknown, is_absent, is_unknown, present
 from envdoctor.versions import parse
 
 if TYPE_CHECKING:
@@ -94,8 +96,9 @@ READS_LOG: Set[str] = set()  # predicates of NCCL context rules: they read the l
 
 
 def predicate(*outputs: str, log: bool = False) -> Callable[[Callable[[Context], Any]], Callable[[Context], Any]]:
-    """Register a named predicate. It returns a false value (no, or cannot tell) or True, or a dict of the
-    names it binds for the templates; the key "evidence" (a list of lines) says what it rests on."""
+    """Register a named predicate. It returns a false value (no), an `Unknown(why)` (cannot tell: the
+    condition is unknown, and so is its `not`) or True, or a dict of the names it binds for the templates;
+    the key "evidence" (a list of lines) says what it rests on."""
     clash = set(outputs) & ({f.name for f in dataclasses.fields(Snapshot)} | {"evidence"})
     if clash:  # a template name must mean one thing
         raise ValueError(f"predicate outputs {sorted(clash)} would hide snapshot sections or the evidence")
@@ -153,7 +156,7 @@ def field_type(root: Any, parts: List[str]) -> Tuple[Any, Optional[str]]:
 
 def _strip(tp: Any) -> Any:
     if typing.get_origin(tp) is Union:
-        args = [a for a in typing.get_args(tp) if a not in (Unavailable, ProbeFailed, type(None))]
+        args = [a for a in typing.get_args(tp) if a not in (Unavailable, ProbeFailed, Unknown, type(None))]
         return args[0] if len(args) == 1 else Any
     return tp
 
@@ -192,7 +195,7 @@ def check_condition(cond: Any, roots: Dict[str, Any], predicates: Mapping[str, A
             errors += check_condition(sub, roots, predicates, signals)
     elif op == "not":
         errors += check_condition(arg, roots, predicates, signals)
-    elif op in ("present", "absent", "failed"):
+    elif op in ("present", "absent", "unknown", "failed"):
         errors += _opt(check_path(arg, roots))
     elif op in COMPARISONS:
         if not isinstance(arg, list) or len(arg) != 2:
@@ -303,8 +306,9 @@ def evaluate(cond: Mapping[str, Any], ctx: Context, predicates: Mapping[str, Cal
     if op == "present":
         return present(ctx.resolve(arg))
     if op == "absent":
-        value = ctx.resolve(arg)
-        return is_absent(value) or value is None
+        return isinstance(ctx.resolve(arg), Unavailable)
+    if op == "unknown":
+        return is_unknown(ctx.resolve(arg))
     if op == "failed":
         return isinstance(ctx.resolve(arg), ProbeFailed)
     if op == "signal":
@@ -315,6 +319,8 @@ def evaluate(cond: Mapping[str, Any], ctx: Context, predicates: Mapping[str, Cal
             found.evidence.extend(result.get("evidence") or [])
             found.bindings.update((k, v) for k, v in result.items() if k != "evidence")
             return True
+        if is_unknown(result):
+            return None  # the predicate cannot tell: `not` of it is unknown too
         return bool(result)
     if op == "some":
         items = ctx.resolve(arg["in"])

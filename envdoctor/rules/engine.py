@@ -9,7 +9,7 @@ from envdoctor.findings import SEVERITIES, Finding
 from envdoctor.rules.conditions import PREDICATES, Context, Found, holds
 from envdoctor.rules.registry import TEMPLATE_NAME, Rule, Rulebook
 from envdoctor.rules.tables import Tables
-from envdoctor.snapshot import Snapshot, is_absent, present
+from envdoctor.snapshot import Snapshot, Unavailable, is_absent, present
 from envdoctor.wheels.index import WheelIndex
 
 
@@ -21,15 +21,18 @@ def render(template: str, ctx: Context, bindings: Dict[str, Any]) -> str:
         else:
             head = name.split(".")[0]
             value = ctx.child(**{head: bindings[head]}).resolve(name) if head in bindings else ctx.resolve(name)
-        return _fmt(value, fmt)
+        return _fmt(value, fmt, name)
 
     return TEMPLATE_NAME.sub(sub, template)
 
 
-def _fmt(value: Any, fmt: Any) -> str:
-    if is_absent(value):
-        return str(value)  # "not available (why)" / "probe failed (error)"
-    if value is None:
+def _fmt(value: Any, fmt: Any, name: str = "") -> str:
+    # A marker reads as a word inside a sentence; its reason belongs in the facts view, not in prose.
+    if (is_absent(value) or value is None) and name.endswith("version"):
+        return "(version unknown)"
+    if isinstance(value, Unavailable):
+        return "none"
+    if is_absent(value) or value is None:
         return "unknown"
     if fmt == "count" and isinstance(value, list):
         return str(len(value))

@@ -11,7 +11,7 @@ from typing import Any, Dict, List, Optional, Union
 from envdoctor import compat
 from envdoctor.cpulist import parse_cpulist
 from envdoctor.rules.conditions import Context, predicate
-from envdoctor.snapshot import Gpu, Snapshot, present
+from envdoctor.snapshot import Gpu, Snapshot, Unknown, known_list, present
 from envdoctor.versions import cudnn_human, major_minor, parse
 
 Result = Union[bool, None, Dict[str, Any]]
@@ -21,13 +21,43 @@ def _mm(pair: tuple) -> str:
     return f"{pair[0]}.{pair[1]}"
 
 
-def _os(s: Snapshot) -> str:
-    return compat.driver_os(s.host.os, s.host.wsl)
+def _oses(s: Snapshot) -> List[str]:
+    """The driver OS whose minimums apply; both when the OS is unknown (a claim must then hold for both)."""
+    if not present(s.host.os):
+        return ["linux", "windows"]
+    return [compat.driver_os(s.host.os, s.host.wsl is True)]
+
+
+def _gpu_name(g: Gpu) -> str:
+    return str(g.name) if present(g.name) else f"GPU {g.index}"
 
 
 def _torch_cuda(s: Snapshot) -> Optional[str]:
     t = s.torch
     return t.cuda if present(t) and t.importable and present(t.cuda) else None
+
+
+@predicate("verdict")
+def driver_fits_torch(ctx: Context) -> Result:
+    """The driver is known to meet the minimum of torch's CUDA: the driver, torch's CUDA and that CUDA's
+    minimum driver are all known. Anything less is unknown, never 'fits'."""
+    s = ctx.snapshot
+    t = s.torch
+    if not present(t) or not present(t.importable) or not present(s.driver) or not present(s.driver.version):
+        return Unknown("torch or the driver is unknown")
+    cuda = _torch_cuda(s)
+    if cuda is None or compat.driver_version(s.driver.version) is None:
+        return Unknown("torch's CUDA or the driver version is unknown")
+    why = []
+    for osn in _oses(s):
+        needed, _ga = compat.min_driver(cuda, osn, drivers=ctx.index.drivers)
+        if needed is None:
+            return Unknown(f"the minimum driver for CUDA {cuda} is not known")
+        verdict = compat.driver_supports(s.driver.version, cuda, osn, drivers=ctx.index.drivers)
+        if not verdict.ok:
+            return False
+        why.append(verdict.why)
+    return {"verdict": "; ".join(why)}
 
 
 @predicate("needed_driver", "cuda", "verdict")
@@ -38,22 +68,32 @@ def driver_too_old_for_torch(ctx: Context) -> Result:
         return None
     if compat.driver_version(s.driver.version) is None:
         return None  # an unreadable version is not an old one (ED108's sibling rule says so)
-    verdict = compat.driver_supports(s.driver.version, cuda, _os(s), drivers=ctx.index.drivers)
-    needed, _ga = compat.min_driver(cuda, _os(s), drivers=ctx.index.drivers)
-    if verdict.ok or needed is None:
-        return None
-    return {"needed_driver": needed, "cuda": cuda, "verdict": verdict.why}
+    out = None
+    for osn in _oses(s):
+        verdict = compat.driver_supports(s.driver.version, cuda, osn, drivers=ctx.index.drivers)
+        needed, _ga = compat.min_driver(cuda, osn, drivers=ctx.index.drivers)
+        if verdict.ok or needed is None:
+            return None
+        out = out or {"needed_driver": needed, "cuda": cuda, "verdict": verdict.why}
+    return out
 
 
 @predicate("needed_driver")
 def driver_too_old_for_gpu(ctx: Context) -> Result:
     s = ctx.snapshot
     gpu: Gpu = ctx.bound["gpu"]
-    need = compat.gpu_min_driver(gpu.compute_capability, _os(s), drivers=ctx.index.drivers)
-    if need is None or not present(s.driver):
+    if not present(gpu.compute_capability):
         return None
-    have, want = parse(s.driver.version), parse(need)
-    return {"needed_driver": need} if have is not None and want is not None and have < want else None
+    if not present(s.driver) or not present(s.driver.version):
+        return None
+    have, out = parse(s.driver.version), None
+    for osn in _oses(s):
+        need = compat.gpu_min_driver(gpu.compute_capability, osn, drivers=ctx.index.drivers)
+        want = parse(need) if need else None
+        if have is None or want is None or have >= want:
+            return None
+        out = out or {"needed_driver": need}
+    return out
 
 
 @predicate("arch_list", "sm")
@@ -63,6 +103,8 @@ def gpu_without_kernels(ctx: Context) -> Result:
     gpu: Gpu = ctx.bound["gpu"]
     # An empty list is what get_arch_list() returns when CUDA cannot initialise: unknown, not "none".
     if _torch_cuda(ctx.snapshot) is None or not present(t.arch_list) or not t.arch_list:
+        return None
+    if not present(gpu.compute_capability):
         return None
     if compat.serving_kernel(t.arch_list, gpu.compute_capability):
         return None
@@ -74,8 +116,10 @@ def extension_without_kernels(ctx: Context) -> Result:
     ext = ctx.bound["ext"]
     if not present(ext.arch_list) or not ext.arch_list:
         return None
-    missing = [f"GPU {g.index} ({g.name}, sm_{g.compute_capability.replace('.', '')})"
-               for g in ctx.snapshot.gpus if not compat.serving_kernel(ext.arch_list, g.compute_capability)]
+    missing = [f"GPU {g.index} ({g.name}, sm_{g.compute_capability.replace('.', '')})" if present(g.name)
+               else f"GPU {g.index} (sm_{g.compute_capability.replace('.', '')})"
+               for g in known_list(ctx.snapshot.gpus)
+               if present(g.compute_capability) and not compat.serving_kernel(ext.arch_list, g.compute_capability)]
     return {"missing_kernels": "; ".join(missing)} if missing else None
 
 
@@ -109,7 +153,9 @@ def shadowed_library(ctx: Context) -> Result:
         loaded_version = _version_in_name(path)
         wheel = getattr(t, lib)
         wheel_version = (cudnn_human(wheel) if lib == "cudnn" else str(wheel)) if present(wheel) else "unknown"
-        hint = "major" if loaded_version and wheel_version[:1] != loaded_version[:1] else "minor"
+        # A different major is only claimed when both versions are known.
+        hint = ("major" if present(wheel) and loaded_version and wheel_version[:1] != loaded_version[:1]
+                else "minor")
         return {"library": lib, "loaded_path": path, "wheel_version": wheel_version,
                 "loaded_version": loaded_version or "unknown", "severity_hint": hint}
     return None
@@ -157,6 +203,8 @@ def socket_ifname_matches_nothing(ctx: Context) -> Result:
     if not value or not present(s.network) or not present(s.network.interfaces):
         return None
     names = [i.name for i in s.network.interfaces]
+    if not all(present(n) for n in names):
+        return Unknown("an interface's name is unknown")
     spec = value.strip()
     exclude = spec.startswith("^")
     spec = spec.lstrip("^")
@@ -176,7 +224,10 @@ def socket_ifname_matches_nothing(ctx: Context) -> Result:
 @predicate("python_mm", "supported")
 def python_unsupported(ctx: Context) -> Result:
     s = ctx.snapshot
-    m = re.match(r"^(\d+\.\d+)", s.python.version or "")
+    t = s.torch
+    if present(t) and t.importable is True:
+        return None  # a torch that imports here is the proof that wheels exist for this Python
+    m = re.match(r"^(\d+\.\d+)", str(s.python.version)) if present(s.python.version) else None
     if not m:
         return None
     releases = ctx.index.releases  # newest first
@@ -190,15 +241,18 @@ def python_unsupported(ctx: Context) -> Result:
 def nccl_too_old_for_gpu(ctx: Context) -> Result:
     """torch's NCCL predates the newest GPU's generation (rules/tables/nccl_min_for_gpu.json)."""
     t = ctx.snapshot.torch
-    if not (present(t) and t.importable and present(t.nccl)) or not ctx.snapshot.gpus:
+    gpus = known_list(ctx.snapshot.gpus)
+    if not (present(t) and t.importable and present(t.nccl)) or not gpus:
         return None
+    if not all(present(g.compute_capability) for g in gpus):
+        return Unknown("a GPU's compute capability is unknown")
     have = parse(t.nccl)
-    newest = max(ctx.snapshot.gpus, key=lambda g: compat.cc_number(g.compute_capability))
+    newest = max(gpus, key=lambda g: compat.cc_number(g.compute_capability))
     for floor in ctx.tables.nccl_min_for_gpu:  # newest generation first
         if compat.cc_number(newest.compute_capability) >= compat.cc_number(floor.min_cc):
             want = parse(floor.nccl)
             if have is not None and want is not None and have < want:
-                return {"nccl": t.nccl, "needed_nccl": floor.nccl, "gpu_name": newest.name}
+                return {"nccl": t.nccl, "needed_nccl": floor.nccl, "gpu_name": _gpu_name(newest)}
             return None
     return None
 
@@ -231,13 +285,14 @@ def gpu_cpus_outside_affinity(ctx: Context) -> Result:
 def p2p_blocked(ctx: Context) -> Result:
     s = ctx.snapshot
     topo = s.topology
-    if not present(topo) or not present(topo.p2p) or len(s.gpus) < 2:
+    if not present(topo) or not present(topo.p2p) or len(known_list(s.gpus)) < 2:
         return None
     blocked = [(i, j) for i, row in enumerate(topo.p2p) for j, v in enumerate(row) if i < j and v is False]
     if not blocked:
         return None
     causes: List[str] = []
-    if any("GeForce" in g.name or "RTX" in g.name and "RTX A" not in g.name for g in s.gpus):
+    names = [str(g.name) for g in s.gpus if present(g.name)]
+    if any("GeForce" in n or "RTX" in n and "RTX A" not in n for n in names):
         causes.append("GeForce/RTX consumer GPUs have peer-to-peer disabled by the driver")
     if present(s.host.acs_enabled_bridges) and s.host.acs_enabled_bridges:
         causes.append(f"{s.host.acs_enabled_bridges} PCIe bridge(s) have ACS redirect on, "
@@ -252,7 +307,7 @@ def p2p_blocked(ctx: Context) -> Result:
 
 @predicate("links")
 def nvlink_present(ctx: Context) -> Result:
-    links = [g.nvlink.links_active for g in ctx.snapshot.gpus
+    links = [g.nvlink.links_active for g in known_list(ctx.snapshot.gpus)
              if present(g.nvlink) and present(g.nvlink.links_active) and g.nvlink.links_active]
     return {"links": max(links)} if links else None
 
@@ -260,7 +315,7 @@ def nvlink_present(ctx: Context) -> Result:
 @predicate("shm_mib", "needed_mib")
 def shm_too_small(ctx: Context) -> Result:
     s = ctx.snapshot
-    if not present(s.host.shm_bytes) or not s.gpus:
+    if not present(s.host.shm_bytes) or not known_list(s.gpus):
         return None
     need = max(ctx.tables.shm_min_mib, ctx.tables.shm_per_gpu_mib * len(s.gpus))  # rules/tables/shm.json
     have = s.host.shm_bytes // (1 << 20)
@@ -304,7 +359,7 @@ def pcie_gen_below_max(ctx: Context) -> Result:
 @predicate()
 def driver_version_unreadable(ctx: Context) -> Result:
     d = ctx.snapshot.driver
-    return present(d) and compat.driver_version(d.version) is None
+    return present(d) and present(d.version) and compat.driver_version(d.version) is None
 
 
 @predicate()

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence
 
 from envdoctor.findings import Finding
-from envdoctor.snapshot import Gpu, Snapshot, present, value_or
+from envdoctor.snapshot import Gpu, Snapshot, known_list, present, value_or
 
 GIB = 1 << 30
 MIN_SIZE_FOR_VERDICT = 8 << 20  # below this, all-reduce is latency-bound: no bandwidth verdict
@@ -67,10 +67,10 @@ def expected_busbw(
         return Expectation(None, "", "a single rank moves no data (busbw is 0 by definition)")
     local = max(1, world_size // max(1, nnodes))
     chosen = list(gpu_indices) if gpu_indices is not None else list(range(local))
-    by_index = {g.index: g for g in snapshot.gpus}
+    by_index = {g.index: g for g in known_list(snapshot.gpus)}
     gpus = [by_index[i] for i in chosen if i in by_index]
     if len(gpus) < len(chosen):
-        return Expectation(None, "", f"the snapshot lists {len(snapshot.gpus)} GPU(s), the test used {len(chosen)}")
+        return Expectation(None, "", f"the snapshot lists {len(by_index)} GPU(s), the test used {len(chosen)}")
     notes = _nccl_env_notes(snapshot)
     subjects = [f"gpu:{g.index}" for g in gpus]
     intra = _intra_node(snapshot, gpus) if len(gpus) > 1 else None

@@ -25,7 +25,7 @@ from envdoctor.findings import Finding, exit_code, sort_findings
 from envdoctor.probes.base import ProbeContext
 from envdoctor.probes.context import probe_context as make_probe_context
 from envdoctor.settings import Settings
-from envdoctor.snapshot import ProbeRecord, Snapshot
+from envdoctor.snapshot import ProbeRecord, Snapshot, known_list, present
 from envdoctor.tui import messages as msg
 from envdoctor.tui.modals import ConfirmScreen, ErrorScreen, ExportScreen
 from envdoctor.tui.panes import (
@@ -258,7 +258,8 @@ class EnvDoctorApp(App[int]):
     def _install(self, plan: Any, target: str) -> None:
         from envdoctor.install.installer import execute
 
-        ccs = [g.compute_capability for g in self.snapshot.gpus] if self.snapshot else []
+        ccs = ([str(g.compute_capability) for g in known_list(self.snapshot.gpus) if present(g.compute_capability)]
+               if self.snapshot else [])
         try:
             outcome = execute(plan, target, ccs, lambda line: self.post_message(msg.InstallLog(line)),
                               self.settings.state_root, self.settings.use_uv)

@@ -28,7 +28,7 @@ from textual.widgets.option_list import Option
 
 from envdoctor.findings import Finding, summary
 from envdoctor.present.facts import fact_groups, gib, show, sm
-from envdoctor.snapshot import ProbeRecord, Snapshot, present
+from envdoctor.snapshot import ProbeRecord, Snapshot, known_list, present
 from envdoctor.tui import messages as msg
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "bold yellow", "info": "bold cyan"}
@@ -187,13 +187,13 @@ class GpusPane(VerticalScroll):
         table.clear()
         if snap is None:
             return
-        for g in snap.gpus:
+        for g in known_list(snap.gpus):
             pcie = (f"gen {show(g.pcie.gen)}/{show(g.pcie.max_gen)} x{show(g.pcie.width)}/{show(g.pcie.max_width)}"
                     if present(g.pcie) else show(g.pcie))
             degraded = present(g.pcie) and (g.pcie.gen != g.pcie.max_gen or g.pcie.width != g.pcie.max_width)
             nvl = (f"{g.nvlink.links_active} v{show(g.nvlink.version)}" if present(g.nvlink) and g.nvlink.links_active
                    else "-")
-            table.add_row(str(g.index), g.name, sm(g), gib(g.memory_bytes), Text(pcie, style="yellow" if degraded else ""),
+            table.add_row(str(g.index), show(g.name), sm(g), gib(g.memory_bytes), Text(pcie, style="yellow" if degraded else ""),
                           nvl, show(g.numa_node), show(g.cpu_affinity),
                           _flag(g.persistence_mode, bad=False), _flag(g.mig_enabled, bad=True),
                           Text(show(g.ecc_uncorrected), style="bold red" if present(g.ecc_uncorrected)
@@ -201,7 +201,10 @@ class GpusPane(VerticalScroll):
         topo = snap.topology
         links = self.query_one("#links", Static)
         p2p = self.query_one("#p2p", Static)
-        if not snap.gpus:
+        if not isinstance(snap.gpus, list):
+            links.update(Text(f"GPUs: {show(snap.gpus)}", style="dim"))
+            p2p.update("")
+        elif not snap.gpus:
             links.update(Text("No NVIDIA GPUs found.", style="dim"))
             p2p.update("")
         elif not present(topo):

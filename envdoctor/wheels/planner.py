@@ -144,7 +144,10 @@ def facts_from_snapshot(snapshot: Snapshot, python: Optional[str] = None) -> Mac
     f.python = short_python(pyv) + ("t" if snapshot.python.extra.get("gil_disabled") and not python else "")
     if present(snapshot.driver) and parse_version(snapshot.driver.version) is not None:
         f.driver = str(snapshot.driver.version)  # an unreadable version counts as unknown, not as old
-    f.gpus = [GpuFact(g.index, g.name, g.compute_capability) for g in snapshot.gpus]
+    # A GPU whose compute capability is unknown cannot choose a wheel; an unknown GPU list reads as none.
+    gpus = snapshot.gpus if isinstance(snapshot.gpus, list) else []
+    f.gpus = [GpuFact(g.index, str(g.name) if present(g.name) else f"GPU {g.index}", str(g.compute_capability))
+              for g in gpus if present(g.compute_capability)]
     t = snapshot.torch
     if present(t):
         if t.importable and present(t.version):
