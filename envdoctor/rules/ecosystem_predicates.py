@@ -261,6 +261,8 @@ def _conflicts(s: Snapshot) -> List[Any]:
     rc = s.requirement_conflicts if present(s.requirement_conflicts) else None
     out = []
     for c in rc or []:
+        if not present(c.package) or not present(c.requirement):
+            continue  # which package, or what it requires, is unknown
         try:
             req = Requirement(c.requirement)
         except InvalidRequirement:
@@ -407,7 +409,7 @@ def nvidia_wheels_mismatched(ctx: Context) -> Result:
     installed = {_wheel_key(d): (d, w.installed) for d, w in (wheels or {}).items()
                  if present(w.installed) and w.installed}
     for lib in mapped or []:
-        if _is_torch_own(lib.path) or present(lib.dist):
+        if not present(lib.path) or _is_torch_own(lib.path) or present(lib.dist):
             continue  # torch's own library, or one a wheel installed (the pins above judge it)
         if not is_absent(lib.dist) or not present(lib.file_version) or not lib.file_version:
             continue  # where it came from, or its version, is unknown
@@ -487,6 +489,8 @@ def extension_built_for_other_torch(ctx: Context) -> Result:
 def extension_gpu_too_old(ctx: Context) -> Result:
     ext = ctx.bound["ext"]
     s = ctx.snapshot
+    if not present(ext.name):
+        return None
     name = canonicalize_name(ext.name)
     version = _version(ext.version) if present(ext.version) else None
     floors = [f for f in load_ecosystem_tables().arch_floors if f.extension == name]
