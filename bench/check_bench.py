@@ -52,10 +52,16 @@ def main() -> None:
            "runs": args.runs, "targets": {"check_over_import_torch": "<= 1.15", "envdoctor_check_snapshot": "< 0.4 s"},
            "interpreters": {}}
     for py in args.python or [sys.executable]:
-        doc["interpreters"][py] = measure(py, env, args.runs, args.baseline_tree)
+        result = measure(py, env, args.runs, args.baseline_tree)
+        doc["interpreters"][result["packages"] or Path(py).name] = result  # no host paths in results
     if args.baseline_tree:
-        doc["baseline_tree"] = args.baseline_tree
+        doc["baseline_tree"] = f"another checkout (git rev {_rev(args.baseline_tree)})"
     Path(args.out).write_text(json.dumps(doc, indent=2) + "\n")
+
+
+def _rev(tree: str) -> str:
+    res = subprocess.run(["git", "-C", tree, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    return res.stdout.strip() or "unknown"
 
 
 def packages(py: str) -> str:
