@@ -439,6 +439,7 @@ class DeepSpeed(Model):
     importable: Field[bool] = _absent_field()
     error: Optional[str] = None
     torch_info: Field[Dict[str, Any]] = _absent_field()
+    ops_error: Field[str] = _optional_field()
 
 
 @dataclass

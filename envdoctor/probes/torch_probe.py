@@ -223,6 +223,8 @@ def deepspeed_from_child(data: Any, problem: Any) -> Any:
     if "importable" in data:
         ds.importable = bool(data["importable"])
         ds.error = data.get("error")
+        if "ops_error" in data:
+            ds.ops_error = data["ops_error"] or Unavailable("DeepSpeed's CUDA op check passed")
     else:  # the child died while importing it
         ds.importable = False
         ds.error = f"import deepspeed crashed: {problem}"

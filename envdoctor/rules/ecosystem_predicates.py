@@ -188,6 +188,75 @@ def numpy_abi_broken(ctx: Context) -> Result:
     return {"numpy_version": version, "numpy_error": nb.error.strip().splitlines()[0][:200]}
 
 
+@dataclass(frozen=True)
+class NumpyBuild:
+    torch: SpecifierSet
+    os: Optional[str]
+    python: Optional[str]
+    numpy: SpecifierSet
+    source: str
+
+
+@functools.lru_cache(maxsize=4)
+def load_numpy_builds(directory: Optional[Path] = None) -> Tuple[NumpyBuild, ...]:
+    path = (directory or data_path("rules") / "tables") / "numpy_builds.json"
+    doc, error = read_json(path)
+    if error:
+        raise InputError(error)
+    return parse_numpy_builds(doc, str(path))
+
+
+def parse_numpy_builds(doc: Any, where: str) -> Tuple[NumpyBuild, ...]:
+    rows = doc.get("rows") if isinstance(doc, dict) else None
+    if not isinstance(rows, list):
+        raise InputError(f"{where}: needs a 'rows' list")
+    out, problems = [], []
+    for i, row in enumerate(rows):
+        at = f"{where}: rows[{i}]"
+        try:
+            if not isinstance(row, dict) or set(row) - {"torch", "os", "python", "numpy", "source"} \
+                    or not all(isinstance(row.get(k), str) for k in ("torch", "numpy", "source")) \
+                    or not all(isinstance(row.get(k, ""), str) for k in ("os", "python")) \
+                    or not row["source"].startswith("https://"):
+                raise InvalidSpecifier("shape")
+            out.append(NumpyBuild(SpecifierSet(row["torch"]), row.get("os"), row.get("python"),
+                                  SpecifierSet(row["numpy"]), row["source"]))
+        except InvalidSpecifier:
+            problems.append(f"{at}: needs torch and numpy specifiers, an https source, optional os and python")
+    if problems:
+        raise InputError("invalid NumPy build table: " + "; ".join(problems))
+    return tuple(out)
+
+
+@predicate("numpy_version", "needed", "build", "source")
+def numpy_outside_torch_build(ctx: Context) -> Result:
+    """The installed NumPy is outside the range this torch's wheels were built for, while the bridge itself
+    was not exercised (when it was, ED501 speaks from the real failure or the real success)."""
+    s = ctx.snapshot
+    t = _torch(s)
+    if t is None or (present(t.numpy) and present(t.numpy.works)):
+        return None
+    running = _version(_torch_version(s))
+    numpy_text = t.numpy.version if present(t.numpy) and present(t.numpy.version) else _packages(s).get("numpy")
+    numpy = _version(numpy_text)
+    if running is None or numpy is None:
+        return None
+    os_name = s.host.os if present(s.host.os) else None
+    py = major_minor(s.python.version) if s.python.version else None
+    for row in load_numpy_builds():
+        if not row.torch.contains(Version(running.public), prereleases=True):
+            continue
+        if row.os is not None and row.os != os_name:
+            continue
+        if row.python is not None and (py is None or f"{py[0]}.{py[1]}" != row.python):
+            continue
+        if not row.numpy.contains(numpy, prereleases=True):
+            where = " ".join(x for x in (row.os and f"on {row.os.capitalize()}", row.python and f"for Python {row.python}") if x)
+            return {"numpy_version": str(numpy), "needed": str(row.numpy), "source": row.source,
+                    "build": f"torch {running}{' ' + where if where else ''}"}
+    return None
+
+
 # --- torchvision / torchaudio ------------------------------------------------------------------
 
 

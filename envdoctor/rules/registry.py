@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 import envdoctor.rules.ecosystem_predicates  # (registers the ecosystem rules' predicates)
-import envdoctor.rules.predicates  # noqa: F401  (registers the predicates the machine rules name)
+import envdoctor.rules.predicates
+import envdoctor.rules.runtime_predicates  # noqa: F401  (what torch, CUDA and DeepSpeed said)
 from envdoctor.data_files import data_path, files_key, read_json
 from envdoctor.errors import InputError
 from envdoctor.findings import SAFETIES, SEVERITIES

@@ -19,6 +19,11 @@ RULES = load_rules()
 CASES = [(r, name, kind) for r in RULES for kind in ("fires", "quiet") for name in r.fixtures[kind]]
 
 
+def _without_quotes(text: str) -> str:
+    """A finding's own words: what it quotes from a library ("CUDA unknown error") is not a placeholder."""
+    return re.sub(r'"[^"]*"', '""', text)
+
+
 @pytest.mark.parametrize("rule, name, kind", CASES, ids=[f"{r.id}-{k}-{n}" for r, n, k in CASES])
 def test_rule_on_its_fixtures(rule, name, kind):
     assert fixture_path(name).exists(), f"{rule.id} names a fixture that does not exist: {name}"
@@ -29,7 +34,7 @@ def test_rule_on_its_fixtures(rule, name, kind):
         for f in findings:
             text = render_findings([f], Style(False))
             assert not re.search(r"\{[A-Za-z_][\w.|]*\}", text), text  # every template name resolved
-            assert "unknown" not in f.title + f.detail + f.fix, (f.title, f.detail)
+            assert "unknown" not in _without_quotes(f.title + f.detail + f.fix), (f.title, f.detail)
             assert f.category == rule.category and f.subjects
     else:
         assert not findings, f"{rule.id} should stay quiet on {name}: {[f.title for f in findings]}"

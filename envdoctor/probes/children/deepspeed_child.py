@@ -51,9 +51,27 @@ def describe(try_import_it=True):
 def try_import():
     try:
         import deepspeed  # noqa: F401
-        return {"importable": True}
     except BaseException as exc:
         return {"importable": False, "error": "%s: %s" % (type(exc).__name__, exc)}
+    out = {"importable": True}
+    out.update(ops_check())
+    return out
+
+
+def ops_check():
+    """DeepSpeed's own precondition for building CUDA ops (what `ds_report` trips on): a CUDA toolkit."""
+    try:
+        from deepspeed.accelerator import get_accelerator
+        if getattr(get_accelerator(), "_name", None) != "cuda":
+            return {}
+        from deepspeed.ops.op_builder.builder import installed_cuda_version
+    except BaseException:
+        return {}
+    try:
+        installed_cuda_version()
+    except BaseException as exc:
+        return {"ops_error": "%s: %s" % (type(exc).__name__, exc)}
+    return {"ops_error": None}
 
 
 def main():
