@@ -15,7 +15,7 @@ Which kernel serves a GPU of compute capability X.Z (`serving_kernel`, the only 
 
 A CUDA X.y build runs on a driver >= the family minimum of X (11.x 450.80.02, 12.x 525.60.13, 13.x 580 on
 Linux); the family rule never crosses majors. Before CUDA 11 there is no minor-version compatibility: a 9.x/10.x
-build needs its own toolkit's driver (10.2: 440.33). A toolkit's own GA driver always runs its builds (11.0's
+build needs its own toolkit's driver (10.2: 440.33). On Linux a toolkit's own GA driver runs its builds (11.0's
 450.51.05 is below the 11.x family minimum).
 
 Which SASS a CUDA X.y nvcc can emit at all (`toolkit_serves`) bounds any arch list built with it: a GPU below
@@ -180,8 +180,8 @@ def min_driver(cuda_version: str, os_name: str = "linux", *,
     if tk.get("minor_version_compat") is False:
         return ga, ga
     family_min = fam.get(osn)
-    if family_min and ga and parse(ga) is not None and parse(family_min) is not None and parse(ga) < parse(family_min):
-        family_min = ga  # the toolkit's own driver runs its builds
+    if osn == "linux" and family_min and ga and parse(family_min) > parse(ga):  # type: ignore[operator]
+        family_min = ga  # 11.0's own driver runs its builds (Windows 527.41-528.32 stays a grey zone: FACTS.md 2)
     return family_min, ga
 
 

@@ -96,19 +96,48 @@ def driver_too_old_for_gpu(ctx: Context) -> Result:
     return out
 
 
-@predicate("arch_list", "sm")
+@predicate("arch_list", "sm", "why")
 def gpu_without_kernels(ctx: Context) -> Result:
-    """torch has CUDA kernels, but none (SASS or PTX) that runs on this GPU."""
-    t = ctx.snapshot.torch
+    """torch has CUDA kernels, but none (SASS or PTX) that runs on this GPU. The arch list is torch's own, else
+    the index's for the variant its version names (`get_arch_list()` is [] whenever CUDA cannot start), else
+    only what its CUDA version's nvcc can emit at all decides; anything less certain stays quiet."""
+    s = ctx.snapshot
+    t = s.torch
     gpu: Gpu = ctx.bound["gpu"]
-    # An empty list is what get_arch_list() returns when CUDA cannot initialise: unknown, not "none".
-    if _torch_cuda(ctx.snapshot) is None or not present(t.arch_list) or not t.arch_list:
+    cuda = _torch_cuda(s)
+    if cuda is None or not present(gpu.compute_capability):
         return None
-    if not present(gpu.compute_capability):
+    sm = "sm_" + gpu.compute_capability.replace(".", "")
+    archs, source = _torch_arch_list(ctx, cuda)
+    toolkit = compat.toolkit_serves(cuda, gpu.compute_capability, ctx.index.nvcc_sass)
+    if archs is not None:
+        match = compat.serving_kernel(archs, gpu.compute_capability)
+        if match.via == "sass" or (match.via == "ptx" and toolkit is None):
+            return None
+        why = match.why if not match.ok else f"only PTX {match.target} could serve it; {toolkit.why}"
+        return {"arch_list": f"[{' '.join(archs)}]{source}", "sm": sm, "why": why}
+    if toolkit is None or toolkit.ok:
         return None
-    if compat.serving_kernel(t.arch_list, gpu.compute_capability):
-        return None
-    return {"arch_list": " ".join(t.arch_list), "sm": "sm_" + gpu.compute_capability.replace(".", "")}
+    return {"arch_list": f"not reported, and it was built with CUDA {cuda}", "sm": sm, "why": toolkit.why}
+
+
+def _torch_arch_list(ctx: Context, cuda: str) -> tuple:
+    """(arch list, where it came from) of the installed torch; (None, '') when unknown."""
+    t = ctx.snapshot.torch
+    if present(t.arch_list) and t.arch_list:
+        return list(t.arch_list), ""
+    version = str(t.version) if present(t.version) else ""
+    label = version.split("+", 1)[1] if "+" in version else None
+    rel = ctx.index.release(version) if label else None
+    var = rel.variants.get(label) if rel is not None else None
+    platform = compat.wheel_platform(ctx.snapshot.host.os, ctx.snapshot.host.arch) \
+        if present(ctx.snapshot.host.os) and present(ctx.snapshot.host.arch) else None
+    if var is None or var.cuda != ".".join(map(str, compat.cuda_major_minor(cuda))) or platform not in var.platforms:
+        return None, ""
+    sm, ptx = var.archs(platform)
+    if not sm and not ptx:
+        return None, ""
+    return sm + ptx, f" (the wheel index's list for torch {rel.version} {label} on {platform})"
 
 
 @predicate("missing_kernels")
@@ -166,17 +195,43 @@ def _version_in_name(path: str) -> Optional[str]:
     return m.group(1) if m else None
 
 
-@predicate("nvcc", "cuda", "nvcc_major")
+@predicate("nvcc", "cuda", "nvcc_major", "how")
 def toolkit_major_mismatch(ctx: Context) -> Result:
     s = ctx.snapshot
-    cuda = _torch_cuda(s)
     tk = s.cuda_toolkit
-    if cuda is None or not present(tk) or not present(tk.nvcc_version):
+    if not present(tk) or not present(tk.nvcc_version):
         return None
+    major, cuda, how = _torch_cuda_major(s)
     nvcc_major = compat.cuda_major_minor(tk.nvcc_version)[0]
-    if nvcc_major != compat.cuda_major_minor(cuda)[0]:
-        return {"nvcc": tk.nvcc_version, "cuda": cuda, "nvcc_major": str(nvcc_major)}
+    if major is not None and nvcc_major != major:
+        return {"nvcc": tk.nvcc_version, "cuda": cuda, "nvcc_major": str(nvcc_major), "how": how}
     return None
+
+
+_CUDA_WHEEL = re.compile(r"^(?:nvidia-[a-z0-9-]+-cu|cuda-toolkit.*==)(\d+)", re.I)
+
+
+def _torch_cuda_major(s: Snapshot) -> tuple:
+    """(CUDA major, its CUDA as text, where that came from) of the installed torch: torch.version.cuda, else the CUDA variant its
+    version names (+cu121), else the CUDA wheels its Requires-Dist names (only PyPI's CUDA builds require
+    nvidia-*-cuNN); (None, '', '') when none of them is known."""
+    t = s.torch
+    if not present(t) or t.importable is not True:
+        return None, "", ""
+    cuda = _torch_cuda(s)
+    if cuda is not None:
+        return compat.cuda_major_minor(cuda)[0], cuda, "torch.version.cuda"
+    version = str(t.version) if present(t.version) else ""
+    label_cuda = compat.variant_cuda(version.split("+", 1)[1]) if "+" in version else None
+    if label_cuda:
+        return compat.cuda_major_minor(label_cuda)[0], label_cuda, f"its version {version}"
+    names = list(t.nvidia_wheels) if present(t.nvidia_wheels) and isinstance(t.nvidia_wheels, dict) else []
+    names += [str(r) for r in t.extra.get("requires_dist") or []]
+    majors = {int(m.group(1)) for m in (_CUDA_WHEEL.match(n.strip()) for n in names) if m}
+    if len(majors) == 1:
+        major = majors.pop()
+        return major, f"{major}.x", f"its requirements name CUDA {major} wheels"
+    return None, "", ""
 
 
 @predicate("nvcc", "cuda")
