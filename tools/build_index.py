@@ -1,8 +1,8 @@
 """Build wheels_index.json from the fact base plus the few choices made here.
 
-Inputs: facts/matrix.json (torch 2.x, sources in facts/FACTS.md), facts/cuda_history.json (toolkit drivers
-9.0-13.x, nvcc SASS targets, torch 1.8-1.13 builds; facts/CUDA_HISTORY.md) and facts/torch_wheels.json (the
-Pythons of every torch release's PyPI wheels per platform, and its upload day).
+Inputs: facts/matrix.json (torch 2.x, sources in facts/FACTS.md) and facts/cuda_history.json (toolkit drivers
+9.0-13.x, nvcc SASS targets, torch 1.8-1.13 builds, and the Pythons of every torch release's PyPI wheels per
+platform with its upload day; facts/CUDA_HISTORY.md).
 
 Usage: python tools/build_index.py [MATRIX_JSON] [-o wheels_index.json]
 
@@ -21,7 +21,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_MATRIX = ROOT / "facts" / "matrix.json"
 HISTORY = ROOT / "facts" / "cuda_history.json"
-TORCH_WHEELS = ROOT / "facts" / "torch_wheels.json"
 PLATFORMS = ("linux_x86_64", "linux_aarch64", "win_amd64")
 
 # Latest patch of each minor release. From the facts: 2.14.1 (LOCAL_2141), 2.13.0 (LOCAL_2130CPU).
@@ -128,7 +127,7 @@ def history_releases(history: dict) -> list:
     return releases
 
 
-def build(matrix: dict, history: dict, wheels: dict) -> dict:
+def build(matrix: dict, history: dict) -> dict:
     toolkits = {}
     for tk in matrix["cuda_toolkits"]:
         ga = tk["toolkit_driver_ga"]
@@ -269,13 +268,12 @@ def build(matrix: dict, history: dict, wheels: dict) -> dict:
                "PyPI wheels per platform.",
         "default_index_base": "https://download.pytorch.org/whl",
         "platforms": list(PLATFORMS),
-        "sources": {**matrix["sources"], **history["sources"], **wheels["sources"]},
+        "sources": {**history["sources"], **matrix["sources"]},
         "drivers": drivers,
         "nvcc_sass": nvcc_sass(history),
         "torch": releases,
         "torch_history": history_releases(history),
-        "python_wheels": {"doc": wheels["doc"], "status": wheels["status"], "platforms": wheels["platforms"],
-                          "other_indexes": wheels["other_indexes"], "releases": wheels["releases"]},
+        "python_wheels": history["torch_wheels"],
         "deepspeed": deepspeed,
     }
 
@@ -298,7 +296,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("matrix", nargs="?", default=str(DEFAULT_MATRIX))
     ap.add_argument("-o", "--output", default=str(ROOT / "wheels_index.json"))
     args = ap.parse_args(argv)
-    index = build(*(json.loads(Path(p).read_text(encoding="utf-8")) for p in (args.matrix, HISTORY, TORCH_WHEELS)))
+    index = build(*(json.loads(Path(p).read_text(encoding="utf-8")) for p in (args.matrix, HISTORY)))
     Path(args.output).write_text(json.dumps(index, indent=1) + "\n", encoding="utf-8")
     print(f"wrote {args.output}: {len(index['torch'])} torch releases", file=sys.stderr)
     return 0

@@ -276,20 +276,63 @@ def socket_ifname_matches_nothing(ctx: Context) -> Result:
     return {"ifname": value, "interfaces": ", ".join(n for n in names if n != "lo") or "none"}
 
 
-@predicate("python_mm", "supported")
+@predicate("python_mm", "where", "releases", "newest", "supported", "last")
 def python_unsupported(ctx: Context) -> Result:
+    """No torch release of the snapshot's time has a wheel for this CPython on this platform.
+
+    The releases judged are those the planner installs (torch 2.0 on), published by the snapshot's date;
+    a snapshot older than all of them is judged by the releases of its time. An installed torch (even one
+    that does not import) is the proof that one existed, and a release whose wheels for this platform are
+    not known keeps the claim from being made."""
     s = ctx.snapshot
-    t = s.torch
-    if present(t) and t.importable is True:
-        return None  # a torch that imports here is the proof that wheels exist for this Python
-    m = re.match(r"^(\d+\.\d+)", str(s.python.version)) if present(s.python.version) else None
+    if present(s.torch) or not present(s.python.version) or s.python.free_threaded is True:
+        return None
+    if present(s.python.implementation) and str(s.python.implementation).lower() not in ("cpython", "cp"):
+        return None  # PyPy and others: their own rule
+    m = re.match(r"^(\d+)\.(\d+)", str(s.python.version))
     if not m:
         return None
-    releases = ctx.index.releases  # newest first
-    if any(m.group(1) in r.python for r in releases):
+    py = (int(m.group(1)), int(m.group(2)))
+    index = ctx.index
+    platform = compat.wheel_platform(s.host.os, s.host.arch) if present(s.host.os) and present(s.host.arch) else None
+    day = str(s.created)[:10] if re.match(r"^\d{4}-\d{2}-\d{2}", str(s.created or "")) else "9999-12-31"
+    published = [w for w in index.wheels if w.uploaded <= day]
+    planned = min((r.key for r in index.releases), default=None)
+    judged = [w for w in published if planned is not None and w.version >= planned] or published
+    if not judged:
         return None
-    newest = releases[0].python
-    return {"python_mm": m.group(1), "supported": f"{newest[0]}–{newest[-1]}"}
+    platforms = [platform] if platform else sorted({p for w in index.wheels for p in w.pythons})
+    for w in judged:
+        for plat in platforms:
+            has = _wheel_for(index, w, plat, py)
+            if has is not False:
+                return None  # a wheel, or cannot tell
+    mm = f"{py[0]}.{py[1]}"
+    newest = judged[-1]
+    shown = [p for p in newest.pythons.get(platform, []) if not p.endswith("t")] if platform else []
+    last = next((w for w in reversed(published) if w.version < judged[0].version
+                 and any(_wheel_for(index, w, plat, py) for plat in platforms)), None)
+    return {"python_mm": mm, "where": f" on {platform}" if platform else "",
+            "releases": f"torch {judged[0].version}-{newest.version}", "newest": str(newest.version),
+            "supported": f"Python {shown[0]}-{shown[-1]}" if shown else "no wheel at all",
+            "last": f" The last torch with wheels for Python {mm} was {last.version}." if last else ""}
+
+
+def _wheel_for(index: Any, w: Any, platform: str, py: tuple) -> Optional[bool]:
+    """Whether a torch release has a wheel for CPython `py` on `platform`: PyPI's list, else what other indexes
+    are known to hold; None when that cannot be told."""
+    mm = f"{py[0]}.{py[1]}"
+    if platform in w.pythons:
+        return mm in w.pythons[platform]
+    for other in index.other_indexes:
+        if other.platform != platform or not other.releases.contains(w.version, prereleases=True):
+            continue
+        if other.first_release is not None and w.version < other.first_release:
+            return False  # none anywhere before then
+        newest = max((tuple(int(x) for x in p.rstrip("t").split(".")) for ps in w.pythons.values() for p in ps),
+                     default=None)
+        return False if newest is not None and py > newest else None  # no release shipped a Python newer than it knew
+    return False
 
 
 @predicate("nccl", "needed_nccl", "gpu_name")
