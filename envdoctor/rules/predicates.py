@@ -8,10 +8,12 @@ import os
 import re
 from typing import Any, Dict, List, Optional, Union
 
+from packaging.version import Version
+
 from envdoctor import compat
 from envdoctor.cpulist import parse_cpulist
 from envdoctor.rules.conditions import Context, predicate
-from envdoctor.snapshot import Gpu, Snapshot, Unknown, known_list, present
+from envdoctor.snapshot import Gpu, Snapshot, Unknown, is_unavailable, known_list, present
 from envdoctor.versions import cudnn_human, major_minor, parse
 
 Result = Union[bool, None, Dict[str, Any]]
@@ -102,7 +104,6 @@ def gpu_without_kernels(ctx: Context) -> Result:
     the index's for the variant its version names (`get_arch_list()` is [] whenever CUDA cannot start), else
     only what its CUDA version's nvcc can emit at all decides; anything less certain stays quiet."""
     s = ctx.snapshot
-    t = s.torch
     gpu: Gpu = ctx.bound["gpu"]
     cuda = _torch_cuda(s)
     if cuda is None or not present(gpu.compute_capability):
@@ -134,10 +135,13 @@ def _torch_arch_list(ctx: Context, cuda: str) -> tuple:
         if present(ctx.snapshot.host.os) and present(ctx.snapshot.host.arch) else None
     if var is None or var.cuda != ".".join(map(str, compat.cuda_major_minor(cuda))) or platform not in var.platforms:
         return None, ""
-    sm, ptx = var.archs(platform)
-    if not sm and not ptx:
+    row = var.platforms[platform]
+    if row.get("status") == "UNVERIFIED":
+        return None, ""  # a guessed list is no ground for "no kernel"
+    archs = [*row.get("sm", []), *row.get("ptx", []), *row.get("sm_unverified", []), *row.get("ptx_unverified", [])]
+    if not archs:
         return None, ""
-    return sm + ptx, f" (the wheel index's list for torch {rel.version} {label} on {platform})"
+    return archs, f" (the wheel index's list for torch {rel.version} {label} on {platform})"
 
 
 @predicate("missing_kernels")
@@ -316,6 +320,57 @@ def python_unsupported(ctx: Context) -> Result:
             "releases": f"torch {judged[0].version}-{newest.version}", "newest": str(newest.version),
             "supported": f"Python {shown[0]}-{shown[-1]}" if shown else "no wheel at all",
             "last": f" The last torch with wheels for Python {mm} was {last.version}." if last else ""}
+
+
+@predicate("needed_driver", "python_mm", "platform", "releases")
+def driver_too_old_for_any_torch(ctx: Context) -> Result:
+    """torch is not installed, and every CUDA build of every torch with a wheel for this Python and platform
+    (published by the snapshot's date) needs a newer driver. A release whose builds or wheels the index does not
+    know keeps the claim from being made, except one newer than every release it knows: no torch release has
+    dropped to an older CUDA than its predecessor's oldest."""
+    s = ctx.snapshot
+    if not is_unavailable(s.torch) or not present(s.driver) or compat.driver_version(s.driver.version) is None:
+        return None
+    if not present(s.python.version) or not present(s.host.os) or not present(s.host.arch):
+        return None
+    m = re.match(r"^(\d+)\.(\d+)", str(s.python.version))
+    platform = compat.wheel_platform(s.host.os, s.host.arch)
+    if not m or platform is None or s.python.free_threaded is True:
+        return None
+    py = (int(m.group(1)), int(m.group(2)))
+    day = str(s.created)[:10] if re.match(r"^\d{4}-\d{2}-\d{2}", str(s.created or "")) else "9999-12-31"
+    minors = set()
+    for w in ctx.index.wheels:
+        if w.uploaded > day:
+            continue
+        has = _wheel_for(ctx.index, w, platform, py)
+        if has is None:
+            return None
+        if has:
+            minors.add(f"{w.version.major}.{w.version.minor}")
+    if not minors:
+        return None  # no torch at all for this Python: ED106's finding
+    needs = []
+    newest = ctx.index.releases[0].key if ctx.index.releases else None
+    for minor in minors:
+        rel = ctx.index.release(minor)
+        if rel is None and newest is not None and Version(minor) > newest:
+            continue  # newer than the index: its oldest CUDA is no older than the newest known release's
+        cuda = [v for v in rel.variants.values() if v.kind == "cuda" and platform in v.platforms] if rel else []
+        if not cuda:
+            return None  # its CUDA builds for this platform are not known
+        for var in cuda:
+            for osn in _oses(s):
+                need, _ga = compat.min_driver(var.cuda or "", osn, drivers=ctx.index.drivers)
+                if need is None:
+                    return None
+                needs.append((parse(need), need))
+    lowest = min(needs)
+    if parse(s.driver.version) >= lowest[0]:
+        return None
+    ordered = sorted(minors, key=lambda v: tuple(int(x) for x in v.split(".")))
+    return {"needed_driver": lowest[1], "python_mm": f"{py[0]}.{py[1]}", "platform": platform,
+            "releases": f"torch {ordered[0]}" if len(ordered) == 1 else f"torch {ordered[0]}-{ordered[-1]}"}
 
 
 def _wheel_for(index: Any, w: Any, platform: str, py: tuple) -> Optional[bool]:
