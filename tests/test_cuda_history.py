@@ -257,6 +257,9 @@ def problems(doc: Dict[str, Any]) -> List[str]:
     _check_sass(doc, sources, toolkits, out)
     _check_torch(doc, sources, sass_sets(doc), toolkits, out)
     _check_wheels(doc, sources, out)
+    for row in doc["pypi_unlabelled_linux_x86_64"]["releases"]:
+        _check_cited(row, f"pypi_unlabelled {row['version']}", sources, out)
+        _version(row["cuda"], f"pypi_unlabelled {row['version']} cuda", out)
     used = set(re.findall(r'"([A-Z][A-Z0-9_]+)"', json.dumps({k: v for k, v in doc.items() if k != "sources"})))
     for key in sorted(sources - used):
         out.append(f"source {key!r} is defined but never cited")

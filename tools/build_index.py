@@ -265,7 +265,8 @@ def build(matrix: dict, history: dict) -> dict:
                "PTX JIT needs toolkits[X.y].toolkit_ga; a toolkit with minor_version_compat false (before CUDA 11) "
                "needs its toolkit_ga. nvcc_sass: the SASS targets each CUDA version's nvcc can emit. torch_history: "
                "older releases, for diagnosis only (never planned). python_wheels: the Pythons of each release's "
-               "PyPI wheels per platform.",
+               "PyPI wheels per platform. pypi_unlabelled_linux_x86_64: the CUDA of the PyPI Linux wheels whose "
+               "torch.__version__ has no local label (1.0.0-1.8.0).",
         "default_index_base": "https://download.pytorch.org/whl",
         "platforms": list(PLATFORMS),
         "sources": {**history["sources"], **matrix["sources"]},
@@ -274,6 +275,7 @@ def build(matrix: dict, history: dict) -> dict:
         "torch": releases,
         "torch_history": history_releases(history),
         "python_wheels": history["torch_wheels"],
+        "pypi_unlabelled_linux_x86_64": history["pypi_unlabelled_linux_x86_64"],
         "deepspeed": deepspeed,
     }
 

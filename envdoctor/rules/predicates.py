@@ -80,6 +80,31 @@ def driver_too_old_for_torch(ctx: Context) -> Result:
     return out
 
 
+@predicate("needed_driver", "cuda")
+def driver_too_old_for_pypi_build(ctx: Context) -> Result:
+    """torch.version.cuda is not known, CUDA is unavailable, and the PyPI wheel of this exact, unlabelled torch
+    version (Linux x86_64) was built with a CUDA this driver does not run. conda builds of the same version may
+    use another CUDA, so this is a likely cause, not a fact."""
+    s = ctx.snapshot
+    t = s.torch
+    if not present(t) or t.importable is not True or present(t.cuda) or is_unavailable(t.cuda):
+        return None
+    if t.cuda_available is not False or not present(t.version) or not present(s.driver):
+        return None
+    if compat.driver_version(s.driver.version) is None or not (present(s.host.os) and present(s.host.arch)):
+        return None
+    if compat.wheel_platform(s.host.os, s.host.arch) != "linux_x86_64" or _oses(s) != ["linux"]:
+        return None
+    cuda = ctx.index.pypi_unlabelled.get(str(t.version))
+    if cuda is None:
+        return None
+    verdict = compat.driver_supports(s.driver.version, cuda, "linux", drivers=ctx.index.drivers)
+    needed, _ga = compat.min_driver(cuda, "linux", drivers=ctx.index.drivers)
+    if verdict.ok or needed is None:
+        return None
+    return {"needed_driver": needed, "cuda": ".".join(cuda.split(".")[:2])}
+
+
 @predicate("needed_driver")
 def driver_too_old_for_gpu(ctx: Context) -> Result:
     s = ctx.snapshot

@@ -113,6 +113,7 @@ class WheelIndex:
     nvcc_sass: Dict[str, Tuple[str, ...]] = field(default_factory=dict)  # CUDA "X.Y" -> SASS targets its nvcc emits
     wheels: List[WheelRelease] = field(default_factory=list)  # oldest first
     other_indexes: List[OtherIndex] = field(default_factory=list)
+    pypi_unlabelled: Dict[str, str] = field(default_factory=dict)  # "1.3.0" -> "10.1.243": PyPI Linux wheel's CUDA
 
     def release(self, version: str) -> Optional[Release]:
         """The minor release of a torch version, planned or historical."""
@@ -187,6 +188,7 @@ def validate(data: Any, source: str) -> List[str]:
     _check_releases(history, "torch_history", tks, err)
     _check_nvcc(data.get("nvcc_sass", {}), err)
     _check_python_wheels(data.get("python_wheels"), err)
+    _check_unlabelled(data.get("pypi_unlabelled_linux_x86_64"), err)
     ds = data.get("deepspeed")
     if not isinstance(ds, dict) or not isinstance(ds.get("releases"), list):
         err("deepspeed", "needs a releases list")
@@ -280,6 +282,21 @@ def _check_nvcc(nvcc: Any, err: Any) -> None:
         bad = [a for a in row["sass"] if not isinstance(a, str) or not _ARCH.match(a) or not a.startswith("sm_")]
         if bad:
             err(where, f"sass: {bad!r} are not targets like sm_90")
+        _check_status(row, where, err)
+
+
+def _check_unlabelled(table: Any, err: Any) -> None:
+    if table is None:
+        return
+    if not isinstance(table, dict) or not isinstance(table.get("releases"), list):
+        err("pypi_unlabelled_linux_x86_64", "needs a releases list")
+        return
+    for i, row in enumerate(table["releases"]):
+        where = f"pypi_unlabelled_linux_x86_64.releases[{i}]"
+        if not isinstance(row, dict) or not re.match(r"^\d+\.\d+\.\d+$", str(row.get("version"))) \
+                or not re.match(r"^\d+\.\d+(\.\d+)?$", str(row.get("cuda"))):
+            err(where, "needs a version like 1.3.0 and a CUDA version like 10.1")
+            continue
         _check_status(row, where, err)
 
 
@@ -405,7 +422,9 @@ def _build(data: Dict[str, Any], source: str) -> WheelIndex:
     return WheelIndex(path=source, raw=data, releases=_releases(data["torch"]), drivers=data["drivers"], deepspeed=ds,
                       default_index_base=data["default_index_base"], history=_releases(data.get("torch_history") or []),
                       nvcc_sass={k: tuple(v["sass"]) for k, v in (data.get("nvcc_sass") or {}).items()},
-                      wheels=wheels, other_indexes=others)
+                      wheels=wheels, other_indexes=others,
+                      pypi_unlabelled={r["version"]: r["cuda"] for r in
+                                       (data.get("pypi_unlabelled_linux_x86_64") or {}).get("releases") or []})
 
 
 def parse_index(data: Any, source: str) -> WheelIndex:
