@@ -310,9 +310,9 @@ def python_unsupported(ctx: Context) -> Result:
     """No torch release of the snapshot's time has a wheel for this CPython on this platform.
 
     The releases judged are those the planner installs (torch 2.0 on), published by the snapshot's date;
-    a snapshot older than all of them is judged by the releases of its time. An installed torch (even one
-    that does not import) is the proof that one existed, and a release whose wheels for this platform are
-    not known keeps the claim from being made."""
+    a snapshot older than all of them is judged by the releases of its time, and one without a date by every
+    release there was. An installed torch (even one that does not import) is the proof that one existed,
+    and a release whose wheels for this platform are not known keeps the claim from being made."""
     s = ctx.snapshot
     if present(s.torch) or not present(s.python.version) or s.python.free_threaded is True:
         return None
@@ -324,10 +324,12 @@ def python_unsupported(ctx: Context) -> Result:
     py = (int(m.group(1)), int(m.group(2)))
     index = ctx.index
     platform = compat.wheel_platform(s.host.os, s.host.arch) if present(s.host.os) and present(s.host.arch) else None
-    day = str(s.created)[:10] if re.match(r"^\d{4}-\d{2}-\d{2}", str(s.created or "")) else "9999-12-31"
-    published = [w for w in index.wheels if w.uploaded <= day]
+    dated = re.match(r"^\d{4}-\d{2}-\d{2}", str(s.created or ""))
+    published = [w for w in index.wheels if not dated or w.uploaded <= str(s.created)[:10]]
     planned = min((r.key for r in index.releases), default=None)
-    judged = [w for w in published if planned is not None and w.version >= planned] or published
+    # Without a date, only what no release ever had is claimed.
+    judged = published if not dated else [w for w in published if planned is not None and w.version >= planned] \
+        or published
     if not judged:
         return None
     platforms = [platform] if platform else sorted({p for w in index.wheels for p in w.pythons})

@@ -141,3 +141,24 @@ def test_a_driver_too_old_for_every_torch_this_python_can_get_is_an_error_withou
     newer = copy.deepcopy(snap)
     newer.driver.version = "450.80.02"
     assert "ED120" not in _ids(newer)
+
+
+def test_without_a_date_only_a_python_no_torch_ever_had_is_claimed():
+    assert "ED106" in _ids(_no_torch("3.7.16", "linux", "x86_64", "2026-11-20T00:00:00Z"))
+    assert "ED106" not in _ids(_no_torch("3.7.16", "linux", "x86_64", ""))
+    assert "ED106" in _ids(_no_torch("3.4.10", "linux", "x86_64", ""))
+
+
+def test_the_pip_build_of_an_unlabelled_old_torch_is_a_warning_only_while_cuda_is_unavailable():
+    snap = load_snapshot(fixture_path("gtx1080ti_torch130_driver410"))
+    found = [f for f in diagnose_bundled(snap) if f.id == "ED121"]
+    assert [f.severity for f in found] == ["warning"] and "418.39" in found[0].detail
+    working = copy.deepcopy(snap)
+    working.torch.cuda_available = True
+    assert "ED121" not in _ids(working)
+    labelled = copy.deepcopy(snap)
+    labelled.torch.version = "1.3.0+cu92"  # a named variant is not the pip wheel
+    assert "ED121" not in _ids(labelled)
+    known = copy.deepcopy(snap)
+    known.torch.cuda = "10.0"  # conda's cudatoolkit 10.0 build: the driver fits
+    assert not {"ED121", "ED101"} & _ids(known)
