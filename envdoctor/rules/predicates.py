@@ -131,6 +131,8 @@ def gpu_without_kernels(ctx: Context) -> Result:
     s = ctx.snapshot
     gpu: Gpu = ctx.bound["gpu"]
     cuda = _torch_cuda(s)
+    if cuda is None and present(s.torch) and s.torch.importable is True and not is_unavailable(s.torch.cuda):
+        cuda = _label_cuda(s.torch)
     if cuda is None or not present(gpu.compute_capability):
         return None
     sm = "sm_" + gpu.compute_capability.replace(".", "")
@@ -240,21 +242,27 @@ def toolkit_major_mismatch(ctx: Context) -> Result:
 _CUDA_WHEEL = re.compile(r"^(?:nvidia-[a-z0-9-]+-cu|cuda-toolkit.*==)(\d+)", re.I)
 
 
+def _label_cuda(t: Any) -> Optional[str]:
+    """The CUDA version torch's local version label names ('2.5.1+cu124' -> '12.4'), else None."""
+    version = str(t.version) if present(t.version) else ""
+    return compat.variant_cuda(version.split("+", 1)[1]) if "+" in version else None
+
+
 def _torch_cuda_major(s: Snapshot) -> tuple:
-    """(CUDA major, its CUDA as text, where that came from) of the installed torch: torch.version.cuda, else the CUDA variant its
-    version names (+cu121), else the CUDA wheels its Requires-Dist names (only PyPI's CUDA builds require
-    nvidia-*-cuNN); (None, '', '') when none of them is known."""
+    """(CUDA major, its CUDA as text, where that came from) of the installed torch: torch.version.cuda, else
+    the CUDA variant its version names (+cu121), else the CUDA wheels its Requires-Dist names (only PyPI's CUDA
+    builds require nvidia-*-cuNN); (None, '', '') when none of them is known."""
     t = s.torch
-    if not present(t) or t.importable is not True:
-        return None, "", ""
+    if not present(t) or t.importable is not True or is_unavailable(t.cuda):
+        return None, "", ""  # not installed, or a CPU build
     cuda = _torch_cuda(s)
     if cuda is not None:
         return compat.cuda_major_minor(cuda)[0], cuda, "torch.version.cuda"
-    version = str(t.version) if present(t.version) else ""
-    label_cuda = compat.variant_cuda(version.split("+", 1)[1]) if "+" in version else None
+    label_cuda = _label_cuda(t)
     if label_cuda:
-        return compat.cuda_major_minor(label_cuda)[0], label_cuda, f"its version {version}"
-    names = list(t.nvidia_wheels) if present(t.nvidia_wheels) and isinstance(t.nvidia_wheels, dict) else []
+        return compat.cuda_major_minor(label_cuda)[0], label_cuda, f"its version {t.version}"
+    wheels = t.nvidia_wheels if present(t.nvidia_wheels) and isinstance(t.nvidia_wheels, dict) else {}
+    names = [name for name, row in wheels.items() if present(getattr(row, "required", None)) and row.required]
     names += [str(r) for r in t.extra.get("requires_dist") or []]
     majors = {int(m.group(1)) for m in (_CUDA_WHEEL.match(n.strip()) for n in names) if m}
     if len(majors) == 1:

@@ -8,7 +8,7 @@ from typing import Set
 
 import pytest
 
-from envdoctor.snapshot import Unavailable, Unknown, load_snapshot
+from envdoctor.snapshot import NvidiaWheel, Unavailable, Unknown, load_snapshot
 from tests.conftest import diagnose_bundled, fixture_path
 
 
@@ -162,3 +162,24 @@ def test_the_pip_build_of_an_unlabelled_old_torch_is_a_warning_only_while_cuda_i
     known = copy.deepcopy(snap)
     known.torch.cuda = "10.0"  # conda's cudatoolkit 10.0 build: the driver fits
     assert not {"ED121", "ED101"} & _ids(known)
+
+
+def test_a_cpu_build_or_a_stray_cuda_wheel_is_no_cuda_major():
+    snap = load_snapshot(fixture_path("h200_8x_healthy"))
+    snap.torch.version, snap.torch.cuda = "2.2.1+cpu", Unavailable("CPU build")
+    snap.cuda_toolkit.nvcc_version = "11.8"
+    snap.torch.extra["requires_dist"] = ["nvidia-cublas-cu12"]
+    assert "ED302" not in _ids(snap)
+    other = load_snapshot(fixture_path("h200_8x_healthy"))
+    other.torch.version, other.torch.cuda = "2.2.1", Unknown("not reported")
+    other.cuda_toolkit.nvcc_version = "11.8"
+    stray = NvidiaWheel(required=Unavailable("not required by torch"), installed="12.1.3.1")
+    other.torch.nvidia_wheels = {"nvidia-cublas-cu12": stray}  # installed by something else
+    assert "ED302" not in _ids(other)
+    other.torch.nvidia_wheels = {"nvidia-cublas-cu12": NvidiaWheel(required="nvidia-cublas-cu12==12.1.3.1",
+                                                                   installed="12.1.3.1")}
+    assert "ED302" in _ids(other)
+
+
+def test_a_labelled_version_tells_the_cuda_when_torch_version_cuda_is_unknown():
+    assert "ED102" in _ids(_old_gpu_torch("3.5", Unknown("not reported"), "1.12.1+cu102", []))
