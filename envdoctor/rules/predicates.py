@@ -137,7 +137,7 @@ def gpu_without_kernels(ctx: Context) -> Result:
         return None
     sm = "sm_" + gpu.compute_capability.replace(".", "")
     archs, source = _torch_arch_list(ctx, cuda)
-    toolkit = compat.toolkit_serves(cuda, gpu.compute_capability, ctx.index.nvcc_sass)
+    toolkit = compat.toolkit_serves(cuda, gpu.compute_capability, ctx.index.nvcc_sass) if ctx.index else None
     if archs is not None:
         match = compat.serving_kernel(archs, gpu.compute_capability)
         if match.via == "sass" or (match.via == "ptx" and toolkit is None):
@@ -156,7 +156,7 @@ def _torch_arch_list(ctx: Context, cuda: str) -> tuple:
         return list(t.arch_list), ""
     version = str(t.version) if present(t.version) else ""
     label = version.split("+", 1)[1] if "+" in version else None
-    rel = ctx.index.release(version) if label else None
+    rel = ctx.index.release(version) if label and ctx.index else None
     var = rel.variants.get(label) if rel is not None else None
     platform = compat.wheel_platform(ctx.snapshot.host.os, ctx.snapshot.host.arch) \
         if present(ctx.snapshot.host.os) and present(ctx.snapshot.host.arch) else None
