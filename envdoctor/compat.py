@@ -14,7 +14,14 @@ Which kernel serves a GPU of compute capability X.Z (`serving_kernel`, the only 
   of the toolkit that produced it (`ptx_jit_ok`): minor-version compatibility does not cover PTX JIT.
 
 A CUDA X.y build runs on a driver >= the family minimum of X (11.x 450.80.02, 12.x 525.60.13, 13.x 580 on
-Linux); the family rule never crosses majors.
+Linux); the family rule never crosses majors. Before CUDA 11 there is no minor-version compatibility: a 9.x/10.x
+build needs its own toolkit's driver (10.2: 440.33). On Linux a toolkit's own GA driver runs its builds (11.0's
+450.51.05 is below the 11.x family minimum).
+
+Which SASS a CUDA X.y nvcc can emit at all (`toolkit_serves`) bounds any arch list built with it: a GPU below
+its oldest target gets no kernel (PTX only serves GPUs at or above its target), and a GPU of a major newer than
+every target it knows is not served by a build of that toolkit (its PTX JIT does not reach the bundled CUDA
+libraries, which predate the architecture).
 """
 
 from __future__ import annotations
@@ -169,8 +176,12 @@ def min_driver(cuda_version: str, os_name: str = "linux", *,
     major, minor = require_major_minor(cuda_version, "CUDA version")
     fam = (drivers.get("families") or {}).get(str(major)) or {}
     tk = (drivers.get("toolkits") or {}).get(f"{major}.{minor}") or {}
-    family_min = fam.get(osn)
     ga = (tk.get("toolkit_ga") or {}).get(osn)
+    if tk.get("minor_version_compat") is False:
+        return ga, ga
+    family_min = fam.get(osn)
+    if osn == "linux" and family_min and ga and parse(family_min) > parse(ga):  # type: ignore[operator]
+        family_min = ga  # 11.0's own driver runs its builds (Windows 527.41-528.32 stays a grey zone: FACTS.md 2)
     return family_min, ga
 
 
@@ -226,6 +237,26 @@ def deepspeed_cuda_ok(nvcc_version: str, torch_cuda: str, mismatch_ok: Mapping[s
                           "when it builds ops (DS_SKIP_CUDA_CHECK=1 overrides at your own risk)")
 
 
+def toolkit_serves(cuda_version: str, compute_capability: str, nvcc_sass: Mapping[str, Iterable[str]]) -> Optional[Verdict]:
+    """Whether any build made with CUDA X.y's nvcc can have a kernel for this GPU; None when that cannot be
+    decided (the toolkit's targets are unknown, or the GPU lies inside their range: then the build's own arch
+    list decides)."""
+    mm = variant_cuda(cuda_variant(cuda_version)) or ""
+    targets = [t for t in (parse_arch(a) for a in nvcc_sass.get(mm) or ()) if t is not None and t.kind == "sm"]
+    if not targets:
+        return None
+    cc = parse_cc(compute_capability)
+    low = min((t.major, t.minor) for t in targets)
+    high = max(t.major for t in targets)
+    if cc < low:
+        return Verdict(False, f"CUDA {mm}'s nvcc targets sm_{low[0]}{low[1]} and newer: nothing it builds runs on "
+                              f"compute capability {cc_label(cc)}")
+    if cc[0] > high:
+        return Verdict(False, f"CUDA {mm} predates compute capability {cc_label(cc)} (its nvcc knows up to "
+                              f"sm_{high}x): builds made with it have no kernels for this GPU")
+    return None
+
+
 # --- used by the rules engine -----------------------------------------------------------------
 
 def gpu_min_driver(compute_capability: str, os_name: str = "linux", *, drivers: Mapping[str, Any]) -> Optional[str]:
@@ -234,6 +265,22 @@ def gpu_min_driver(compute_capability: str, os_name: str = "linux", *, drivers: 
     major, _ = parse_cc(compute_capability)
     floor = (drivers.get("gpu_major_floor") or {}).get(str(major)) or {}
     return floor.get(_norm_os(os_name)) or None
+
+
+def wheel_platform(os_name: str, arch: str) -> Optional[str]:
+    """The wheel platform of an OS and machine as platform.system()/machine() print them ('linux', 'x86_64'
+    -> 'linux_x86_64'); None when envdoctor does not name it."""
+    osn, a = str(os_name).lower(), str(arch).lower()
+    a = {"amd64": "x86_64", "x64": "x86_64", "aarch64": "arm64"}.get(a, a)
+    kind = "win" if osn.startswith("win") else "macos" if osn in ("darwin", "macos", "mac", "osx") else \
+        "linux" if osn.startswith("linux") else None
+    if kind is None or a not in ("x86_64", "arm64"):
+        return None
+    if kind == "win":
+        return "win_amd64" if a == "x86_64" else "win_arm64"
+    if kind == "linux":
+        return "linux_x86_64" if a == "x86_64" else "linux_aarch64"
+    return f"macos_{a}"
 
 
 def driver_os(os_name: str, wsl: object = False) -> str:

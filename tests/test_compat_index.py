@@ -165,3 +165,63 @@ def test_plan_properties(ccs, driver, python):
     # A newer driver never makes the plan older.
     newer = plan(MachineFacts(python=python, driver="600.1", gpus=m.gpus), idx, Wishes())
     assert idx.release(newer.torch.version).key >= rel.key
+
+
+def test_old_toolkits_need_their_own_driver_and_the_index_knows_them():
+    assert compat.min_driver("10.2", "linux", drivers=DRIVER_TABLE) == ("440.33", "440.33")
+    assert compat.min_driver("10.1", "windows", drivers=DRIVER_TABLE) == ("418.96", "418.96")
+    assert compat.min_driver("9.0", "linux", drivers=DRIVER_TABLE) == ("384.81", "384.81")
+    assert compat.min_driver("11.0", "linux", drivers=DRIVER_TABLE) == ("450.51.05", "450.51.05")
+    assert compat.min_driver("11.1", "linux", drivers=DRIVER_TABLE) == ("450.80.02", "455.23")
+    assert not compat.driver_supports("418.67", "10.2", "linux", drivers=DRIVER_TABLE)
+    assert compat.driver_supports("440.33", "10.2", "linux", drivers=DRIVER_TABLE)
+
+
+@pytest.mark.parametrize("cuda,cc,verdict", [
+    ("10.0", "1.2", False),   # below sm_30
+    ("11.8", "12.0", False),  # a major it does not know
+    ("12.8", "12.0", None),   # inside the range: the arch list decides
+    ("13.0", "7.0", False),   # CUDA 13 dropped sm_50..sm_72
+    ("12.9", "7.0", None),
+    ("12.0", "3.7", False),   # CUDA 12 dropped sm_35/37
+    ("11.0", "3.0", False),   # CUDA 11 dropped sm_30
+    ("99.0", "8.0", None),    # unknown toolkit
+])
+def test_toolkit_serves(cuda, cc, verdict):
+    nvcc = wi.read_index(ROOT / "wheels_index.json").nvcc_sass
+    got = compat.toolkit_serves(cuda, cc, nvcc)
+    assert (None if got is None else got.ok) is verdict
+
+
+@pytest.mark.parametrize("os_name,arch,platform", [
+    ("linux", "x86_64", "linux_x86_64"), ("Linux", "aarch64", "linux_aarch64"), ("windows", "AMD64", "win_amd64"),
+    ("Windows", "ARM64", "win_arm64"), ("darwin", "arm64", "macos_arm64"), ("darwin", "x86_64", "macos_x86_64"),
+    ("linux", "ppc64le", None), ("freebsd", "x86_64", None),
+])
+def test_wheel_platform(os_name, arch, platform):
+    assert compat.wheel_platform(os_name, arch) == platform
+
+
+def test_history_and_wheel_tables_are_loaded_and_checked(tmp_path):
+    idx = wi.read_index(ROOT / "wheels_index.json")
+    assert [r.version for r in idx.history] == ["1.13", "1.12", "1.11", "1.10", "1.9", "1.8"]
+    assert idx.release("1.12.1+cu102").variants["cu102"].archs("linux_x86_64") == (
+        ["sm_37", "sm_50", "sm_60", "sm_70"], [])
+    assert all(r.version.startswith("2.") for r in idx.releases)  # history is never planned
+    w251 = next(w for w in idx.wheels if str(w.version) == "2.5.1")
+    assert "3.13" in w251.pythons["linux_x86_64"] and "3.13" not in w251.pythons["win_amd64"]
+    bad = raw_index()
+    bad["nvcc_sass"]["12.8"]["sass"].append("sm_1z0")
+    bad["python_wheels"]["releases"][0]["uploaded"] = "Dec 2018"
+    bad["python_wheels"]["releases"][1]["pythons"]["linux_x86_64"].append("py3")
+    bad["drivers"]["toolkits"]["10.2"].pop("minor_version_compat")
+    bad["torch_history"][0]["python"] = []
+    path = tmp_path / "idx.json"
+    path.write_text(json.dumps(bad))
+    with pytest.raises(InputError) as exc:
+        wi.read_index(path)
+    msg = str(exc.value)
+    for frag in ("nvcc_sass[12.8]: sass", "python_wheels.releases[0]: uploaded 'Dec 2018'",
+                 "python_wheels.releases[1]: pythons.linux_x86_64", "drivers.toolkits[10.2]: no drivers.families entry",
+                 "torch_history[1.13]: python must be a list"):
+        assert frag in msg, msg

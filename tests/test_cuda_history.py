@@ -218,6 +218,33 @@ def _check_torch(doc: Dict[str, Any], sources: Set[str], sass: Dict[str, Set[str
                     out.append(f"{vwhere}: CUDA {cuda} nvcc cannot emit {beyond}")
 
 
+PY = re.compile(r"^[23]\.\d{1,2}t?$")
+
+
+def _check_wheels(doc: Dict[str, Any], sources: Set[str], out: List[str]) -> None:
+    wheels = doc["torch_wheels"]
+    _check_cited(wheels, "torch_wheels", sources, out)
+    platforms = set(wheels["platforms"])
+    previous: Optional[Version] = None
+    for rel in wheels["releases"]:
+        where = f"torch_wheels {rel['version']}"
+        version = _version(rel["version"], where, out)
+        if previous is not None and version is not None and version <= previous:
+            out.append(f"{where}: releases not in ascending order")
+        previous = version
+        if not re.match(r"^\d{4}-\d{2}-\d{2}$", str(rel.get("uploaded"))):
+            out.append(f"{where}: uploaded {rel.get('uploaded')!r} is not a date")
+        for plat, pythons in rel["pythons"].items():
+            if plat not in platforms:
+                out.append(f"{where}: unknown platform {plat!r}")
+            if not pythons or not all(PY.match(p) for p in pythons):
+                out.append(f"{where}: {plat} lists {pythons!r}, not Python versions")
+    for row in wheels["other_indexes"]:
+        _check_cited(row, f"torch_wheels other index {row.get('platform')}", sources, out)
+        if row.get("platform") not in platforms:
+            out.append(f"torch_wheels other index: unknown platform {row.get('platform')!r}")
+
+
 def problems(doc: Dict[str, Any]) -> List[str]:
     """Every inconsistency in a cuda_history document; empty when it is well formed."""
     out: List[str] = []
@@ -229,6 +256,10 @@ def problems(doc: Dict[str, Any]) -> List[str]:
     toolkits = _check_toolkits(doc, sources, out)
     _check_sass(doc, sources, toolkits, out)
     _check_torch(doc, sources, sass_sets(doc), toolkits, out)
+    _check_wheels(doc, sources, out)
+    for row in doc["pypi_unlabelled_linux_x86_64"]["releases"]:
+        _check_cited(row, f"pypi_unlabelled {row['version']}", sources, out)
+        _version(row["cuda"], f"pypi_unlabelled {row['version']} cuda", out)
     used = set(re.findall(r'"([A-Z][A-Z0-9_]+)"', json.dumps({k: v for k, v in doc.items() if k != "sources"})))
     for key in sorted(sources - used):
         out.append(f"source {key!r} is defined but never cited")
@@ -279,12 +310,24 @@ def _first(doc, section, key, value):
         torch_cuda_arch_list="3.7;8.0", sm=["sm_37", "sm_80"]), "cannot emit"),
     (lambda d: d["torch_releases"][0].update(pypi_default_linux_x86_64="cu999"), "is not one of its variants"),
     (lambda d: d["sources"].update(UNUSED_KEY="x"), "never cited"),
+    (lambda d: d["torch_wheels"]["releases"][3].update(uploaded="2019-8-8"), "is not a date"),
+    (lambda d: d["torch_wheels"]["releases"][3]["pythons"].update(solaris=["3.7"]), "unknown platform 'solaris'"),
+    (lambda d: d["torch_wheels"]["releases"].reverse(), "not in ascending order"),
 ])
 def test_corruption_is_caught(doc, corrupt, message):
     broken = copy.deepcopy(doc)
     corrupt(broken)
     found = problems(broken)
     assert any(message in p for p in found), found
+
+
+def test_torch_wheels_known_facts(doc):
+    wheels = {r["version"]: r for r in doc["torch_wheels"]["releases"]}
+    assert "3.10" not in wheels["1.10.1"]["pythons"]["linux_x86_64"] and "3.10" in wheels["1.11.0"]["pythons"]["linux_x86_64"]
+    assert "3.13" in wheels["2.5.1"]["pythons"]["linux_x86_64"]
+    assert "3.13" not in wheels["2.5.1"]["pythons"]["win_amd64"] and "3.13" not in wheels["2.5.1"]["pythons"]["macos_arm64"]
+    assert "3.11" not in wheels["1.13.1"]["pythons"]["win_amd64"] and "win_amd64" not in wheels["1.6.0"]["pythons"]
+    assert wheels["2.5.1"]["uploaded"] == "2024-10-29"
 
 
 def test_it_agrees_with_matrix_json_where_both_state_a_toolkit_driver():

@@ -1,9 +1,13 @@
-"""Build wheels_index.json from the fact base (facts/matrix.json, sources in facts/FACTS.md) plus the few choices made here.
+"""Build wheels_index.json from the fact base plus the few choices made here.
+
+Inputs: facts/matrix.json (torch 2.x, sources in facts/FACTS.md) and facts/cuda_history.json (toolkit drivers
+9.0-13.x, nvcc SASS targets, torch 1.8-1.13 builds, and the Pythons of every torch release's PyPI wheels per
+platform with its upload day; facts/CUDA_HISTORY.md).
 
 Usage: python tools/build_index.py [MATRIX_JSON] [-o wheels_index.json]
 
 Everything the facts mark UNVERIFIED keeps that status here; values added from memory (patch
-versions, torchvision/torchaudio pairings, CUDA 11.7 drivers) are marked UNVERIFIED too, and the
+versions, torchvision/torchaudio pairings) are marked UNVERIFIED too, and the
 installer re-resolves exact versions from the live index before installing.
 """
 
@@ -16,6 +20,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_MATRIX = ROOT / "facts" / "matrix.json"
+HISTORY = ROOT / "facts" / "cuda_history.json"
 PLATFORMS = ("linux_x86_64", "linux_aarch64", "win_amd64")
 
 # Latest patch of each minor release. From the facts: 2.14.1 (LOCAL_2141), 2.13.0 (LOCAL_2130CPU).
@@ -33,10 +38,6 @@ TV_PATCH = {"2.0": "0.15.2", "2.1": "0.16.2", "2.2": "0.17.2", "2.3": "0.18.1", 
 TA_PATCH = {"2.0": "2.0.2", "2.1": "2.1.2", "2.2": "2.2.2", "2.3": "2.3.1", "2.4": "2.4.1", "2.5": "2.5.1",
             "2.6": "2.6.0", "2.7": "2.7.1", "2.8": "2.8.0", "2.9": "2.9.1"}
 
-TOOLKIT_EXTRA = {  # not in the fact base's driver table
-    "11.7": {"toolkit_ga": {"linux": "515.43.04", "windows": "516.01"}, "status": "UNVERIFIED",
-             "sources": [], "note": "GA drivers from memory; the 11.x family minimum (450.80.02 / 452.39) is from NV_RN"},
-}
 
 
 def _sm(arch: str) -> str:
@@ -65,7 +66,68 @@ def _aarch64(version: str, variant: str) -> dict | None:
     return None
 
 
-def build(matrix: dict) -> dict:
+def history_toolkits(history: dict) -> dict:
+    """Toolkits cuda_history.json states and matrix.json does not (9.0-11.7): their GA drivers. Before CUDA 11
+    there is no minor-version compatibility, so each of them needs its own toolkit driver."""
+    out = {}
+    for tk in history["toolkits"]:
+        ga = tk.get("driver_ga")
+        if ga is None:
+            continue
+        entry = {"toolkit_ga": {"linux": ga["linux"], "windows": ga["windows"]}, "status": tk["status"],
+                 "sources": tk["sources"]}
+        if tk.get("minor_version_compat_family") is None:
+            entry["minor_version_compat"] = False
+            entry["note"] = "no minor-version compatibility before CUDA 11 (NV_MVC): a build needs this driver"
+        out[tk["version"]] = entry
+    return out
+
+
+def nvcc_sass(history: dict) -> dict:
+    """CUDA version -> every SASS target its nvcc can emit, rebuilt from cuda_history.json's per-toolkit deltas."""
+    current: set = set()
+    out = {}
+    for entry in history["nvcc_sass"]:
+        current = set(entry["sass_all"]) if "sass_all" in entry else (current | set(entry["added"])) - set(entry["removed"])
+        if entry.get("removed_below_min"):
+            floor = int(entry["sass_min"][3:])
+            current = {t for t in current if int(t[3:].rstrip("af")) >= floor}
+        out[entry["toolkit"]] = {"sass": sorted(current, key=lambda t: (int(t[3:].rstrip("af")), t)),
+                                 "status": entry["status"], "sources": entry["sources"]}
+    return out
+
+
+def history_releases(history: dict) -> list:
+    """torch 1.8-1.13 (Linux x86_64 builds): for diagnosing an installed torch, never planned."""
+    releases = []
+    for rel in history["torch_releases"]:
+        variants = {}
+        for name, var in rel["variants"].items():
+            if name == "cpu":
+                variants["cpu"] = {"kind": "cpu", "status": var["status"], "sources": var["sources"],
+                                   "platforms": {"linux_x86_64": {"status": var["status"]}}}
+                continue
+            entry = {"kind": "cuda", "cuda": f"{int(name[2:-1])}.{name[-1]}",
+                     "torch_cuda_arch_list": var["torch_cuda_arch_list"], "status": var["status"],
+                     "sources": var["sources"],
+                     "platforms": {"linux_x86_64": {"sm": list(var["sm"]), "ptx": list(var["ptx"]),
+                                                    "status": var["status"], "sources": var["sources"]}}}
+            if var.get("note"):
+                entry["note"] = var["note"]
+            variants[name] = entry
+        for rocm in rel.get("rocm", []):
+            variants[rocm] = {"kind": "rocm", "rocm": rocm[4:], "status": "verified", "sources": ["PT_PREV"],
+                              "platforms": {"linux_x86_64": {"status": "verified"}}}
+        releases.append({"version": rel["version"], "latest_patch": rel["patches"][-1], "patch_status": "verified",
+                         "python": rel["python"], "python_experimental": [],
+                         "pypi_default": {"linux_x86_64": {"variant": rel["pypi_default_linux_x86_64"],
+                                                           "status": rel["pypi_status"], "sources": rel["pypi_sources"]}},
+                         "variants": variants, "companions": {}})
+    releases.sort(key=lambda r: tuple(int(x) for x in r["version"].split(".")), reverse=True)
+    return releases
+
+
+def build(matrix: dict, history: dict) -> dict:
     toolkits = {}
     for tk in matrix["cuda_toolkits"]:
         ga = tk["toolkit_driver_ga"]
@@ -82,7 +144,7 @@ def build(matrix: dict) -> dict:
         if not isinstance(ga, dict):
             entry["note"] = ga
         toolkits[tk["toolkit"]] = entry
-    toolkits.update(TOOLKIT_EXTRA)
+    toolkits.update({k: v for k, v in history_toolkits(history).items() if k not in toolkits})
     toolkits = dict(sorted(toolkits.items(), key=lambda kv: tuple(int(x) for x in kv[0].split("."))))
     drivers = {
         "families": {
@@ -200,12 +262,20 @@ def build(matrix: dict) -> dict:
         "doc": "Built by tools/build_index.py from the fact base. status: verified | secondary | UNVERIFIED. "
                "sm = SASS targets; ptx = embedded PTX; *_unverified = targets that may exist but are not counted. "
                "Drivers: a CUDA X.y build needs families[X] (minor-version compatibility); "
-               "PTX JIT needs toolkits[X.y].toolkit_ga.",
+               "PTX JIT needs toolkits[X.y].toolkit_ga; a toolkit with minor_version_compat false (before CUDA 11) "
+               "needs its toolkit_ga. nvcc_sass: the SASS targets each CUDA version's nvcc can emit. torch_history: "
+               "older releases, for diagnosis only (never planned). python_wheels: the Pythons of each release's "
+               "PyPI wheels per platform. pypi_unlabelled_linux_x86_64: the CUDA of the PyPI Linux wheels whose "
+               "torch.__version__ has no local label (1.0.0-1.8.0).",
         "default_index_base": "https://download.pytorch.org/whl",
         "platforms": list(PLATFORMS),
-        "sources": matrix["sources"],
+        "sources": {**history["sources"], **matrix["sources"]},
         "drivers": drivers,
+        "nvcc_sass": nvcc_sass(history),
         "torch": releases,
+        "torch_history": history_releases(history),
+        "python_wheels": history["torch_wheels"],
+        "pypi_unlabelled_linux_x86_64": history["pypi_unlabelled_linux_x86_64"],
         "deepspeed": deepspeed,
     }
 
@@ -228,7 +298,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("matrix", nargs="?", default=str(DEFAULT_MATRIX))
     ap.add_argument("-o", "--output", default=str(ROOT / "wheels_index.json"))
     args = ap.parse_args(argv)
-    index = build(json.loads(Path(args.matrix).read_text(encoding="utf-8")))
+    index = build(*(json.loads(Path(p).read_text(encoding="utf-8")) for p in (args.matrix, HISTORY)))
     Path(args.output).write_text(json.dumps(index, indent=1) + "\n", encoding="utf-8")
     print(f"wrote {args.output}: {len(index['torch'])} torch releases", file=sys.stderr)
     return 0

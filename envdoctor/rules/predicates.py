@@ -8,10 +8,12 @@ import os
 import re
 from typing import Any, Dict, List, Optional, Union
 
+from packaging.version import Version
+
 from envdoctor import compat
 from envdoctor.cpulist import parse_cpulist
 from envdoctor.rules.conditions import Context, predicate
-from envdoctor.snapshot import Gpu, Snapshot, Unknown, known_list, present
+from envdoctor.snapshot import Gpu, Snapshot, Unknown, is_unavailable, known_list, present
 from envdoctor.versions import cudnn_human, major_minor, parse
 
 Result = Union[bool, None, Dict[str, Any]]
@@ -78,6 +80,31 @@ def driver_too_old_for_torch(ctx: Context) -> Result:
     return out
 
 
+@predicate("needed_driver", "cuda")
+def driver_too_old_for_pypi_build(ctx: Context) -> Result:
+    """torch.version.cuda is not known, CUDA is unavailable, and the PyPI wheel of this exact, unlabelled torch
+    version (Linux x86_64) was built with a CUDA this driver does not run. conda builds of the same version may
+    use another CUDA, so this is a likely cause, not a fact."""
+    s = ctx.snapshot
+    t = s.torch
+    if not present(t) or t.importable is not True or present(t.cuda) or is_unavailable(t.cuda):
+        return None
+    if t.cuda_available is not False or not present(t.version) or not present(s.driver):
+        return None
+    if compat.driver_version(s.driver.version) is None or not (present(s.host.os) and present(s.host.arch)):
+        return None
+    if compat.wheel_platform(s.host.os, s.host.arch) != "linux_x86_64" or _oses(s) != ["linux"]:
+        return None
+    cuda = ctx.index.pypi_unlabelled.get(str(t.version))
+    if cuda is None:
+        return None
+    verdict = compat.driver_supports(s.driver.version, cuda, "linux", drivers=ctx.index.drivers)
+    needed, _ga = compat.min_driver(cuda, "linux", drivers=ctx.index.drivers)
+    if verdict.ok or needed is None:
+        return None
+    return {"needed_driver": needed, "cuda": ".".join(cuda.split(".")[:2])}
+
+
 @predicate("needed_driver")
 def driver_too_old_for_gpu(ctx: Context) -> Result:
     s = ctx.snapshot
@@ -96,19 +123,52 @@ def driver_too_old_for_gpu(ctx: Context) -> Result:
     return out
 
 
-@predicate("arch_list", "sm")
+@predicate("arch_list", "sm", "why")
 def gpu_without_kernels(ctx: Context) -> Result:
-    """torch has CUDA kernels, but none (SASS or PTX) that runs on this GPU."""
-    t = ctx.snapshot.torch
+    """torch has CUDA kernels, but none (SASS or PTX) that runs on this GPU. The arch list is torch's own, else
+    the index's for the variant its version names (`get_arch_list()` is [] whenever CUDA cannot start), else
+    only what its CUDA version's nvcc can emit at all decides; anything less certain stays quiet."""
+    s = ctx.snapshot
     gpu: Gpu = ctx.bound["gpu"]
-    # An empty list is what get_arch_list() returns when CUDA cannot initialise: unknown, not "none".
-    if _torch_cuda(ctx.snapshot) is None or not present(t.arch_list) or not t.arch_list:
+    cuda = _torch_cuda(s)
+    if cuda is None and present(s.torch) and s.torch.importable is True and not is_unavailable(s.torch.cuda):
+        cuda = _label_cuda(s.torch)
+    if cuda is None or not present(gpu.compute_capability):
         return None
-    if not present(gpu.compute_capability):
+    sm = "sm_" + gpu.compute_capability.replace(".", "")
+    archs, source = _torch_arch_list(ctx, cuda)
+    toolkit = compat.toolkit_serves(cuda, gpu.compute_capability, ctx.index.nvcc_sass) if ctx.index else None
+    if archs is not None:
+        match = compat.serving_kernel(archs, gpu.compute_capability)
+        if match.via == "sass" or (match.via == "ptx" and toolkit is None):
+            return None
+        why = match.why if not match.ok else f"only PTX {match.target} could serve it; {toolkit.why}"
+        return {"arch_list": f"[{' '.join(archs)}]{source}", "sm": sm, "why": why}
+    if toolkit is None or toolkit.ok:
         return None
-    if compat.serving_kernel(t.arch_list, gpu.compute_capability):
-        return None
-    return {"arch_list": " ".join(t.arch_list), "sm": "sm_" + gpu.compute_capability.replace(".", "")}
+    return {"arch_list": f"not reported, and it was built with CUDA {cuda}", "sm": sm, "why": toolkit.why}
+
+
+def _torch_arch_list(ctx: Context, cuda: str) -> tuple:
+    """(arch list, where it came from) of the installed torch; (None, '') when unknown."""
+    t = ctx.snapshot.torch
+    if present(t.arch_list) and t.arch_list:
+        return list(t.arch_list), ""
+    version = str(t.version) if present(t.version) else ""
+    label = version.split("+", 1)[1] if "+" in version else None
+    rel = ctx.index.release(version) if label and ctx.index else None
+    var = rel.variants.get(label) if rel is not None else None
+    platform = compat.wheel_platform(ctx.snapshot.host.os, ctx.snapshot.host.arch) \
+        if present(ctx.snapshot.host.os) and present(ctx.snapshot.host.arch) else None
+    if var is None or var.cuda != ".".join(map(str, compat.cuda_major_minor(cuda))) or platform not in var.platforms:
+        return None, ""
+    row = var.platforms[platform]
+    if row.get("status") == "UNVERIFIED":
+        return None, ""  # a guessed list is no ground for "no kernel"
+    archs = [*row.get("sm", []), *row.get("ptx", []), *row.get("sm_unverified", []), *row.get("ptx_unverified", [])]
+    if not archs:
+        return None, ""
+    return archs, f" (the wheel index's list for torch {rel.version} {label} on {platform})"
 
 
 @predicate("missing_kernels")
@@ -166,17 +226,49 @@ def _version_in_name(path: str) -> Optional[str]:
     return m.group(1) if m else None
 
 
-@predicate("nvcc", "cuda", "nvcc_major")
+@predicate("nvcc", "cuda", "nvcc_major", "how")
 def toolkit_major_mismatch(ctx: Context) -> Result:
     s = ctx.snapshot
-    cuda = _torch_cuda(s)
     tk = s.cuda_toolkit
-    if cuda is None or not present(tk) or not present(tk.nvcc_version):
+    if not present(tk) or not present(tk.nvcc_version):
         return None
+    major, cuda, how = _torch_cuda_major(s)
     nvcc_major = compat.cuda_major_minor(tk.nvcc_version)[0]
-    if nvcc_major != compat.cuda_major_minor(cuda)[0]:
-        return {"nvcc": tk.nvcc_version, "cuda": cuda, "nvcc_major": str(nvcc_major)}
+    if major is not None and nvcc_major != major:
+        return {"nvcc": tk.nvcc_version, "cuda": cuda, "nvcc_major": str(nvcc_major), "how": how}
     return None
+
+
+_CUDA_WHEEL = re.compile(r"^(?:nvidia-[a-z0-9-]+-cu|cuda-toolkit.*==)(\d+)", re.I)
+
+
+def _label_cuda(t: Any) -> Optional[str]:
+    """The CUDA version torch's local version label names ('2.5.1+cu124' -> '12.4'), else None."""
+    version = str(t.version) if present(t.version) else ""
+    return compat.variant_cuda(version.split("+", 1)[1]) if "+" in version else None
+
+
+def _torch_cuda_major(s: Snapshot) -> tuple:
+    """(CUDA major, its CUDA as text, where that came from) of the installed torch: torch.version.cuda, else
+    the CUDA variant its version names (+cu121), else the CUDA wheels its Requires-Dist names (only PyPI's CUDA
+    builds require nvidia-*-cuNN); (None, '', '') when none of them is known."""
+    t = s.torch
+    if not present(t) or t.importable is not True or is_unavailable(t.cuda):
+        return None, "", ""  # not installed, or a CPU build
+    cuda = _torch_cuda(s)
+    if cuda is not None:
+        return compat.cuda_major_minor(cuda)[0], cuda, "torch.version.cuda"
+    label_cuda = _label_cuda(t)
+    if label_cuda:
+        return compat.cuda_major_minor(label_cuda)[0], label_cuda, f"its version {t.version}"
+    wheels = t.nvidia_wheels if present(t.nvidia_wheels) and isinstance(t.nvidia_wheels, dict) else {}
+    names = [name for name, row in wheels.items() if present(getattr(row, "required", None)) and row.required]
+    names += [str(r) for r in t.extra.get("requires_dist") or []]
+    majors = {int(m.group(1)) for m in (_CUDA_WHEEL.match(n.strip()) for n in names) if m}
+    if len(majors) == 1:
+        major = majors.pop()
+        return major, f"{major}.x", f"its requirements name CUDA {major} wheels"
+    return None, "", ""
 
 
 @predicate("nvcc", "cuda")
@@ -221,20 +313,116 @@ def socket_ifname_matches_nothing(ctx: Context) -> Result:
     return {"ifname": value, "interfaces": ", ".join(n for n in names if n != "lo") or "none"}
 
 
-@predicate("python_mm", "supported")
+@predicate("python_mm", "where", "releases", "newest", "supported", "last")
 def python_unsupported(ctx: Context) -> Result:
+    """No torch release of the snapshot's time has a wheel for this CPython on this platform.
+
+    The releases judged are those the planner installs (torch 2.0 on), published by the snapshot's date;
+    a snapshot older than all of them is judged by the releases of its time, and one without a date by every
+    release there was. An installed torch (even one that does not import) is the proof that one existed,
+    and a release whose wheels for this platform are not known keeps the claim from being made."""
     s = ctx.snapshot
-    t = s.torch
-    if present(t) and t.importable is True:
-        return None  # a torch that imports here is the proof that wheels exist for this Python
-    m = re.match(r"^(\d+\.\d+)", str(s.python.version)) if present(s.python.version) else None
+    if present(s.torch) or not present(s.python.version) or s.python.free_threaded is True:
+        return None
+    if present(s.python.implementation) and str(s.python.implementation).lower() not in ("cpython", "cp"):
+        return None  # PyPy and others: their own rule
+    m = re.match(r"^(\d+)\.(\d+)", str(s.python.version))
     if not m:
         return None
-    releases = ctx.index.releases  # newest first
-    if any(m.group(1) in r.python for r in releases):
+    py = (int(m.group(1)), int(m.group(2)))
+    index = ctx.index
+    platform = compat.wheel_platform(s.host.os, s.host.arch) if present(s.host.os) and present(s.host.arch) else None
+    dated = re.match(r"^\d{4}-\d{2}-\d{2}", str(s.created or ""))
+    published = [w for w in index.wheels if not dated or w.uploaded <= str(s.created)[:10]]
+    planned = min((r.key for r in index.releases), default=None)
+    # Without a date, only what no release ever had is claimed.
+    judged = published if not dated else [w for w in published if planned is not None and w.version >= planned] \
+        or published
+    if not judged:
         return None
-    newest = releases[0].python
-    return {"python_mm": m.group(1), "supported": f"{newest[0]}–{newest[-1]}"}
+    platforms = [platform] if platform else sorted({p for w in index.wheels for p in w.pythons})
+    for w in judged:
+        for plat in platforms:
+            has = _wheel_for(index, w, plat, py)
+            if has is not False:
+                return None  # a wheel, or cannot tell
+    mm = f"{py[0]}.{py[1]}"
+    newest = judged[-1]
+    shown = [p for p in newest.pythons.get(platform, []) if not p.endswith("t")] if platform else []
+    last = next((w for w in reversed(published) if w.version < judged[0].version
+                 and any(_wheel_for(index, w, plat, py) for plat in platforms)), None)
+    return {"python_mm": mm, "where": f" on {platform}" if platform else "",
+            "releases": f"torch {judged[0].version}-{newest.version}", "newest": str(newest.version),
+            "supported": f"Python {shown[0]}-{shown[-1]}" if shown else "no wheel at all",
+            "last": f" The last torch with wheels for Python {mm} was {last.version}." if last else ""}
+
+
+@predicate("needed_driver", "python_mm", "platform", "releases")
+def driver_too_old_for_any_torch(ctx: Context) -> Result:
+    """torch is not installed, and every CUDA build of every torch with a wheel for this Python and platform
+    (published by the snapshot's date) needs a newer driver. A release whose builds or wheels the index does not
+    know keeps the claim from being made, except one newer than every release it knows: no torch release has
+    dropped to an older CUDA than its predecessor's oldest."""
+    s = ctx.snapshot
+    if not is_unavailable(s.torch) or not present(s.driver) or compat.driver_version(s.driver.version) is None:
+        return None
+    if not present(s.python.version) or not present(s.host.os) or not present(s.host.arch):
+        return None
+    m = re.match(r"^(\d+)\.(\d+)", str(s.python.version))
+    platform = compat.wheel_platform(s.host.os, s.host.arch)
+    if not m or platform is None or s.python.free_threaded is True:
+        return None
+    py = (int(m.group(1)), int(m.group(2)))
+    day = str(s.created)[:10] if re.match(r"^\d{4}-\d{2}-\d{2}", str(s.created or "")) else "9999-12-31"
+    minors = set()
+    for w in ctx.index.wheels:
+        if w.uploaded > day:
+            continue
+        has = _wheel_for(ctx.index, w, platform, py)
+        if has is None:
+            return None
+        if has:
+            minors.add(f"{w.version.major}.{w.version.minor}")
+    if not minors:
+        return None  # no torch at all for this Python: ED106's finding
+    needs = []
+    newest = ctx.index.releases[0].key if ctx.index.releases else None
+    for minor in minors:
+        rel = ctx.index.release(minor)
+        if rel is None and newest is not None and Version(minor) > newest:
+            continue  # newer than the index: its oldest CUDA is no older than the newest known release's
+        cuda = [v for v in rel.variants.values() if v.kind == "cuda" and platform in v.platforms] if rel else []
+        if not cuda:
+            return None  # its CUDA builds for this platform are not known
+        for var in cuda:
+            for osn in _oses(s):
+                need, _ga = compat.min_driver(var.cuda or "", osn, drivers=ctx.index.drivers)
+                if need is None:
+                    return None
+                needs.append((parse(need), need))
+    lowest = min(needs)
+    if parse(s.driver.version) >= lowest[0]:
+        return None
+    ordered = sorted(minors, key=lambda v: tuple(int(x) for x in v.split(".")))
+    return {"needed_driver": lowest[1], "python_mm": f"{py[0]}.{py[1]}", "platform": platform,
+            "releases": f"torch {ordered[0]}" if len(ordered) == 1 else f"torch {ordered[0]}-{ordered[-1]}"}
+
+
+def _wheel_for(index: Any, w: Any, platform: str, py: tuple) -> Optional[bool]:
+    """Whether a torch release has a wheel for CPython `py` on `platform`: PyPI's list, else what other indexes
+    are known to hold; None when that cannot be told."""
+    mm = f"{py[0]}.{py[1]}"
+    if platform in w.pythons:
+        return mm in w.pythons[platform]
+    for other in index.other_indexes:
+        if other.platform != platform or not other.releases.contains(w.version, prereleases=True):
+            continue
+        if other.first_release is not None and w.version < other.first_release:
+            return False  # none anywhere before then
+        newest = max((tuple(int(x) for x in p.rstrip("t").split(".")) for ps in w.pythons.values() for p in ps),
+                     default=None)
+        return False if newest is not None and py > newest else None  # no release shipped a Python newer than it knew
+    return False
 
 
 @predicate("nccl", "needed_nccl", "gpu_name")

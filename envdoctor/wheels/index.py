@@ -24,6 +24,7 @@ KINDS = ("cpu", "cuda", "rocm", "xpu")
 PLATFORMS = ("linux_x86_64", "linux_aarch64", "win_amd64")
 _ARCH = re.compile(r"^(sm|compute)_\d{2,3}[af]?$")
 _PY = re.compile(r"^3\.\d{1,2}t?$")
+_ANY_PY = re.compile(r"^[23]\.\d{1,2}t?$")  # torch 1.0-1.4 shipped Python 2.7 wheels
 _DRIVER = re.compile(r"^\d{3}(\.\d{1,3}){0,2}$")
 _VARIANT = {"cuda": re.compile(r"^cu\d{2,3}$"), "rocm": re.compile(r"^rocm\d+(\.\d+)*$"), "cpu": re.compile(r"^cpu$"),
             "xpu": re.compile(r"^xpu$")}
@@ -80,18 +81,44 @@ class DeepSpeedRelease:
         self.key = Version(self.version)
 
 
+@dataclass(frozen=True)
+class WheelRelease:
+    """One torch release's PyPI wheels: the day the first was uploaded and the Pythons per platform."""
+
+    version: Version
+    uploaded: str  # YYYY-MM-DD
+    pythons: Dict[str, List[str]]  # platform -> CPython versions ("3.12", "3.13t"); a platform absent: no PyPI wheel
+
+
+@dataclass(frozen=True)
+class OtherIndex:
+    """Where a platform's wheels lived outside PyPI: `releases` of it are not on PyPI (and unknown here), except
+    that before `first_release` none existed anywhere."""
+
+    platform: str
+    releases: SpecifierSet
+    first_release: Optional[Version]
+    status: str
+
+
 @dataclass
 class WheelIndex:
     path: str
     raw: Dict[str, Any]
-    releases: List[Release]  # newest first
+    releases: List[Release]  # newest first; the releases the planner installs
     drivers: Dict[str, Any]
     deepspeed: List[DeepSpeedRelease]  # newest first
     default_index_base: str
+    history: List[Release] = field(default_factory=list)  # older releases: diagnosis only, never planned
+    nvcc_sass: Dict[str, Tuple[str, ...]] = field(default_factory=dict)  # CUDA "X.Y" -> SASS targets its nvcc emits
+    wheels: List[WheelRelease] = field(default_factory=list)  # oldest first
+    other_indexes: List[OtherIndex] = field(default_factory=list)
+    pypi_unlabelled: Dict[str, str] = field(default_factory=dict)  # "1.3.0" -> "10.1.243": PyPI Linux wheel's CUDA
 
     def release(self, version: str) -> Optional[Release]:
+        """The minor release of a torch version, planned or historical."""
         mm = ".".join(str(version).split("+")[0].split(".")[:2])
-        return next((r for r in self.releases if r.version == mm), None)
+        return next((r for r in (*self.releases, *self.history) if r.version == mm), None)
 
     @property
     def generated(self) -> str:
@@ -144,16 +171,53 @@ def validate(data: Any, source: str) -> List[str]:
                 val = row["toolkit_ga"].get(osn)
                 if val is not None and (not isinstance(val, str) or not _DRIVER.match(val)):
                     err(where, f"toolkit_ga.{osn}: {val!r} is not a driver version or null")
-            if tk.split(".")[0] not in fams:
-                err(where, f"no drivers.families entry for CUDA {tk.split('.')[0]}.x")
+            if tk.split(".")[0] not in fams and row.get("minor_version_compat") is not False:
+                err(where, f"no drivers.families entry for CUDA {tk.split('.')[0]}.x (nor minor_version_compat false)")
+            if row.get("minor_version_compat") is False and not all(row["toolkit_ga"].get(o) for o in ("linux", "windows")):
+                err(where, "minor_version_compat false needs both toolkit_ga drivers (they are its minimum)")
             _check_status(row, where, err)
     torch = data.get("torch")
     if not isinstance(torch, list) or not torch:
         err("torch", "missing or empty list")
         torch = []
+    history = data.get("torch_history", [])
+    if not isinstance(history, list):
+        err("torch_history", "must be a list")
+        history = []
+    _check_releases(torch, "torch", tks, err)
+    _check_releases(history, "torch_history", tks, err)
+    _check_nvcc(data.get("nvcc_sass", {}), err)
+    _check_python_wheels(data.get("python_wheels"), err)
+    _check_unlabelled(data.get("pypi_unlabelled_linux_x86_64"), err)
+    ds = data.get("deepspeed")
+    if not isinstance(ds, dict) or not isinstance(ds.get("releases"), list):
+        err("deepspeed", "needs a releases list")
+    else:
+        for i, rel in enumerate(ds["releases"]):
+            where = f"deepspeed.releases[{i}]"
+            if not isinstance(rel, dict):
+                err(where, "not an object")
+                continue
+            try:
+                Version(str(rel.get("version")))
+                where = f"deepspeed.releases[{rel['version']}]"
+            except InvalidVersion:
+                err(where, f"version {rel.get('version')!r} is not a version")
+            try:
+                SpecifierSet(str(rel.get("torch", "")))
+            except InvalidSpecifier:
+                err(where, f"torch {rel.get('torch')!r} is not a version specifier")
+            mm = rel.get("cuda_minor_mismatch_ok")
+            if not isinstance(mm, dict) or not all(isinstance(v, list) for v in mm.values()):
+                err(where, "cuda_minor_mismatch_ok must map a CUDA major to a list of versions")
+            _check_status(rel, where, err)
+    return errs
+
+
+def _check_releases(torch: List[Any], key: str, tks: Dict[str, Any], err: Any) -> None:
     seen = set()
     for i, rel in enumerate(torch):
-        where = f"torch[{i}]"
+        where = f"{key}[{i}]"
         if not isinstance(rel, dict):
             err(where, "not an object")
             continue
@@ -161,7 +225,7 @@ def validate(data: Any, source: str) -> List[str]:
         if not isinstance(ver, str) or not re.match(r"^\d+\.\d+$", ver):
             err(where, f"version {ver!r} is not a minor release like 2.9")
         else:
-            where = f"torch[{ver}]"
+            where = f"{key}[{ver}]"
             if ver in seen:
                 err(where, "listed twice")
             seen.add(ver)
@@ -170,14 +234,14 @@ def validate(data: Any, source: str) -> List[str]:
             err(where, f"latest_patch {patch!r} is not a patch release of {ver}")
         if rel.get("patch_status") not in STATUSES:
             err(where, f"patch_status {rel.get('patch_status')!r} not one of {', '.join(STATUSES)}")
-        for key in ("python", "python_experimental"):
-            pys = rel.get(key)
-            if not isinstance(pys, list) or (key == "python" and not pys):
-                err(where, f"{key} must be a list of versions like 3.12")
+        for name in ("python", "python_experimental"):
+            pys = rel.get(name)
+            if not isinstance(pys, list) or (name == "python" and not pys):
+                err(where, f"{name} must be a list of versions like 3.12")
                 continue
             for p in pys:
                 if not isinstance(p, str) or not _PY.match(p):
-                    err(where, f"{key}: {p!r} is not a Python version like 3.12 or 3.13t")
+                    err(where, f"{name}: {p!r} is not a Python version like 3.12 or 3.13t")
         variants = rel.get("variants")
         if not isinstance(variants, dict) or not variants:
             err(where, "variants missing or empty")
@@ -202,29 +266,82 @@ def validate(data: Any, source: str) -> List[str]:
                     err(f"{where}.companions.{name}", "needs a series like 0.24")
                 elif row.get("version") is not None and not str(row["version"]).startswith(row["series"] + "."):
                     err(f"{where}.companions.{name}", f"version {row['version']!r} is not in series {row['series']}")
-    ds = data.get("deepspeed")
-    if not isinstance(ds, dict) or not isinstance(ds.get("releases"), list):
-        err("deepspeed", "needs a releases list")
-    else:
-        for i, rel in enumerate(ds["releases"]):
-            where = f"deepspeed.releases[{i}]"
-            if not isinstance(rel, dict):
-                err(where, "not an object")
-                continue
+
+
+def _check_nvcc(nvcc: Any, err: Any) -> None:
+    if not isinstance(nvcc, dict):
+        err("nvcc_sass", "must map a CUDA version to its SASS targets")
+        return
+    for cuda, row in nvcc.items():
+        where = f"nvcc_sass[{cuda}]"
+        if not re.match(r"^\d+\.\d+$", cuda):
+            err(where, "key is not a CUDA version like 12.8")
+        if not isinstance(row, dict) or not isinstance(row.get("sass"), list) or not row["sass"]:
+            err(where, "needs a non-empty sass list")
+            continue
+        bad = [a for a in row["sass"] if not isinstance(a, str) or not _ARCH.match(a) or not a.startswith("sm_")]
+        if bad:
+            err(where, f"sass: {bad!r} are not targets like sm_90")
+        _check_status(row, where, err)
+
+
+def _check_unlabelled(table: Any, err: Any) -> None:
+    if table is None:
+        return
+    if not isinstance(table, dict) or not isinstance(table.get("releases"), list):
+        err("pypi_unlabelled_linux_x86_64", "needs a releases list")
+        return
+    for i, row in enumerate(table["releases"]):
+        where = f"pypi_unlabelled_linux_x86_64.releases[{i}]"
+        if not isinstance(row, dict) or not re.match(r"^\d+\.\d+\.\d+$", str(row.get("version"))) \
+                or not re.match(r"^\d+\.\d+(\.\d+)?$", str(row.get("cuda"))):
+            err(where, "needs a version like 1.3.0 and a CUDA version like 10.1")
+            continue
+        _check_status(row, where, err)
+
+
+def _check_python_wheels(pw: Any, err: Any) -> None:
+    if pw is None:
+        return
+    if not isinstance(pw, dict) or not isinstance(pw.get("releases"), list) or not isinstance(pw.get("platforms"), list):
+        err("python_wheels", "needs platforms and releases lists")
+        return
+    plats = set(pw["platforms"])
+    for i, rel in enumerate(pw["releases"]):
+        where = f"python_wheels.releases[{i}]"
+        if not isinstance(rel, dict):
+            err(where, "not an object")
+            continue
+        try:
+            Version(str(rel.get("version")))
+        except InvalidVersion:
+            err(where, f"version {rel.get('version')!r} is not a version")
+        if not isinstance(rel.get("uploaded"), str) or not re.match(r"^\d{4}-\d{2}-\d{2}$", rel["uploaded"]):
+            err(where, f"uploaded {rel.get('uploaded')!r} is not a date like 2024-10-29")
+        pys = rel.get("pythons")
+        if not isinstance(pys, dict):
+            err(where, "pythons must map a platform to Python versions")
+            continue
+        for plat, vals in pys.items():
+            if plat not in plats:
+                err(where, f"unknown platform {plat!r}")
+            if not isinstance(vals, list) or not all(isinstance(p, str) and _ANY_PY.match(p) for p in vals):
+                err(where, f"pythons.{plat} must list versions like 3.12 or 3.13t")
+    for i, row in enumerate(pw.get("other_indexes") or []):
+        where = f"python_wheels.other_indexes[{i}]"
+        if not isinstance(row, dict) or row.get("platform") not in plats:
+            err(where, "needs a known platform")
+            continue
+        try:
+            SpecifierSet(str(row.get("releases", "")))
+        except InvalidSpecifier:
+            err(where, f"releases {row.get('releases')!r} is not a version specifier")
+        if row.get("first_release") is not None:
             try:
-                Version(str(rel.get("version")))
-                where = f"deepspeed.releases[{rel['version']}]"
+                Version(str(row["first_release"]))
             except InvalidVersion:
-                err(where, f"version {rel.get('version')!r} is not a version")
-            try:
-                SpecifierSet(str(rel.get("torch", "")))
-            except InvalidSpecifier:
-                err(where, f"torch {rel.get('torch')!r} is not a version specifier")
-            mm = rel.get("cuda_minor_mismatch_ok")
-            if not isinstance(mm, dict) or not all(isinstance(v, list) for v in mm.values()):
-                err(where, "cuda_minor_mismatch_ok must map a CUDA major to a list of versions")
-            _check_status(rel, where, err)
-    return errs
+                err(where, f"first_release {row['first_release']!r} is not a version")
+        _check_status(row, where, err)
 
 
 def _check_status(row: Dict[str, Any], where: str, err: Any) -> None:
@@ -273,9 +390,9 @@ def _check_variant(var: Any, where: str, name: str, tks: Dict[str, Any], err: An
                         err(pw, f"{key}: {a!r} is not an arch like {prefix}90")
 
 
-def _build(data: Dict[str, Any], source: str) -> WheelIndex:
+def _releases(rows: List[Dict[str, Any]]) -> List[Release]:
     releases = []
-    for rel in data["torch"]:
+    for rel in rows:
         variants = {
             name: Variant(release=rel["version"], name=name, kind=v["kind"], cuda=v.get("cuda"), status=v["status"],
                           platforms=v["platforms"], cudnn=v.get("cudnn"), nccl=v.get("nccl"), note=v.get("note"))
@@ -288,12 +405,26 @@ def _build(data: Dict[str, Any], source: str) -> WheelIndex:
             variants=variants, companions=dict(rel.get("companions") or {}),
         ))
     releases.sort(key=lambda r: r.key, reverse=True)
+    return releases
+
+
+def _build(data: Dict[str, Any], source: str) -> WheelIndex:
+    pw = data.get("python_wheels") or {}
+    wheels = sorted((WheelRelease(Version(r["version"]), r["uploaded"], {p: list(v) for p, v in r["pythons"].items()})
+                     for r in pw.get("releases") or []), key=lambda w: w.version)
+    others = [OtherIndex(r["platform"], SpecifierSet(r.get("releases") or ""),
+                         Version(r["first_release"]) if r.get("first_release") else None, r["status"])
+              for r in pw.get("other_indexes") or []]
     ds = [DeepSpeedRelease(version=r["version"], torch=SpecifierSet(r.get("torch") or ""),
                            cuda_minor_mismatch_ok={k: list(v) for k, v in r["cuda_minor_mismatch_ok"].items()},
                            status=r["status"]) for r in data["deepspeed"]["releases"]]
     ds.sort(key=lambda r: r.key, reverse=True)
-    return WheelIndex(path=source, raw=data, releases=releases, drivers=data["drivers"], deepspeed=ds,
-                      default_index_base=data["default_index_base"])
+    return WheelIndex(path=source, raw=data, releases=_releases(data["torch"]), drivers=data["drivers"], deepspeed=ds,
+                      default_index_base=data["default_index_base"], history=_releases(data.get("torch_history") or []),
+                      nvcc_sass={k: tuple(v["sass"]) for k, v in (data.get("nvcc_sass") or {}).items()},
+                      wheels=wheels, other_indexes=others,
+                      pypi_unlabelled={r["version"]: r["cuda"] for r in
+                                       (data.get("pypi_unlabelled_linux_x86_64") or {}).get("releases") or []})
 
 
 def parse_index(data: Any, source: str) -> WheelIndex:
