@@ -19,6 +19,7 @@ from packaging.version import InvalidVersion, Version
 from envdoctor.data_files import data_path, read_json
 from envdoctor.errors import InputError
 from envdoctor.rules.conditions import Context, predicate
+from envdoctor.rules.runtime_predicates import read_table
 from envdoctor.snapshot import Companion, Snapshot, is_absent, present
 from envdoctor.versions import major_minor
 
@@ -199,11 +200,7 @@ class NumpyBuild:
 
 @functools.lru_cache(maxsize=4)
 def load_numpy_builds(directory: Optional[Path] = None) -> Tuple[NumpyBuild, ...]:
-    path = (directory or data_path("rules") / "tables") / "numpy_builds.json"
-    doc, error = read_json(path)
-    if error:
-        raise InputError(error)
-    return parse_numpy_builds(doc, str(path))
+    return parse_numpy_builds(*read_table("numpy_builds.json", directory))
 
 
 def parse_numpy_builds(doc: Any, where: str) -> Tuple[NumpyBuild, ...]:

@@ -445,17 +445,6 @@ def nccl_too_old_for_gpu(ctx: Context) -> Result:
     return None
 
 
-@predicate("library")
-def import_error_missing_library(ctx: Context) -> Result:
-    t = ctx.snapshot.torch
-    text = str(t.error) if present(t) and t.error else ""
-    m = re.search(r"(lib[\w.+-]+\.so[\w.]*): cannot open shared object file", text)
-    if m:
-        return {"library": m.group(1)}
-    m = re.search(r"undefined symbol: (\w+)", text)
-    return {"library": f"a library exporting {m.group(1)}"} if m else None
-
-
 @predicate("gpu_cpus", "process_cpus")
 def gpu_cpus_outside_affinity(ctx: Context) -> Result:
     s = ctx.snapshot

@@ -17,7 +17,7 @@ from envdoctor.snapshot import ProbeFailed, Snapshot, present
 
 Result = Union[bool, None, Dict[str, Any]]
 
-KINDS = ("cuda_init", "cudnn", "deepspeed", "torch_import")
+KINDS = ("cuda_init", "cudnn", "deepspeed")
 _ROW_KEYS = ("kind", "key", "pattern", "cause", "fix", "source")
 _CUDA_DIR = re.compile(r"(?i)cuda|cudnn|nccl|nvidia|tensorrt")
 # An undefined symbol, or a symbol version, that belongs to a CUDA library ("version libnvJitLink.so.12").
@@ -63,13 +63,18 @@ def parse_table(doc: Any, where: str) -> Tuple[Meaning, ...]:
     return tuple(out)
 
 
-@functools.lru_cache(maxsize=4)
-def load_runtime_errors(directory: Optional[Path] = None) -> Tuple[Meaning, ...]:
-    path = (directory or data_path("rules") / "tables") / "runtime_errors.json"
+def read_table(name: str, directory: Optional[Path] = None) -> Tuple[Any, str]:
+    """(document, path) of a table in `directory` (default: the bundled rules/tables); InputError when unreadable."""
+    path = (directory or data_path("rules") / "tables") / name
     doc, error = read_json(path)
     if error:
         raise InputError(error)
-    return parse_table(doc, str(path))
+    return doc, str(path)
+
+
+@functools.lru_cache(maxsize=4)
+def load_runtime_errors(directory: Optional[Path] = None) -> Tuple[Meaning, ...]:
+    return parse_table(*read_table("runtime_errors.json", directory))
 
 
 def meaning(kind: str, text: str) -> Optional[Meaning]:
@@ -154,7 +159,8 @@ def ld_library_path_breaks_torch_import(ctx: Context) -> Result:
 
 @predicate("problem", "hint")
 def torch_import_failure(ctx: Context) -> Result:
-    """`import torch` raised: what it said, in words, and the likeliest cause."""
+    """`import torch` failed on a missing library or an undefined symbol: which, in words, and the likeliest
+    cause. Another failure is not read here (ED109 quotes it as it is)."""
     t = _torch(ctx.snapshot)
     if t is None or t.importable is not False or not t.error:
         return None
@@ -178,7 +184,7 @@ def torch_import_failure(ctx: Context) -> Result:
                             "pip install): uninstall torch until `pip show torch` finds none, then reinstall one build."}
         return {"problem": f"undefined symbol {symbol[:80]}",
                 "hint": "A library torch loads comes from another build than the one torch was built against."}
-    return {"problem": _short(text, 160), "hint": ""}
+    return None
 
 
 @predicate("said", "cause", "remedy")
