@@ -99,6 +99,7 @@ def _quote(arg: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from envdoctor.install.installer import execute
+    from envdoctor.install.state import EnvStateError
 
     def say(msg: str) -> None:
         print(f"envdoctor: {msg}", file=sys.stderr, flush=True)
@@ -119,8 +120,12 @@ def run(args: argparse.Namespace) -> int:
             install = False
     if install:
         ccs = [str(g.compute_capability) for g in known_list(snap.gpus) if present(g.compute_capability)]
-        out = execute(the_plan, python_path or sys.executable, ccs, say, settings.state_root, settings.use_uv,
-                      break_system_packages=args.break_system_packages)
+        try:
+            out = execute(the_plan, python_path or sys.executable, ccs, say, settings.state_root, settings.use_uv,
+                          break_system_packages=args.break_system_packages)
+        except EnvStateError as exc:  # busy, or half-changed by an interrupted fix: nothing was done
+            say(f"error: {exc}")
+            return 3
         doc["status"] = out.status
         doc["commands"] = out.commands
         doc["message"] = out.message

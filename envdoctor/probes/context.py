@@ -4,6 +4,7 @@ ask for them."""
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from pathlib import Path
 from typing import Optional
@@ -28,10 +29,20 @@ def probe_context(python: str, timeout: Optional[float], torch_timeout: float) -
 
 
 def target_python(value: Optional[str]) -> str:
-    """The interpreter `--python VALUE` names (a file or an environment folder), checked; None: this one."""
+    """The interpreter `--python VALUE` names, checked, as an absolute path; None: this one.
+
+    A value with a slash (`./python`, `venv/bin/python`) or a folder (an environment) is a path, resolved
+    against the current directory; a bare name (`python3.12`) is looked up on PATH, as a shell would."""
     if not value:
         return sys.executable
-    path = Path(value)
+    has_slash = os.sep in value or bool(os.altsep and os.altsep in value)
+    if has_slash or os.path.isdir(value):
+        path = Path(os.path.abspath(value))
+    else:
+        found = shutil.which(value)
+        if found is None:
+            raise InputError(f"--python {value}: no such interpreter (not a path, and not on PATH)")
+        path = Path(os.path.abspath(found))
     if path.is_dir():
         for cand in (path / "bin" / "python", path / "Scripts" / "python.exe"):
             if cand.exists():
