@@ -39,6 +39,7 @@ from packaging.version import InvalidVersion, Version
 
 from envdoctor.compat import parse_cc, serving_kernel, variant_cuda
 from envdoctor.errors import InputError
+from envdoctor.fix_journal import JOURNAL, LAST_FIX, describe, finished, state_dir
 from envdoctor.install.backup import (
     backup,
     check_backup,
@@ -50,15 +51,12 @@ from envdoctor.install.backup import (
 )
 from envdoctor.install.indexes import index_options
 from envdoctor.install.state import (
-    JOURNAL,
-    LAST_FIX,
     BackupDamaged,
     EnvLock,
     InterruptedFix,
     ensure_private_dir,
     read_journal,
     remove_durably,
-    state_dir,
     uninterruptible,
     write_journal,
     write_private,
@@ -220,9 +218,8 @@ def _same_version(a: Optional[str], b: str) -> bool:
 
 
 def _interrupted(journal: Dict[str, Any], python: str) -> str:
-    what = "an undo" if journal.get("op") == "undo" else "a fix"
-    return (f"{python}: {what} started {journal.get('started', '?')} by pid {journal.get('pid', '?')} was interrupted "
-            f"and may have left the environment half-changed; run `envdoctor undo --python {python}` to put it back")
+    return (f"{python}: {describe(journal)} was interrupted and may have left the environment half-changed; "
+            f"run `envdoctor undo --python {python}` to put it back")
 
 
 def open_state(desc: Dict[str, Any], python: str, state_root: Path) -> Tuple[Path, EnvLock, Optional[Dict[str, Any]]]:
@@ -232,11 +229,9 @@ def open_state(desc: Dict[str, Any], python: str, state_root: Path) -> Tuple[Pat
     lock = EnvLock(sdir, python).acquire()
     try:
         journal = read_journal(sdir)
-        if journal is not None and journal.get("op") == "fix":
-            last = _read_last_fix(sdir)
-            if last is not None and last.get("id") == journal.get("id"):
-                remove_durably(sdir / JOURNAL)  # killed after the fix was recorded: it finished
-                journal = None
+        if journal is not None and finished(sdir, journal):
+            remove_durably(sdir / JOURNAL)  # killed after the fix was recorded: it finished
+            journal = None
     except BaseException:
         lock.release()
         raise

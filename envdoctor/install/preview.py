@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 
-from envdoctor.install.installer import build_commands, describe_env, find_uv, state_dir
+from envdoctor.fix_journal import state_dir
+from envdoctor.install.installer import build_commands, describe_env, find_uv
 from envdoctor.snapshot import Snapshot
 from envdoctor.wheels.planner import Plan
 

@@ -7,12 +7,13 @@ Everything lives in `state_dir(prefix)` (mode 0700, files 0600):
 - `journal.json`: written and fsync'd before the environment is touched, removed once the fix is recorded or
   rolled back. Found while the lock is free, it is an interrupted fix: `undo` finishes its rollback from it.
 - `last_fix.json`: the last completed fix, which `undo` reverts.
+
+The names and the reading side are in envdoctor.fix_journal (the probes read it too).
 """
 
 from __future__ import annotations
 
 import errno
-import hashlib
 import json
 import os
 import signal
@@ -23,11 +24,7 @@ from pathlib import Path
 from typing import Any, Dict, Iterator, Optional
 
 from envdoctor.errors import InputError
-
-JOURNAL = "journal.json"
-LAST_FIX = "last_fix.json"
-LOCK = "lock"
-JOURNAL_SCHEMA = "envdoctor.fix_journal/1"
+from envdoctor.fix_journal import JOURNAL, JOURNAL_SCHEMA, LOCK, load_journal
 
 
 class EnvStateError(InputError):
@@ -44,12 +41,6 @@ class InterruptedFix(EnvStateError):
 
 class BackupDamaged(EnvStateError):
     """The kept files are changed or missing: `undo` changes nothing."""
-
-
-def state_dir(prefix: str, state_root: Path) -> Path:
-    """Per-environment state under `state_root` (Settings.state_root): the last fix and the files it replaced."""
-    key = hashlib.sha256(os.path.realpath(prefix).encode()).hexdigest()[:16]
-    return state_root / key
 
 
 def ensure_private_dir(path: Path) -> Path:
@@ -148,46 +139,19 @@ def lock_holder(path: Path) -> Optional[int]:
     return int(text) if text.isdigit() else None
 
 
-def is_locked(sdir: Path) -> Optional[bool]:
-    """Whether some process holds the environment's lock now; None when that cannot be told."""
-    import fcntl
-
-    try:
-        fd = os.open(sdir / LOCK, os.O_RDONLY)
-    except FileNotFoundError:
-        return False
-    except OSError:
-        return None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        return False
-    except OSError as exc:
-        return True if exc.errno in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK) else None
-    finally:
-        os.close(fd)
-
-
 def write_journal(sdir: Path, doc: Dict[str, Any]) -> None:
     write_private(sdir / JOURNAL, json.dumps({"schema": JOURNAL_SCHEMA, **doc}))
 
 
 def read_journal(sdir: Path) -> Optional[Dict[str, Any]]:
-    """The journal of an unfinished fix, None when there is none; an unreadable one is bad input (exit 2)."""
-    path = sdir / JOURNAL
+    """The journal of an unfinished fix or undo, None when there is none; an unreadable one is bad input."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
+        return load_journal(sdir)
     except OSError as exc:
-        raise InputError(f"{path}: cannot read the journal of an interrupted fix: {exc.strerror or exc}") from None
-    try:
-        doc = json.loads(text)
-        if doc.get("schema") != JOURNAL_SCHEMA or not isinstance(doc.get("before"), dict):
-            raise ValueError("not an envdoctor fix journal")
-    except (ValueError, AttributeError) as exc:
-        raise InputError(f"{path}: the journal of an interrupted fix is damaged ({exc}); "
+        raise InputError(f"{sdir / JOURNAL}: cannot read the journal of an interrupted fix: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise InputError(f"{sdir / JOURNAL}: the journal of an interrupted fix is damaged ({exc}); "
                          "the environment may be half-changed") from None
-    return doc
 
 
 @contextmanager

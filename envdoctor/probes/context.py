@@ -16,10 +16,11 @@ from envdoctor.processes import run_command
 DEFAULT_TIMEOUT = 20.0  # every probe but torch's
 
 
-def probe_context(python: str, timeout: Optional[float], torch_timeout: float) -> ProbeContext:
+def probe_context(python: str, timeout: Optional[float], torch_timeout: float,
+                  state_root: Optional[Path] = None) -> ProbeContext:
     """`timeout` (--timeout) bounds the torch probe and, at most DEFAULT_TIMEOUT, the others; None: the torch
-    probe gets `torch_timeout` (Settings.torch_timeout)."""
-    ctx = ProbeContext(python=python)
+    probe gets `torch_timeout` (Settings.torch_timeout). `state_root`: where interrupted fixes are found."""
+    ctx = ProbeContext(python=python, state_root=state_root)
     if timeout is not None:
         ctx.torch_timeout = timeout
         ctx.timeout = min(DEFAULT_TIMEOUT, timeout)
