@@ -94,9 +94,9 @@ class Index:
         self.torch.append((whl.name, hash_override or sha256(whl), variant))
         self._write()
 
-    def add_simple(self, whl: Path, name: str) -> None:
+    def add_simple(self, whl: Path, name: str, hashed: bool = True) -> None:
         shutil.copy(whl, self.files / whl.name)
-        self.simple.setdefault(name, []).append((whl.name, sha256(whl)))
+        self.simple.setdefault(name, []).append((whl.name, sha256(whl) if hashed else None))
         self._write()
 
     def _write(self) -> None:
@@ -105,7 +105,7 @@ class Index:
             write_page(self.root / "whl" / variant / "torch", links)
         write_page(self.root / "simple", [(f"{n}/", n) for n in self.simple])
         for name, items in self.simple.items():
-            write_page(self.root / "simple" / name, [(f"/files/{n}#sha256={h}", n) for n, h in items])
+            write_page(self.root / "simple" / name, [(f"/files/{n}" + (f"#sha256={h}" if h else ""), n) for n, h in items])
 
 
 def _command_lines_holding(secret: str) -> list:
@@ -210,10 +210,10 @@ def freeze(site) -> str:
                           env=site.env).stdout
 
 
-def fix(site, *extra, timeout=180, popen=False, index_base=None, env=None):
+def fix(site, *extra, timeout=180, popen=False, index_base=None, env=None, as_json=True):
     base = ["--index-base", index_base or f"{site.url}/whl"] if index_base != "" else []
-    argv = [sys.executable, "-m", "envdoctor", "fix", "--python", site.python, "--torch", "2.14.1", *base, "--json",
-            *extra]
+    argv = [sys.executable, "-m", "envdoctor", "fix", "--python", site.python, "--torch", "2.14.1", *base,
+            *(["--json"] if as_json else []), *extra]
     env = dict(site.env, **(env or {}))
     if popen:
         return subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -217,6 +217,16 @@ def _same_version(a: Optional[str], b: str) -> bool:
         return a == b
 
 
+def repairs_for(pins: List[str], installed: Mapping[str, str]) -> List[str]:
+    """The pins of a version that is already installed: the plan found it broken, so its files are reinstalled."""
+    out = []
+    for pin in pins:
+        name, _, version = pin.partition("==")
+        if "*" not in version and _same_version(installed.get(canonicalize_name(name)), version):
+            out.append(pin)
+    return out
+
+
 def _interrupted(journal: Dict[str, Any], python: str) -> str:
     return (f"{python}: {describe(journal)} was interrupted and may have left the environment half-changed; "
             f"run `envdoctor undo --python {python}` to put it back")
@@ -292,14 +302,13 @@ def _execute(plan: Plan, python: str, ccs: List[str], progress: Progress, sdir: 
             progress(scrub_secrets(n))
         for name, ver in found.items():
             exact[name] = ver
-    pins, repairs = [], []
+    pins = []
     for p in plan.packages:
         ver = exact[p.name]
         # A series the index could not resolve ("0.29.*") cannot carry a local label; pip picks within it.
         exact[p.name] = ver if "+" in ver or "*" in ver or not p.variant else f"{ver}+{p.variant}"
         pins.append(f"{p.name}=={exact[p.name]}")
-        if "*" not in exact[p.name] and _same_version(before_versions.get(p.name), exact[p.name]):
-            repairs.append(pins[-1])  # the same release is installed: plan says it is broken, reinstall its files
+    repairs = repairs_for(pins, before_versions)
     uv = find_uv(use_uv)
     if not desc["has_pip"] and not uv:
         raise InputError(f"{python}: neither pip in the environment nor uv on PATH")
@@ -360,8 +369,9 @@ def _execute(plan: Plan, python: str, ccs: List[str], progress: Progress, sdir: 
         except InstallFailed as exc:
             error = str(exc)
         if error:
-            progress(f"{error}; rolling back")
-            ok, after, problems = roll_back(sdir, record, python, progress)
+            with uninterruptible(progress):  # before saying so: a Ctrl-C that follows the message is held
+                progress(f"{error}; rolling back")
+                ok, after, problems = roll_back(sdir, record, python, progress)
             outcome.rollback_ok, outcome.after = ok, after
             outcome.message = error + ("; the environment is as it was" if ok else
                                        "; ROLLBACK INCOMPLETE: " + "; ".join(problems[:5]) +

@@ -191,3 +191,25 @@ def test_index_credentials_are_never_shown_stored_or_in_argv(site, where):
     assert "alice" not in (sdir / "last_fix.json").read_text()
     bad = fix(site, "--dry-run", index_base=url.replace("http://", "ftp://"))
     assert bad.returncode == 2 and "s3cret" not in bad.stderr
+
+
+def test_the_plan_lists_every_package_pip_will_install_and_links_without_hashes(site, tmp_path):
+    from tests.test_install import build_wheel
+
+    extra = build_wheel(tmp_path, "extradep", "1.0", {"extradep/__init__.py": "V = 1\n"})
+    site.index.add_simple(extra, "extradep", hashed=False)
+    site.index.add_torch(fake_torch(site.tmp, "2.14.1+cpu", requires=["fakedep>=2", "extradep"]))
+    before = freeze(site)
+    res = fix(site, "--dry-run")
+    assert res.returncode == 0, res.stderr[-3000:]
+    doc = json.loads(res.stdout)
+    got = {i["name"]: (i["version"], i["hashed"], i["requested"]) for i in doc["installs"]}
+    assert got == {"torch": ("2.14.1+cpu", True, True), "fakedep": ("2.0", True, False), "extradep": ("1.0", False, False)}
+    assert any(n.startswith("extradep 1.0: its index link has no hash") for n in doc["notes"])
+    assert freeze(site) == before
+    text = fix(site, "--dry-run", as_json=False).stdout
+    assert "    extradep 1.0  [no hash on the index]" in text and "    fakedep 2.0\n" in text
+    res = fix(site, "--yes")
+    assert res.returncode == 0, res.stderr[-3000:]
+    installed = {ln.split("==")[0] for ln in set(freeze(site).splitlines()) - set(before.splitlines())}
+    assert installed == set(got)  # what the plan listed is what was installed
