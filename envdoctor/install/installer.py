@@ -345,13 +345,18 @@ def _execute(plan: Plan, python: str, ccs: List[str], progress: Progress, sdir: 
         fix_id = f"{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}-{os.getpid()}"
         roots = roots_of(desc)
         bdir = sdir / f"backup-{fix_id}"
-        backup(desc, replaced, bdir)
-        before_files = listing(roots)
         record = {"op": "fix", "id": fix_id, "pid": os.getpid(), "python": python, "prefix": desc["prefix"],
                   "started": _now(), "phase": "installing", "before": before_versions, "backup": str(bdir),
-                  "roots": [str(r) for r in roots], "before_files": before_files,
-                  "packages": [p.to_json() for p in plan.packages]}
-        write_journal(sdir, record)  # from here on an interruption of any kind can be rolled back
+                  "roots": [str(r) for r in roots], "packages": [p.to_json() for p in plan.packages]}
+        try:
+            backup(desc, replaced, bdir)
+            record["before_files"] = listing(roots)
+            write_journal(sdir, record)  # from here on an interruption of any kind can be rolled back
+        except OSError as exc:  # a full disk, a read-only state directory: stop before the environment changes
+            shutil.rmtree(bdir, ignore_errors=True)
+            outcome.message = f"cannot keep a backup and a journal in {sdir} ({exc.strerror or exc}); nothing was changed"
+            outcome.rollback_ok = True
+            return outcome
         error = ""
         try:
             for cmd in commands[1:]:
@@ -398,7 +403,10 @@ def roll_back(sdir: Path, record: Dict[str, Any], python: str, progress: Progres
     """Put the environment back to the journal's listing; Ctrl-C and SIGTERM wait for it. (ok, versions, problems).
     The journal and the backup are dropped only when it worked, so `undo` can try again."""
     with uninterruptible(progress):
-        write_journal(sdir, dict(record, phase="rolling_back"))
+        try:
+            write_journal(sdir, dict(record, phase="rolling_back"))
+        except OSError:
+            pass  # the journal from before the install says the same; the rollback must not wait on it
         bdir = Path(record["backup"])
         problems = restore(dict(record["before_files"]), [Path(r) for r in record["roots"]], bdir)
         after = versions(describe_env(python))
@@ -476,10 +484,13 @@ def _undo_last(sdir: Path, desc: Dict[str, Any], python: str, progress: Progress
     what = ", ".join(f"{n} {before.get(n, '(none)')}" for n in changed) or "nothing"
     progress(f"putting back: {what}")
     remove = files_to_remove(desc, before)
-    with uninterruptible(progress):
+    try:
         write_journal(sdir, {"op": "undo", "id": state.get("id"), "pid": os.getpid(), "python": python,
                              "prefix": desc["prefix"], "started": _now(), "before": before, "backup": str(bdir),
                              "remove": remove})
+    except OSError as exc:
+        raise InputError(f"{sdir}: cannot write the journal ({exc.strerror or exc}); nothing was changed") from None
+    with uninterruptible(progress):
         problems = undo_files(remove, manifest, bdir)
         after = versions(describe_env(python))
         ok = after == before and not problems

@@ -104,7 +104,10 @@ class EnvLock:
     def acquire(self) -> EnvLock:
         import fcntl
 
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as exc:
+            raise InputError(f"{self.path}: cannot open the lock: {exc.strerror or exc}") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
@@ -114,8 +117,11 @@ class EnvLock:
             holder = lock_holder(self.path)
             raise EnvBusy(f"another envdoctor fix is running on {self.env_name} (pid {holder or 'unknown'}); "
                           "wait for it to finish") from None
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
+        try:
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()}\n".encode())
+        except OSError:
+            pass  # the lock holds without its pid; a second fix then says "pid unknown"
         self.fd = fd
         return self
 
