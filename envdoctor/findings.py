@@ -6,7 +6,8 @@ A diagnosis that weighs evidence (NCCL) also fills confidence, score, evidence, 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass, field, replace
 from typing import Any, Dict, List, Optional, Sequence
 
 SEVERITIES = ("error", "warning", "info")
@@ -58,6 +59,24 @@ class Finding:
             "score": round(self.score or 0.0, 2),
             "why": list(self.why),
         }
+
+
+def for_interpreter(findings: Sequence[Finding], python: Optional[str]) -> List[Finding]:
+    """The findings with every suggested `envdoctor fix`/`undo` aimed at `python` (the interpreter `check --python`
+    diagnosed), in the text and in the runnable commands; None: envdoctor's own, unchanged."""
+    if not python:
+        return list(findings)
+    import shlex
+
+    quoted = shlex.quote(python)
+    out = []
+    for f in findings:
+        commands = [c[:2] + ["--python", python] + c[2:] if c[:1] == ["envdoctor"] and c[1:2] in (["fix"], ["undo"])
+                    and "--python" not in c else list(c) for c in f.commands]
+        fix = re.sub(r"`envdoctor (fix|undo)(?![^`]*--python)", lambda m: f"`envdoctor {m.group(1)} --python {quoted}",
+                     f.fix)
+        out.append(replace(f, commands=commands, fix=fix))
+    return out
 
 
 def sort_findings(findings: Sequence[Finding]) -> List[Finding]:

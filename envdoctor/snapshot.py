@@ -354,6 +354,7 @@ class PythonEnv(Model):
     python_headers: Field[bool] = _absent_field()
     free_threaded: Field[bool] = _optional_field()
     pointer_bits: Field[int] = _optional_field()
+    interrupted_fix: Field[str] = _optional_field()  # what envdoctor's fix journal says was interrupted here
 
 
 @dataclass

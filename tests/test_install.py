@@ -79,6 +79,13 @@ class Index:
         self.files = root / "files"
         self.files.mkdir(parents=True)
         self.truncate: set = set()
+        self.hold = threading.Event()  # cleared: requests for the files in `held` wait for it
+        self.hold.set()
+        self.held: set = set()
+        self.requested = threading.Event()  # set when a held file was asked for
+        self.auth: str = None  # "user:password" that /whl/ and /files/ ask for (HTTP basic)
+        self.authorized = 0  # requests that brought the right credentials
+        self.secret_in_argv: list = []  # command lines that held the password while a file was served
         self.torch: list = []
         self.simple: dict = {}
 
@@ -87,9 +94,9 @@ class Index:
         self.torch.append((whl.name, hash_override or sha256(whl), variant))
         self._write()
 
-    def add_simple(self, whl: Path, name: str) -> None:
+    def add_simple(self, whl: Path, name: str, hashed: bool = True) -> None:
         shutil.copy(whl, self.files / whl.name)
-        self.simple.setdefault(name, []).append((whl.name, sha256(whl)))
+        self.simple.setdefault(name, []).append((whl.name, sha256(whl) if hashed else None))
         self._write()
 
     def _write(self) -> None:
@@ -98,7 +105,19 @@ class Index:
             write_page(self.root / "whl" / variant / "torch", links)
         write_page(self.root / "simple", [(f"{n}/", n) for n in self.simple])
         for name, items in self.simple.items():
-            write_page(self.root / "simple" / name, [(f"/files/{n}#sha256={h}", n) for n, h in items])
+            write_page(self.root / "simple" / name, [(f"/files/{n}" + (f"#sha256={h}" if h else ""), n) for n, h in items])
+
+
+def _command_lines_holding(secret: str) -> list:
+    found = []
+    for d in os.listdir("/proc"):
+        try:
+            cmd = Path(f"/proc/{d}/cmdline").read_bytes() if d.isdigit() else b""
+        except OSError:
+            continue
+        if secret.encode() in cmd:
+            found.append(cmd.replace(b"\0", b" ").decode(errors="replace"))
+    return found
 
 
 def serve(index: Index):
@@ -111,6 +130,20 @@ def serve(index: Index):
 
         def do_GET(self):
             name = self.path.rsplit("/", 1)[-1].replace("%2B", "+")
+            if index.auth and self.path.startswith(("/whl/", "/files/torch")):
+                want = "Basic " + base64.b64encode(index.auth.encode()).decode()
+                if self.headers.get("Authorization") != want:
+                    self.send_response(401)
+                    self.send_header("WWW-Authenticate", 'Basic realm="torch"')
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                index.authorized += 1
+                if self.path.startswith("/files/"):
+                    index.secret_in_argv += _command_lines_holding(index.auth.split(":", 1)[1])
+            if name in index.held:
+                index.requested.set()
+                index.hold.wait(300)
             if name in index.truncate:
                 data = (index.files / name).read_bytes()
                 self.send_response(200)
@@ -177,12 +210,19 @@ def freeze(site) -> str:
                           env=site.env).stdout
 
 
-def fix(site, *extra, timeout=180, popen=False):
-    argv = [sys.executable, "-m", "envdoctor", "fix", "--python", site.python, "--torch", "2.14.1",
-            "--index-base", f"{site.url}/whl", "--json", *extra]
+def fix(site, *extra, timeout=180, popen=False, index_base=None, env=None, as_json=True):
+    base = ["--index-base", index_base or f"{site.url}/whl"] if index_base != "" else []
+    argv = [sys.executable, "-m", "envdoctor", "fix", "--python", site.python, "--torch", "2.14.1", *base,
+            *(["--json"] if as_json else []), *extra]
+    env = dict(site.env, **(env or {}))
     if popen:
-        return subprocess.Popen(argv, cwd=ROOT, env=site.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    return subprocess.run(argv, cwd=ROOT, env=site.env, capture_output=True, text=True, timeout=timeout)
+        return subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def undo(site, timeout=180):
+    return subprocess.run([sys.executable, "-m", "envdoctor", "undo", "--python", site.python], cwd=ROOT, env=site.env,
+                          capture_output=True, text=True, timeout=timeout)
 
 
 def assert_rolled_back(site, res, before):

@@ -8,11 +8,12 @@ import threading
 
 from envdoctor.commands.common import add_python, add_snapshot, add_timeouts, current_settings, obtain_snapshot
 from envdoctor.errors import InputError
-from envdoctor.findings import exit_code, sort_findings, summary
+from envdoctor.findings import exit_code, for_interpreter, sort_findings, summary
 from envdoctor.present.facts import render_facts
 from envdoctor.present.findings import render_findings
 from envdoctor.present.output import emit, emit_json
 from envdoctor.present.style import Style
+from envdoctor.probes.context import target_python
 from envdoctor.settings import Settings
 
 CHECK_SCHEMA = "envdoctor.check/1"
@@ -52,7 +53,8 @@ def run(args: argparse.Namespace) -> int:
     snap = obtain_snapshot(args, settings)
     from envdoctor.diagnose import diagnose
     know = settings.knowledge()
-    findings = sort_findings(diagnose(snap, know.rules, know.index, baseline))
+    python = None if args.snapshot else target_python(args.python) if args.python else None
+    findings = sort_findings(for_interpreter(diagnose(snap, know.rules, know.index, baseline), python))
     if args.json:
         doc = {
             "schema": CHECK_SCHEMA,

@@ -37,7 +37,7 @@ def probe_context_for(args: argparse.Namespace, settings: Settings) -> ProbeCont
     timeout = getattr(args, "timeout", None)
     if timeout is not None and timeout <= 0:
         raise InputError("--timeout must be positive")
-    return probe_context(python, timeout, settings.torch_timeout)
+    return probe_context(python, timeout, settings.torch_timeout, settings.state_root)
 
 
 def obtain_snapshot(args: argparse.Namespace, settings: Settings,

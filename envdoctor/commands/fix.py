@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 from typing import Any, Dict, Optional, Tuple
@@ -61,6 +62,11 @@ def render(doc: Dict[str, Any]) -> str:
     for p in doc["packages"]:
         lines.append(f"  install {p['pin']}" + (f"  from {p['index_url']}" if p["index_url"] else "  from your pip index"))
         lines.append(f"    because {p['reason']}" + (f" [{p['status']}]" if p["status"] != "verified" else ""))
+    if doc.get("installs"):
+        lines.append("  pip will install (with the dependencies):")
+        for i in doc["installs"]:
+            mark = {False: "  [no hash on the index]", None: "  [not found on an index page]"}.get(i["hashed"], "")
+            lines.append(f"    {i['name']} {i['version']}{mark}")
     for k in doc.get("kept") or []:
         lines.append(f"  keep {k}")
     for u in doc.get("upgrade") or []:
@@ -99,6 +105,7 @@ def _quote(arg: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from envdoctor.install.installer import execute
+    from envdoctor.install.state import EnvStateError
 
     def say(msg: str) -> None:
         print(f"envdoctor: {msg}", file=sys.stderr, flush=True)
@@ -106,6 +113,13 @@ def run(args: argparse.Namespace) -> int:
     settings = current_settings()
     the_plan, snap, python_path = make_plan(args, settings, warn=say)
     doc = the_plan.to_json()
+    if python_path and the_plan.status == "planned":
+        from envdoctor.install.preview import install_report
+        from envdoctor.probes.pip_config import pip_index_url
+
+        pip_index = pip_index_url(settings.pip_index_url, python_path)
+        doc["installs"], notes = install_report(the_plan, python_path, os.environ, pip_index)
+        doc["notes"] += notes
     install = the_plan.status == "planned" and not args.dry_run and not args.snapshot
     if install and not args.yes:
         if sys.stdin.isatty() and sys.stdout.isatty():
@@ -119,8 +133,12 @@ def run(args: argparse.Namespace) -> int:
             install = False
     if install:
         ccs = [str(g.compute_capability) for g in known_list(snap.gpus) if present(g.compute_capability)]
-        out = execute(the_plan, python_path or sys.executable, ccs, say, settings.state_root, settings.use_uv,
-                      break_system_packages=args.break_system_packages)
+        try:
+            out = execute(the_plan, python_path or sys.executable, ccs, say, settings.state_root, settings.use_uv,
+                          break_system_packages=args.break_system_packages)
+        except EnvStateError as exc:  # busy, or half-changed by an interrupted fix: nothing was done
+            say(f"error: {exc}")
+            return 3
         doc["status"] = out.status
         doc["commands"] = out.commands
         doc["message"] = out.message

@@ -19,10 +19,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from envdoctor.install.installer import undo
+    from envdoctor.install.state import EnvStateError
 
     settings = current_settings()
     python = target_python(args.python)
-    out = undo(python, lambda m: print(f"envdoctor: {m}", file=sys.stderr, flush=True), settings.state_root)
+    try:
+        out = undo(python, lambda m: print(f"envdoctor: {m}", file=sys.stderr, flush=True), settings.state_root)
+    except EnvStateError as exc:  # busy, or a damaged backup: nothing was changed
+        print(f"envdoctor: error: {exc}", file=sys.stderr)
+        return 3
     if args.json:
         sys.stdout.write(json.dumps({"schema": "envdoctor.undo/1", "status": out.status, "message": out.message,
                                      "before": out.before, "after": out.after}, indent=2) + "\n")

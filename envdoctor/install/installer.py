@@ -8,11 +8,15 @@ here has changed nothing. (3) keep the files of every installed distribution the
 wheelhouse only (`pip install --no-index --find-links`, or `uv pip install --python`); (5) verify in
 a child of the target interpreter. Any failure or interruption in (4)-(5): files that were not there
 are removed, files that were are put back, and the distribution list must equal the one before.
+
+Before (4) the environment's lock is held and a journal is fsync'd (envdoctor.install.state): a fix killed
+in (4)-(5), even by SIGKILL, is found by the next `fix`, `undo` or `check`, and `undo` finishes its rollback.
+A rollback is not stopped by Ctrl-C or SIGTERM. An index URL with credentials reaches pip through its
+environment, never its argv, and is never printed or stored.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -22,7 +26,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 from packaging.utils import (
     InvalidSdistFilename,
@@ -31,11 +35,35 @@ from packaging.utils import (
     parse_sdist_filename,
     parse_wheel_filename,
 )
+from packaging.version import InvalidVersion, Version
 
 from envdoctor.compat import parse_cc, serving_kernel, variant_cuda
 from envdoctor.errors import InputError
+from envdoctor.fix_journal import JOURNAL, LAST_FIX, describe, finished, state_dir
+from envdoctor.install.backup import (
+    backup,
+    check_backup,
+    files_to_remove,
+    listing,
+    restore,
+    roots_of,
+    undo_files,
+)
+from envdoctor.install.indexes import index_options
+from envdoctor.install.state import (
+    BackupDamaged,
+    EnvLock,
+    InterruptedFix,
+    ensure_private_dir,
+    read_journal,
+    remove_durably,
+    uninterruptible,
+    write_journal,
+    write_private,
+)
 from envdoctor.probes.children_run import CHILDREN
 from envdoctor.processes import run_command, sigterm_as_interrupt
+from envdoctor.redact import scrub_secrets
 from envdoctor.wheels.planner import Plan
 
 Progress = Callable[[str], None]
@@ -53,12 +81,6 @@ class Outcome:
     before: Dict[str, str] = field(default_factory=dict)
     after: Dict[str, str] = field(default_factory=dict)
     rollback_ok: Optional[bool] = None
-
-
-def state_dir(prefix: str, state_root: Path) -> Path:
-    """Per-environment state under `state_root` (Settings.state_root): the last fix and the files it replaced."""
-    key = hashlib.sha256(os.path.realpath(prefix).encode()).hexdigest()[:16]
-    return state_root / key
 
 
 def describe_env(python: str, files: bool = False, timeout: float = 120.0) -> Dict[str, Any]:
@@ -85,150 +107,36 @@ def find_uv(use_uv: bool = True) -> Optional[str]:
 
 
 def build_commands(plan: Plan, python: str, wheelhouse: str, uv: Optional[str], pins: Optional[List[str]] = None,
-                   has_pip: bool = True) -> List[List[str]]:
-    """The exact argv lists `fix --yes` runs: download (pip), then install from the wheelhouse only."""
+                   has_pip: bool = True, repairs: Optional[List[str]] = None) -> List[List[str]]:
+    """The exact argv lists `fix --yes` runs: download (pip), then install from the wheelhouse only, and
+    reinstall (`repairs`: pins of the version already installed, whose files are broken) without dependencies.
+    An index URL with credentials is not in them: it goes to pip through `index_env`."""
     pins = pins or [p.pin for p in plan.packages]
-    extra: List[str] = []
-    for url in dict.fromkeys(p.index_url for p in plan.packages if p.index_url):
-        extra += ["--extra-index-url", url]
+    repairs = [p for p in (repairs or []) if p in pins]
+    extra, _env = index_options((p.index_url for p in plan.packages if p.index_url), {})
     if has_pip:
         download = [python, "-m", "pip", "download", "--dest", wheelhouse, "--progress-bar", "off", *extra, *pins]
     else:  # a uv-made venv without pip: envdoctor's own pip downloads binary wheels for the target's Python
         download = [sys.executable, "-m", "pip", "download", "--dest", wheelhouse, "--only-binary=:all:",
                     "--python-version", plan.python.rstrip("t"), *extra, *pins]
     if uv:
-        install = [uv, "pip", "install", "--python", python, "--no-index", "--find-links", wheelhouse, *pins]
+        install = [uv, "pip", "install", "--python", python, "--no-index", "--find-links", wheelhouse]
+        reinstall = ["--reinstall", "--no-deps"]
     else:
-        install = [python, "-m", "pip", "install", "--no-index", "--find-links", wheelhouse, "--progress-bar", "off", *pins]
-    return [download, install]
+        install = [python, "-m", "pip", "install", "--no-index", "--find-links", wheelhouse, "--progress-bar", "off"]
+        reinstall = ["--force-reinstall", "--no-deps"]
+    commands = [download]
+    changes = [p for p in pins if p not in repairs]
+    if changes:
+        commands.append(install + changes)
+    if repairs:
+        commands.append(install + reinstall + repairs)
+    return commands
 
 
-# --- file-level backup and restore --------------------------------------------------------------
-
-
-def _roots(desc: Dict[str, Any]) -> List[Path]:
-    roots = {desc["paths"].get(k) for k in ("purelib", "platlib", "scripts")}
-    return sorted(Path(r) for r in roots if r and os.path.isdir(r))
-
-
-def listing(roots: List[Path]) -> Dict[str, Tuple[int, int]]:
-    """path -> (size, mtime_ns) of every file under the install directories."""
-    out: Dict[str, Tuple[int, int]] = {}
-    for root in roots:
-        for dirpath, _dirs, files in os.walk(root):
-            for f in files:
-                p = os.path.join(dirpath, f)
-                try:
-                    st = os.lstat(p)
-                except OSError:
-                    continue
-                out[p] = (st.st_size, st.st_mtime_ns)
-    return out
-
-
-def _keep(src: str, dst: Path) -> None:
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    if os.path.islink(src):
-        os.symlink(os.readlink(src), dst)
-        return
-    try:
-        os.link(src, dst)  # pip and uv unlink before writing, so a hard link keeps the old content
-    except OSError:
-        shutil.copy2(src, dst)
-
-
-def backup(desc: Dict[str, Any], names: List[str], dest: Path) -> Dict[str, Any]:
-    """Keep every file of these installed distributions under dest/files/<absolute path>."""
-    if dest.exists():
-        shutil.rmtree(dest)
-    (dest / "files").mkdir(parents=True)
-    kept: List[str] = []
-    for d in desc["dists"]:
-        if d["name"] not in names:
-            continue
-        for f in d.get("files") or []:
-            if os.path.lexists(f) and not os.path.isdir(f):
-                _keep(f, dest / "files" / f.lstrip(os.sep).replace(":", ""))
-                kept.append(f)
-    manifest = {"dists": {d["name"]: d["version"] for d in desc["dists"] if d["name"] in names}, "files": kept}
-    (dest / "manifest.json").write_text(json.dumps(manifest))
-    return manifest
-
-
-def restore(before: Dict[str, Tuple[int, int]], roots: List[Path], bdir: Path) -> List[str]:
-    """Remove what was added under the roots, put back what was changed or removed; return what could not be."""
-    now = listing(roots)
-    problems: List[str] = []
-    for p in sorted(set(now) - set(before), reverse=True):
-        try:
-            os.unlink(p)
-        except OSError as exc:
-            problems.append(f"cannot remove {p}: {exc}")
-    for p, stat in before.items():
-        cur = now.get(p)
-        if cur == stat and os.path.lexists(p):
-            continue
-        src = bdir / "files" / p.lstrip(os.sep).replace(":", "")
-        if not os.path.lexists(src):
-            if p.endswith(".pyc"):
-                continue  # byte code is rebuilt on import
-            problems.append(f"no backup of {p}")
-            continue
-        if os.path.lexists(p):
-            os.unlink(p)
-        Path(p).parent.mkdir(parents=True, exist_ok=True)
-        if os.path.islink(src):
-            os.symlink(os.readlink(src), p)
-        else:
-            try:
-                os.link(src, p)
-            except OSError:
-                shutil.copy2(src, p)
-    _prune_dirs(roots, before)
-    return problems
-
-
-def _prune_dirs(roots: List[Path], before: Dict[str, Tuple[int, int]]) -> None:
-    keep_dirs = {os.path.dirname(p) for p in before}
-    for root in roots:
-        for dirpath, dirs, files in os.walk(root, topdown=False):
-            if dirpath in keep_dirs or Path(dirpath) in roots or files or any(
-                    os.path.exists(os.path.join(dirpath, d)) for d in dirs):
-                continue
-            if not any(k.startswith(dirpath + os.sep) for k in keep_dirs):
-                try:
-                    os.rmdir(dirpath)
-                except OSError:
-                    pass
-
-
-def undo_by_record(desc_now: Dict[str, Any], before: Dict[str, str], bdir: Path) -> List[str]:
-    """Undo a finished fix: remove the files of every distribution it added or changed, restore the kept ones."""
-    problems: List[str] = []
-    manifest = json.loads((bdir / "manifest.json").read_text())
-    for d in desc_now["dists"]:
-        if before.get(d["name"]) == d["version"]:
-            continue
-        for f in d.get("files") or []:
-            if os.path.lexists(f) and not os.path.isdir(f):
-                try:
-                    os.unlink(f)
-                except OSError as exc:
-                    problems.append(f"cannot remove {f}: {exc}")
-            if f.endswith(".py"):
-                cache = Path(f).parent / "__pycache__"
-                for pyc in cache.glob(Path(f).stem + ".*.pyc") if cache.is_dir() else []:
-                    pyc.unlink()
-    for f in manifest["files"]:
-        src = bdir / "files" / f.lstrip(os.sep).replace(":", "")
-        Path(f).parent.mkdir(parents=True, exist_ok=True)
-        if os.path.lexists(f):
-            os.unlink(f)
-        try:
-            os.link(src, f)
-        except OSError:
-            shutil.copy2(src, f)
-    return problems
+def index_env(plan: Plan, environ: Mapping[str, str]) -> Dict[str, str]:
+    """The pip environment variables that carry the plan's indexes with credentials."""
+    return index_options((p.index_url for p in plan.packages if p.index_url), environ)[1]
 
 
 # --- running the tools --------------------------------------------------------------------------
@@ -240,7 +148,8 @@ def _stream(argv: List[str], env: Dict[str, str], progress: Progress, timeout: f
     Raises InstallFailed when it cannot start or runs past `timeout`; KeyboardInterrupt passes through
     (the gateway has killed the command's whole tree by then)."""
     progress("$ " + " ".join(argv))
-    res = run_command(argv, timeout, env=env, merge_stderr=True, on_line=lambda line: progress("  " + line.rstrip()),
+    res = run_command(argv, timeout, env=env, merge_stderr=True,
+                      on_line=lambda line: progress("  " + scrub_secrets(line.rstrip())),
                       max_bytes=0)
     if res.timed_out:
         raise InstallFailed(f"{Path(argv[0]).name} timed out after {timeout:g}s")
@@ -297,33 +206,100 @@ def verify_problems(report: Dict[str, Any], ccs: List[str]) -> List[str]:
     return problems
 
 
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def _same_version(a: Optional[str], b: str) -> bool:
+    try:
+        return a is not None and Version(a) == Version(b)
+    except InvalidVersion:
+        return a == b
+
+
+def repairs_for(pins: List[str], installed: Mapping[str, str]) -> List[str]:
+    """The pins of a version that is already installed: the plan found it broken, so its files are reinstalled."""
+    out = []
+    for pin in pins:
+        name, _, version = pin.partition("==")
+        if "*" not in version and _same_version(installed.get(canonicalize_name(name)), version):
+            out.append(pin)
+    return out
+
+
+def _interrupted(journal: Dict[str, Any], python: str) -> str:
+    return (f"{python}: {describe(journal)} was interrupted and may have left the environment half-changed; "
+            f"run `envdoctor undo --python {python}` to put it back")
+
+
+def open_state(desc: Dict[str, Any], python: str, state_root: Path) -> Tuple[Path, EnvLock, Optional[Dict[str, Any]]]:
+    """Lock the environment's state (EnvBusy when another envdoctor holds it) and read the journal of an
+    interrupted fix or undo (None: there is none). A journal of a fix that was recorded as done is dropped."""
+    sdir = ensure_private_dir(state_dir(desc["prefix"], state_root))
+    lock = EnvLock(sdir, python).acquire()
+    try:
+        journal = read_journal(sdir)
+        if journal is not None and finished(sdir, journal):
+            remove_durably(sdir / JOURNAL)  # killed after the fix was recorded: it finished
+            journal = None
+    except BaseException:
+        lock.release()
+        raise
+    return sdir, lock, journal
+
+
+def _read_last_fix(sdir: Path) -> Optional[Dict[str, Any]]:
+    try:
+        doc = json.loads((sdir / LAST_FIX).read_text(encoding="utf-8"))
+        return doc if isinstance(doc, dict) else None
+    except (OSError, ValueError):
+        return None
+
+
+def _drop_old_backups(sdir: Path, keep: List[str]) -> None:
+    for d in sdir.glob("backup*"):
+        if d.is_dir() and str(d) not in keep:
+            shutil.rmtree(d, ignore_errors=True)
+
+
 def execute(plan: Plan, python: str, ccs: List[str], progress: Progress, state_root: Path, use_uv: bool = True,
             break_system_packages: bool = False, timeout: float = 3600.0, verify_timeout: float = 300.0) -> Outcome:
     """Install a plan in the target interpreter; on any failure put the environment back (status rolled_back).
-    `state_root` holds the per-environment state (Settings.state_root); `use_uv` False means pip only."""
-    from envdoctor.install.resolve import resolve_versions
-
+    `state_root` holds the per-environment state (Settings.state_root); `use_uv` False means pip only.
+    Raises EnvBusy while another envdoctor changes the environment, InterruptedFix after one was killed."""
     desc = describe_env(python, files=True)
     if desc["externally_managed"] and not break_system_packages:
         raise InputError(f"{python}: this environment is managed by the system (PEP 668); use a virtual environment, "
                          "or pass --break-system-packages")
+    sdir, lock, journal = open_state(desc, python, state_root)
+    try:
+        if journal is not None:
+            raise InterruptedFix(_interrupted(journal, python))
+        return _execute(plan, python, ccs, progress, sdir, desc, use_uv, timeout, verify_timeout)
+    finally:
+        lock.release()
+
+
+def _execute(plan: Plan, python: str, ccs: List[str], progress: Progress, sdir: Path, desc: Dict[str, Any],
+             use_uv: bool, timeout: float, verify_timeout: float) -> Outcome:
+    from envdoctor.install.resolve import resolve_versions
+
     before_versions = versions(desc)
-    sdir = state_dir(desc["prefix"], state_root)
-    sdir.mkdir(parents=True, exist_ok=True)
+    last = _read_last_fix(sdir)
+    _drop_old_backups(sdir, [str(last.get("backup"))] if last else [])
     wheelhouse = sdir / "wheelhouse"
     if wheelhouse.exists():
         shutil.rmtree(wheelhouse)
-    wheelhouse.mkdir()
+    wheelhouse.mkdir(mode=0o700)
 
     # Exact versions, read from the variant index where it answers.
     exact = {p.name: p.version for p in plan.packages}
     wants = {p.name: (".".join(p.version.split(".")[:2]), p.variant) for p in plan.packages if p.variant and p.index_url}
     base = next((p.index_url.rsplit("/", 1)[0] for p in plan.packages if p.index_url), "")
     if wants and base:
-        found, notes = resolve_versions(base, wants, plan.python or desc["python"],
-                                        plan.platform)
+        found, notes = resolve_versions(base, wants, plan.python or desc["python"], plan.platform)
         for n in notes:
-            progress(n)
+            progress(scrub_secrets(n))
         for name, ver in found.items():
             exact[name] = ver
     pins = []
@@ -332,12 +308,14 @@ def execute(plan: Plan, python: str, ccs: List[str], progress: Progress, state_r
         # A series the index could not resolve ("0.29.*") cannot carry a local label; pip picks within it.
         exact[p.name] = ver if "+" in ver or "*" in ver or not p.variant else f"{ver}+{p.variant}"
         pins.append(f"{p.name}=={exact[p.name]}")
+    repairs = repairs_for(pins, before_versions)
     uv = find_uv(use_uv)
-    commands = build_commands(plan, python, str(wheelhouse), uv, pins, has_pip=desc["has_pip"])
     if not desc["has_pip"] and not uv:
         raise InputError(f"{python}: neither pip in the environment nor uv on PATH")
+    commands = build_commands(plan, python, str(wheelhouse), uv, pins, has_pip=desc["has_pip"], repairs=repairs)
     env = dict(os.environ)
     env.update(plan.env)
+    env.update(index_env(plan, os.environ))
     outcome = Outcome("rolled_back", "", commands, before=before_versions)
 
     # SIGTERM rolls back like Ctrl-C; signal handlers can only be set from the main thread (the TUI runs this in a worker).
@@ -364,16 +342,29 @@ def execute(plan: Plan, python: str, ccs: List[str], progress: Progress, state_r
         names = wheelhouse_names(wheelhouse)
         replaced = [n for n in names if n in before_versions]
         progress(f"keeping the files of {', '.join(replaced) or 'nothing'} for a rollback")
-        roots = _roots(desc)
-        bdir = sdir / "pending"
-        backup(desc, replaced, bdir)
-        before_files = listing(roots)
+        fix_id = f"{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}-{os.getpid()}"
+        roots = roots_of(desc)
+        bdir = sdir / f"backup-{fix_id}"
+        record = {"op": "fix", "id": fix_id, "pid": os.getpid(), "python": python, "prefix": desc["prefix"],
+                  "started": _now(), "phase": "installing", "before": before_versions, "backup": str(bdir),
+                  "roots": [str(r) for r in roots], "packages": [p.to_json() for p in plan.packages]}
+        try:
+            backup(desc, replaced, bdir)
+            record["before_files"] = listing(roots)
+            write_journal(sdir, record)  # from here on an interruption of any kind can be rolled back
+        except OSError as exc:  # a full disk, a read-only state directory: stop before the environment changes
+            shutil.rmtree(bdir, ignore_errors=True)
+            outcome.message = f"cannot keep a backup and a journal in {sdir} ({exc.strerror or exc}); nothing was changed"
+            outcome.rollback_ok = True
+            return outcome
         error = ""
         try:
-            rc = _stream(commands[1], env, progress, timeout)
-            if rc != 0:
-                error = f"install failed (exit {rc})" if rc > 0 else f"installer killed by signal {-rc}"
-            else:
+            for cmd in commands[1:]:
+                rc = _stream(cmd, env, progress, timeout)
+                if rc != 0:
+                    error = f"install failed (exit {rc})" if rc > 0 else f"installer killed by signal {-rc}"
+                    break
+            if not error:
                 progress("verifying in a fresh interpreter")
                 problems = verify(python, plan, exact, ccs, verify_timeout)
                 if problems:
@@ -383,27 +374,24 @@ def execute(plan: Plan, python: str, ccs: List[str], progress: Progress, state_r
         except InstallFailed as exc:
             error = str(exc)
         if error:
-            progress(f"{error}; rolling back")
-            problems = restore(before_files, roots, bdir)
-            after = versions(describe_env(python))
-            outcome.rollback_ok = after == before_versions and not problems
-            outcome.after = after
-            outcome.message = error + ("; the environment is as it was" if outcome.rollback_ok else
-                                       "; ROLLBACK INCOMPLETE: " + "; ".join(problems[:5]))
-            shutil.rmtree(bdir, ignore_errors=True)
+            with uninterruptible(progress):  # before saying so: a Ctrl-C that follows the message is held
+                progress(f"{error}; rolling back")
+                ok, after, problems = roll_back(sdir, record, python, progress)
+            outcome.rollback_ok, outcome.after = ok, after
+            outcome.message = error + ("; the environment is as it was" if ok else
+                                       "; ROLLBACK INCOMPLETE: " + "; ".join(problems[:5]) +
+                                       f"; `envdoctor undo --python {python}` tries again")
             return outcome
         after = versions(describe_env(python))
-        last = sdir / "backup"
-        if last.exists():
-            shutil.rmtree(last)
-        bdir.rename(last)
-        (sdir / "last_fix.json").write_text(json.dumps({
-            "schema": "envdoctor.fix_state/1", "python": python, "prefix": desc["prefix"],
-            "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "before": before_versions, "after": after,
-            "packages": [p.to_json() for p in plan.packages], "backup": str(last),
+        write_private(sdir / LAST_FIX, json.dumps({
+            "schema": "envdoctor.fix_state/1", "id": fix_id, "python": python, "prefix": desc["prefix"],
+            "time": _now(), "before": before_versions, "after": after,
+            "packages": [p.to_json() for p in plan.packages], "backup": str(bdir),
         }, indent=1))
+        remove_durably(sdir / JOURNAL)
+        _drop_old_backups(sdir, [str(bdir)])
         outcome.status, outcome.after, outcome.rollback_ok = "installed", after, None
-        outcome.message = "installed " + ", ".join(pins)
+        outcome.message = "installed " + ", ".join(pins) + (f" (reinstalled {', '.join(repairs)})" if repairs else "")
         return outcome
     finally:
         if in_main:
@@ -411,29 +399,104 @@ def execute(plan: Plan, python: str, ccs: List[str], progress: Progress, state_r
         shutil.rmtree(wheelhouse, ignore_errors=True)
 
 
+def roll_back(sdir: Path, record: Dict[str, Any], python: str, progress: Progress) -> Tuple[bool, Dict[str, str], List[str]]:
+    """Put the environment back to the journal's listing; Ctrl-C and SIGTERM wait for it. (ok, versions, problems).
+    The journal and the backup are dropped only when it worked, so `undo` can try again."""
+    with uninterruptible(progress):
+        try:
+            write_journal(sdir, dict(record, phase="rolling_back"))
+        except OSError:
+            pass  # the journal from before the install says the same; the rollback must not wait on it
+        bdir = Path(record["backup"])
+        problems = restore(dict(record["before_files"]), [Path(r) for r in record["roots"]], bdir)
+        after = versions(describe_env(python))
+        ok = after == record["before"] and not problems
+        if not problems and not ok:
+            problems = [f"{n}: {after.get(n)} != {record['before'].get(n)}"
+                        for n in sorted(set(after) | set(record["before"])) if after.get(n) != record["before"].get(n)]
+        if ok:
+            remove_durably(sdir / JOURNAL)
+            shutil.rmtree(bdir, ignore_errors=True)
+    return ok, after, problems
+
+
+def _check_backup_or_stop(bdir: Path, python: str) -> Dict[str, Any]:
+    manifest, problems = check_backup(bdir)
+    if manifest is None or problems:
+        raise BackupDamaged(f"{python}: the backup in {bdir} is damaged ({'; '.join(problems[:3])}); "
+                            "nothing was changed")
+    return manifest
+
+
 def undo(python: str, progress: Progress, state_root: Path) -> Outcome:
+    """Revert the last fix, or finish the rollback of an interrupted one. The backup is checked before anything
+    changes (BackupDamaged: nothing was changed)."""
     desc = describe_env(python, files=True)
-    sdir = state_dir(desc["prefix"], state_root)
-    state_file = sdir / "last_fix.json"
+    sdir, lock, journal = open_state(desc, python, state_root)
+    try:
+        if journal is not None:
+            return _resume(journal, sdir, desc, python, progress)
+        return _undo_last(sdir, desc, python, progress)
+    finally:
+        lock.release()
+
+
+def _resume(journal: Dict[str, Any], sdir: Path, desc: Dict[str, Any], python: str, progress: Progress) -> Outcome:
+    bdir = Path(str(journal.get("backup")))
+    manifest = _check_backup_or_stop(bdir, python)
+    before = dict(journal["before"])
+    now = versions(desc)
+    progress(f"{_interrupted(journal, python).split(';')[0]}; putting the environment back")
+    if journal.get("op") == "undo":
+        with uninterruptible(progress):
+            problems = undo_files(list(journal.get("remove") or []), manifest, bdir)
+            after = versions(describe_env(python))
+            ok = after == before and not problems
+            if ok:
+                _finish_undo(sdir, bdir)
+    else:
+        ok, after, problems = roll_back(sdir, journal, python, progress)
+    out = Outcome("undone" if ok else "rolled_back", "", before=now, after=after, rollback_ok=ok)
+    out.message = ("the interrupted change was rolled back: the environment is as before it" if ok else
+                   "rollback incomplete: " + "; ".join(problems[:5]))
+    return out
+
+
+def _finish_undo(sdir: Path, bdir: Path) -> None:
+    remove_durably(sdir / LAST_FIX)
+    remove_durably(sdir / JOURNAL)
+    shutil.rmtree(bdir, ignore_errors=True)
+
+
+def _undo_last(sdir: Path, desc: Dict[str, Any], python: str, progress: Progress) -> Outcome:
+    state_file = sdir / LAST_FIX
     if not state_file.is_file():
         raise InputError(f"{python}: no fix to undo in this environment")
     try:
         state = json.loads(state_file.read_text())
         before = dict(state["before"])
-    except (OSError, ValueError, KeyError) as exc:
+        bdir = Path(state["backup"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
         raise InputError(f"{state_file}: unreadable fix state: {exc}") from None
-    bdir = Path(state["backup"])
+    manifest = _check_backup_or_stop(bdir, python)
     now = versions(desc)
     changed = sorted(n for n in set(now) | set(before) if now.get(n) != before.get(n))
     what = ", ".join(f"{n} {before.get(n, '(none)')}" for n in changed) or "nothing"
     progress(f"putting back: {what}")
-    problems = undo_by_record(desc, before, bdir)
-    after = versions(describe_env(python))
-    ok = after == before and not problems
+    remove = files_to_remove(desc, before)
+    try:
+        write_journal(sdir, {"op": "undo", "id": state.get("id"), "pid": os.getpid(), "python": python,
+                             "prefix": desc["prefix"], "started": _now(), "before": before, "backup": str(bdir),
+                             "remove": remove})
+    except OSError as exc:
+        raise InputError(f"{sdir}: cannot write the journal ({exc.strerror or exc}); nothing was changed") from None
+    with uninterruptible(progress):
+        problems = undo_files(remove, manifest, bdir)
+        after = versions(describe_env(python))
+        ok = after == before and not problems
+        if ok:
+            _finish_undo(sdir, bdir)
     out = Outcome("undone" if ok else "rolled_back", "", before=now, after=after, rollback_ok=ok)
     out.message = "the environment is as before the last fix" if ok else "undo incomplete: " + "; ".join(
         problems[:5] or [f"{n}: {after.get(n)} != {before.get(n)}" for n in changed if after.get(n) != before.get(n)])
-    if ok:
-        state_file.unlink()
-        shutil.rmtree(bdir, ignore_errors=True)
     return out

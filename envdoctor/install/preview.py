@@ -1,11 +1,21 @@
-"""The exact commands `fix --yes` would run for a plan, filled in before anything runs (dry run, the TUI)."""
+"""What `fix --yes` would do for a plan, filled in before anything runs (dry run, the TUI): the exact commands,
+and everything pip would install."""
 
 from __future__ import annotations
 
+import json
+import re
+import urllib.parse
 from pathlib import Path
-from typing import Optional
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
-from envdoctor.install.installer import build_commands, describe_env, find_uv, state_dir
+from packaging.utils import canonicalize_name
+
+from envdoctor.fix_journal import state_dir
+from envdoctor.install.indexes import index_options
+from envdoctor.install.installer import build_commands, describe_env, find_uv, repairs_for, versions
+from envdoctor.processes import run_command
+from envdoctor.redact import scrub_secrets
 from envdoctor.snapshot import Snapshot
 from envdoctor.wheels.planner import Plan
 
@@ -19,7 +29,71 @@ def attach_commands(plan: Plan, snapshot: Snapshot, python_path: Optional[str], 
     if python_path:
         desc = describe_env(python_path)
         wheelhouse = str(state_dir(desc["prefix"], state_root) / "wheelhouse")
-        plan.commands = build_commands(plan, python_path, wheelhouse, find_uv(use_uv), has_pip=desc["has_pip"])
+        pins = [p.pin for p in plan.packages]
+        plan.commands = build_commands(plan, python_path, wheelhouse, find_uv(use_uv), pins, has_pip=desc["has_pip"],
+                                       repairs=repairs_for(pins, versions(desc)))
     else:
         exe = getattr(snapshot.python, "executable", None)
         plan.commands = build_commands(plan, exe if isinstance(exe, str) and exe else "python", "WHEELHOUSE", None)
+
+
+def install_report(plan: Plan, python_path: str, environ: Mapping[str, str], pip_index: Optional[str],
+                   timeout: float = 300.0) -> Tuple[List[Dict[str, Any]], List[str]]:
+    """Everything `fix --yes` would install for the plan, dependencies included, as pip resolves it against the
+    indexes (`pip install --dry-run --report -`): [{name, version, url, hashed, requested}] and notes (links
+    without a hash; why the list is missing). `pip_index`: the user's pip index (None: PyPI). `hashed` is
+    whether the index page's link carries a hash (pip's report hashes every file it fetched, so it cannot
+    tell); None when no index page showed the file. Credentials in URLs are never shown."""
+    pins = [p.pin for p in plan.packages]
+    if not pins:
+        return [], []
+    torch_indexes = [p.index_url for p in plan.packages if p.index_url]
+    extra, index_vars = index_options(torch_indexes, environ)
+    argv = [python_path, "-m", "pip", "install", "--dry-run", "--quiet", "--report", "-", "--progress-bar", "off",
+            "--disable-pip-version-check", *extra, *pins]
+    env = {**environ, **plan.env, **index_vars}
+    res = run_command(argv, timeout, env=env)
+    try:
+        report = json.loads(res.stdout) if res.ok else None
+        items = report["install"] if isinstance(report, dict) else None
+        if not isinstance(items, list):
+            raise ValueError("no install list")
+    except (ValueError, KeyError, TypeError):
+        why = res.describe() if not res.ok else "it printed no install report (pip 22.2 or newer has --report)"
+        return [], [scrub_secrets(f"could not list what pip would install with the dependencies: {why}")]
+    indexes = [*dict.fromkeys(torch_indexes), pip_index or "https://pypi.org/simple",
+               *environ.get("PIP_EXTRA_INDEX_URL", "").split()]
+    pages: Dict[Tuple[str, str], List[Tuple[str, str]]] = {}
+    installs: List[Dict[str, Any]] = []
+    notes: List[str] = []
+    for item in items:
+        meta = item.get("metadata") or {}
+        url = str((item.get("download_info") or {}).get("url", ""))
+        name = canonicalize_name(str(meta.get("name", "?")))
+        entry = {"name": name, "version": str(meta.get("version", "?")), "url": scrub_secrets(url),
+                 "hashed": _link_hashed(url, name, indexes, pages), "requested": bool(item.get("requested"))}
+        installs.append(entry)
+        if entry["hashed"] is False:
+            notes.append(f"{name} {entry['version']}: its index link has no hash ({entry['url']}); "
+                         "pip cannot check the download against the index")
+    return installs, notes
+
+
+def _link_hashed(url: str, name: str, indexes: List[str], pages: Dict[Tuple[str, str], List[Tuple[str, str]]]) -> Optional[bool]:
+    """Whether the first index page that lists this file gives a hash with its link (PEP 503 `#sha256=...`)."""
+    from envdoctor.install.resolve import fetch_page
+    from envdoctor.wheels.remote import page_files
+
+    filename = urllib.parse.unquote(url.split("#", 1)[0].rsplit("/", 1)[-1])
+    for index in indexes:
+        key = (index.rstrip("/"), name)
+        if key not in pages:
+            try:
+                pages[key] = page_files(fetch_page(f"{key[0]}/{name}", timeout=30))
+            except OSError:
+                pages[key] = []
+        for fname, href in pages[key]:
+            if fname == filename:
+                fragment = href.partition("#")[2]
+                return bool(re.match(r"(sha256|sha384|sha512|sha224|sha1|md5)=[0-9a-fA-F]+", fragment))
+    return None

@@ -16,6 +16,7 @@ from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel
 from packaging.version import InvalidVersion, Version
 
 from envdoctor.errors import InputError
+from envdoctor.redact import scrub_secrets
 from envdoctor.versions import major_minor, require_major_minor
 from envdoctor.wheels.remote import page_files
 
@@ -24,17 +25,24 @@ _GLIBC_MINORS = range(99, 4, -1)
 
 
 def check_index_url(url: str, what: str = "--index-base") -> str:
-    """http(s) URLs with a host (and file:// for a mirror on local disk); anything else is bad input (exit 2)."""
+    """http(s) URLs with a host (and file:// for a mirror on local disk); anything else is bad input (exit 2).
+    Messages show the URL without its credentials."""
+    shown = scrub_secrets(url)
     if any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in url):
-        raise InputError(f"{what} {url!r}: a URL cannot contain spaces or control characters")
+        raise InputError(f"{what} {shown!r}: a URL cannot contain spaces or control characters")
     parts = urllib.parse.urlsplit(url)
     scheme = parts.scheme.lower()
     if scheme not in ("http", "https", "file"):
-        raise InputError(f"{what} {url!r}: only http://, https:// or file:// index URLs are allowed")
-    if scheme != "file" and not parts.hostname:
-        raise InputError(f"{what} {url!r}: no host name")
+        raise InputError(f"{what} {shown!r}: only http://, https:// or file:// index URLs are allowed")
+    try:
+        host = parts.hostname
+        parts.port  # noqa: B018  (raises on a port that is not a number)
+    except ValueError as exc:
+        raise InputError(f"{what} {shown!r}: {exc}") from None
+    if scheme != "file" and not host:
+        raise InputError(f"{what} {shown!r}: no host name")
     if scheme == "file" and not parts.path.strip("/"):
-        raise InputError(f"{what} {url!r}: no path")
+        raise InputError(f"{what} {shown!r}: no path")
     return url.rstrip("/")
 
 
@@ -116,11 +124,12 @@ def resolve_versions(base: str, wants: Dict[str, Tuple[str, str]], python: str, 
         try:
             page = fetch_page(url, timeout)
         except OSError as exc:
-            notes.append(f"could not read {url}/ ({exc}); using the wheel index's version")
+            notes.append(scrub_secrets(f"could not read {url}/ ({exc}); using the wheel index's version"))
             continue
         v = newest_version(page, pkg, series, variant, python, platform)
         if v is None:
-            notes.append(f"no {pkg} {series}.*+{variant} wheel for Python {python} on {url}/; using the wheel index's version")
+            notes.append(scrub_secrets(f"no {pkg} {series}.*+{variant} wheel for Python {python} on {url}/; "
+                                       "using the wheel index's version"))
             continue
         found[pkg] = v
     return found, notes

@@ -39,6 +39,7 @@ class ProbeContext:
     nvml: Any = None  # the pynvml module, or a fake of it; None means import pynvml
     timeout: float = 20.0
     torch_timeout: float = 90.0
+    state_root: Optional[Path] = None  # envdoctor's per-environment fix state (Settings.state_root); None: not read
 
     def path(self, absolute: str) -> Path:
         return self.root / absolute.lstrip("/")

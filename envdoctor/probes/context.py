@@ -4,6 +4,7 @@ ask for them."""
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from pathlib import Path
 from typing import Optional
@@ -15,10 +16,11 @@ from envdoctor.processes import run_command
 DEFAULT_TIMEOUT = 20.0  # every probe but torch's
 
 
-def probe_context(python: str, timeout: Optional[float], torch_timeout: float) -> ProbeContext:
+def probe_context(python: str, timeout: Optional[float], torch_timeout: float,
+                  state_root: Optional[Path] = None) -> ProbeContext:
     """`timeout` (--timeout) bounds the torch probe and, at most DEFAULT_TIMEOUT, the others; None: the torch
-    probe gets `torch_timeout` (Settings.torch_timeout)."""
-    ctx = ProbeContext(python=python)
+    probe gets `torch_timeout` (Settings.torch_timeout). `state_root`: where interrupted fixes are found."""
+    ctx = ProbeContext(python=python, state_root=state_root)
     if timeout is not None:
         ctx.torch_timeout = timeout
         ctx.timeout = min(DEFAULT_TIMEOUT, timeout)
@@ -28,10 +30,20 @@ def probe_context(python: str, timeout: Optional[float], torch_timeout: float) -
 
 
 def target_python(value: Optional[str]) -> str:
-    """The interpreter `--python VALUE` names (a file or an environment folder), checked; None: this one."""
+    """The interpreter `--python VALUE` names, checked, as an absolute path; None: this one.
+
+    A value with a slash (`./python`, `venv/bin/python`) or a folder (an environment) is a path, resolved
+    against the current directory; a bare name (`python3.12`) is looked up on PATH, as a shell would."""
     if not value:
         return sys.executable
-    path = Path(value)
+    has_slash = os.sep in value or bool(os.altsep and os.altsep in value)
+    if has_slash or os.path.isdir(value):
+        path = Path(os.path.abspath(value))
+    else:
+        found = shutil.which(value)
+        if found is None:
+            raise InputError(f"--python {value}: no such interpreter (not a path, and not on PATH)")
+        path = Path(os.path.abspath(found))
     if path.is_dir():
         for cand in (path / "bin" / "python", path / "Scripts" / "python.exe"):
             if cand.exists():

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
+from envdoctor.fix_journal import JOURNAL, LOCK, describe, finished, is_locked, load_journal, state_dir
 from envdoctor.probes.base import ProbeContext, ProbeOutput
 from envdoctor.probes.children_run import run_child
 from envdoctor.probes.fatbin import _arch_key, archs_in_file
-from envdoctor.snapshot import Extension, ProbeFailed, PythonEnv, Unavailable
+from envdoctor.snapshot import NOT_PROBED, Extension, ProbeFailed, PythonEnv, Unavailable
 
 
 def probe(ctx: ProbeContext) -> ProbeOutput:
@@ -21,8 +22,30 @@ def probe(ctx: ProbeContext) -> ProbeOutput:
     env.free_threaded = bool(data["gil_disabled"]) if "gil_disabled" in data else ProbeFailed("not reported")
     bits = data.get("pointer_bits")
     env.pointer_bits = bits if isinstance(bits, int) else ProbeFailed("not reported")
+    env.interrupted_fix = interrupted_fix(ctx, data.get("prefix"))
     sections: Dict[str, Any] = {"python": env, "extensions": extensions(data.get("extensions") or [])}
     return ProbeOutput(sections)
+
+
+def interrupted_fix(ctx: ProbeContext, prefix: Any) -> Any:
+    """A fix or undo of envdoctor's that was killed in this environment (its journal, with its lock free)."""
+    if ctx.state_root is None:
+        return NOT_PROBED
+    if not isinstance(prefix, str) or not prefix:
+        return ProbeFailed("the environment's prefix was not reported")
+    sdir = state_dir(prefix, ctx.state_root)
+    try:
+        journal = load_journal(sdir)
+    except (OSError, ValueError) as exc:
+        return f"unreadable journal {sdir / JOURNAL}: {exc}"  # a journal exists: something did not finish
+    if journal is None or finished(sdir, journal):
+        return Unavailable("no interrupted envdoctor fix")
+    locked = is_locked(sdir)
+    if locked is None:
+        return ProbeFailed(f"cannot tell whether {sdir / LOCK} is held")
+    if locked:
+        return Unavailable(f"{describe(journal)} is running now")
+    return f"{describe(journal)} was interrupted ({journal.get('phase') or journal.get('op')})"
 
 
 def extensions(raw: List[Dict[str, Any]]) -> List[Extension]:

@@ -28,6 +28,7 @@ from textual.widgets.option_list import Option
 
 from envdoctor.findings import Finding, summary
 from envdoctor.present.facts import fact_groups, gib, show, sm
+from envdoctor.redact import scrub_secrets
 from envdoctor.snapshot import ProbeRecord, Snapshot, known_list, present
 from envdoctor.tui import messages as msg
 
@@ -324,7 +325,7 @@ def plan_text(plan: Any, target: Optional[str]) -> Text:
     for p in plan.packages:
         text.append("  install ", style="bold")
         text.append(p.pin, style="bold cyan")
-        text.append(f"  from {p.index_url or 'your pip index'}\n", style="dim")
+        text.append(f"  from {scrub_secrets(p.index_url) if p.index_url else 'your pip index'}\n", style="dim")
         text.append(f"    because {p.reason}" + (f" [{p.status}]" if p.status != "verified" else "") + "\n")
     for k in plan.kept:
         text.append(f"  keep {k}\n")

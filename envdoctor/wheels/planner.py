@@ -21,6 +21,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from envdoctor import compat
+from envdoctor.redact import scrub_secrets
 from envdoctor.snapshot import Snapshot, present
 from envdoctor.versions import parse as parse_version
 from envdoctor.versions import require_major_minor, series
@@ -80,7 +81,8 @@ class PlannedPackage:
     status: str = "verified"
 
     def to_json(self) -> Dict[str, Any]:
-        return {"name": self.name, "version": self.version, "variant": self.variant, "index_url": self.index_url,
+        index_url = scrub_secrets(self.index_url) if self.index_url else self.index_url  # credentials stay here
+        return {"name": self.name, "version": self.version, "variant": self.variant, "index_url": index_url,
                 "reason": self.reason, "pin": self.pin, "status": self.status}
 
 

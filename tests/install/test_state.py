@@ -1,0 +1,76 @@
+"""The per-environment lock and journal as `check` reads them, and suggested commands aimed at `--python`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from envdoctor.findings import for_interpreter
+from envdoctor.fix_journal import state_dir
+from envdoctor.install.state import EnvBusy, EnvLock, ensure_private_dir, write_journal
+from envdoctor.probes.base import ProbeContext
+from envdoctor.probes.pyenv import interrupted_fix
+from envdoctor.snapshot import is_unavailable, is_unknown
+from tests.conftest import diagnose_bundled
+
+PREFIX = "/opt/envs/train"
+
+
+def _holder(sdir):
+    """A real process that holds the environment's lock until its stdin closes."""
+    code = ("import sys; from pathlib import Path; from envdoctor.install.state import EnvLock\n"
+            f"lock = EnvLock(Path({str(sdir)!r}), 'ENV').acquire(); print('held', flush=True); sys.stdin.read()")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "held"
+    return proc
+
+
+def test_interrupted_fix_is_three_valued(tmp_path):
+    root = tmp_path / "state"
+    sdir = ensure_private_dir(state_dir(PREFIX, root))
+    assert is_unknown(interrupted_fix(ProbeContext(state_root=None), PREFIX))  # not read: unknown, never "none"
+    ctx = ProbeContext(state_root=root)
+    assert is_unknown(interrupted_fix(ctx, None))
+    assert is_unavailable(interrupted_fix(ctx, PREFIX))  # known: no journal
+    write_journal(sdir, {"op": "fix", "id": "1", "pid": 4242, "started": "T", "phase": "installing", "before": {}})
+    holder = _holder(sdir)
+    try:
+        running = interrupted_fix(ctx, PREFIX)
+        assert is_unavailable(running) and "is running now" in running.reason
+    finally:
+        holder.stdin.close()
+        holder.wait(30)
+    assert interrupted_fix(ctx, PREFIX) == "a fix started T by pid 4242 was interrupted (installing)"
+    (sdir / "last_fix.json").write_text(json.dumps({"id": "1"}))  # killed after recording the fix: it finished
+    assert is_unavailable(interrupted_fix(ctx, PREFIX))
+    (sdir / "journal.json").write_text("{not json")
+    assert "unreadable journal" in interrupted_fix(ctx, PREFIX)
+
+
+def test_the_lock_names_the_process_that_holds_it(tmp_path):
+    sdir = ensure_private_dir(tmp_path / "s")
+    holder = _holder(sdir)
+    try:
+        with pytest.raises(EnvBusy, match=rf"another envdoctor fix is running on ENV \(pid {holder.pid}\)"):
+            EnvLock(sdir, "ENV").acquire()
+    finally:
+        holder.stdin.close()
+        holder.wait(30)
+    with EnvLock(sdir, "ENV"):  # the kernel dropped the dead holder's lock
+        pass
+
+
+def test_suggested_commands_target_the_diagnosed_interpreter(snapshot_of):
+    findings = diagnose_bundled(snapshot_of("broken_torch_a10g"))
+    python = "/opt/my env/bin/python"
+    aimed = [f for f in for_interpreter(findings, python) if f.commands]
+    assert aimed
+    for f in aimed:
+        for cmd in f.commands:
+            if cmd[:2] in (["envdoctor", "fix"], ["envdoctor", "undo"]):
+                assert cmd[2:4] == ["--python", python], cmd
+        assert "`envdoctor fix --python '/opt/my env/bin/python'" in f.fix or "envdoctor fix" not in f.fix, f.fix
+    assert for_interpreter(findings, None) == findings
