@@ -560,9 +560,27 @@ def snapshot_from_json(data: Any, source: str = "<snapshot>") -> Snapshot:
         raise SnapshotError(f"{source}: invalid snapshot: 'absent' must be an object")
     body = {k: v for k, v in data.items() if k not in ("schema", "absent")}
     try:
-        return Snapshot.from_json(body, {str(k): str(v) for k, v in absent.items()})
+        snap = Snapshot.from_json(body, {str(k): str(v) for k, v in absent.items()})
     except (TypeError, ValueError, AttributeError) as exc:  # a shape the schema allows but we cannot use
         raise SnapshotError(f"{source}: invalid snapshot: {exc}") from None
+    _check_versions(snap, source)
+    return snap
+
+
+# Versions that planning and the rules compute with. The driver version is not among them: an unreadable
+# one is a finding (ED110), as a probe may read junk from a broken driver.
+_VERSION_FIELDS = (("python", "version"), ("torch", "version"), ("torch", "cuda"), ("torch", "hip"),
+                   ("torch", "nccl"), ("torch", "cudnn"), ("driver", "cuda_driver_version"),
+                   ("deepspeed", "version"), ("cuda_toolkit", "nvcc_version"))
+
+
+def _check_versions(snap: Snapshot, source: str) -> None:
+    from envdoctor.versions import major_minor
+
+    for section, name in _VERSION_FIELDS:
+        value = getattr(getattr(snap, section), name, None)
+        if isinstance(value, str) and major_minor(value.rstrip("+")) is None:
+            raise SnapshotError(f"{source}: invalid snapshot: {section}.{name} {value!r} is not a version")
 
 
 def load_snapshot(path: Union[str, Path]) -> Snapshot:

@@ -12,6 +12,7 @@ from envdoctor.atomic_write import write_atomic
 from envdoctor.commands.common import current_settings
 from envdoctor.errors import InputError
 from envdoctor.present.terminal import for_terminal
+from envdoctor.settings import writable_dir
 from envdoctor.wheels.remote import DEFAULT_DEADLINE
 
 
@@ -49,6 +50,7 @@ def run_update(args: argparse.Namespace) -> int:
     for name in ("timeout", "deadline"):
         if not 0 < getattr(args, name) < float("inf"):
             raise InputError(f"--{name} must be a positive number of seconds")
+    writable_dir(settings.cache_dir)  # before any fetching: a cache that cannot take the copy is exit 2 now
     fetch = BoundedFetch(args.timeout, args.deadline)
     new, failures, pages = refresh(bundled.raw, base, pip_url, fetch, _say)
     for f in failures[:5]:
@@ -60,7 +62,6 @@ def run_update(args: argparse.Namespace) -> int:
         return 1
     parse_index(new, "<refreshed index>")  # raises InputError listing every problem
     dest = settings.user_index_path
-    dest.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(dest, json.dumps(new, indent=1) + "\n")
     sys.stdout.write(f"wrote {dest}\n")
     return 0

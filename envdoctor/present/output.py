@@ -8,6 +8,7 @@ import json
 import sys
 from typing import Any, TextIO
 
+from envdoctor.errors import InputError
 from envdoctor.present.terminal import for_terminal
 from envdoctor.redact import scrub_document
 
@@ -19,3 +20,12 @@ def emit(text: str, stream: TextIO = sys.stdout) -> None:
 def emit_json(doc: Any, stream: TextIO = sys.stdout) -> None:
     """JSON escapes control characters itself; the secrets come out of every string before it is written."""
     stream.write(json.dumps(scrub_document(doc), indent=2) + "\n")
+
+
+def ask(question: str) -> str:
+    """The answer typed at a prompt; end of input (Ctrl-D) is an InputError, so nothing happens."""
+    try:
+        return input(question)
+    except EOFError:
+        print(file=sys.stderr)
+        raise InputError(f"no answer to {question.split('?')[0].strip()!r} (end of input); nothing was changed") from None
