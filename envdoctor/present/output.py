@@ -24,8 +24,10 @@ def emit_json(doc: Any, stream: TextIO = sys.stdout) -> None:
 
 def ask(question: str) -> str:
     """The answer typed at a prompt; end of input (Ctrl-D) is an InputError, so nothing happens."""
-    try:
-        return input(question)
-    except EOFError:
-        print(file=sys.stderr)
-        raise InputError(f"no answer to {question.split('?')[0].strip()!r} (end of input); nothing was changed") from None
+    sys.stdout.write(question)
+    sys.stdout.flush()
+    line = sys.stdin.readline()
+    if not line:
+        sys.stdout.write("\n")
+        raise InputError(f"no answer to {question.split('?')[0].strip()!r} (end of input); nothing was changed")
+    return line.rstrip("\n")
