@@ -579,7 +579,7 @@ def _check_versions(snap: Snapshot, source: str) -> None:
 
     for section, name in _VERSION_FIELDS:
         value = getattr(getattr(snap, section), name, None)
-        if isinstance(value, str) and major_minor(value.rstrip("+")) is None:
+        if isinstance(value, str) and value and major_minor(value.rstrip("+")) is None:  # "" is not recorded
             raise SnapshotError(f"{source}: invalid snapshot: {section}.{name} {value!r} is not a version")
 
 
