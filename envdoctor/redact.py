@@ -97,6 +97,9 @@ def scrub_secrets(text: str) -> str:
     return text
 
 
+_NAMED_KEY = re.compile(r"(?i)(token|secret|passw(?:or)?d|api[_-]?key|access[_-]?key|credential|authorization)")
+
+
 def scrub_document(doc: Any) -> Any:
     """A JSON-ready document with the secrets out of every string; a secret-named key keeps no value."""
     if isinstance(doc, str):
@@ -107,9 +110,6 @@ def scrub_document(doc: Any) -> Any:
         return {k: REDACTED if isinstance(v, str) and v and isinstance(k, str) and _NAMED_KEY.search(k)
                 else scrub_document(v) for k, v in doc.items()}
     return doc
-
-
-_NAMED_KEY = re.compile(r"(?i)(token|secret|passw(?:or)?d|api[_-]?key|access[_-]?key|credential|authorization)")
 
 
 def env_value(name: str, value: str) -> str:
