@@ -567,11 +567,9 @@ def snapshot_from_json(data: Any, source: str = "<snapshot>") -> Snapshot:
     return snap
 
 
-# Versions that planning and the rules compute with. The driver version is not among them: an unreadable
-# one is a finding (ED110), as a probe may read junk from a broken driver.
-_VERSION_FIELDS = (("python", "version"), ("torch", "version"), ("torch", "cuda"), ("torch", "hip"),
-                   ("torch", "nccl"), ("torch", "cudnn"), ("driver", "cuda_driver_version"),
-                   ("deepspeed", "version"), ("cuda_toolkit", "nvcc_version"))
+# Versions that planning and the rules compute with. Others are left alone: an unreadable driver version is a
+# finding (ED110), and the runner writes python.version "unknown" when the Python probe fails.
+_VERSION_FIELDS = (("torch", "version"), ("torch", "cuda"), ("torch", "hip"), ("deepspeed", "version"))
 
 
 def _check_versions(snap: Snapshot, source: str) -> None:

@@ -186,7 +186,7 @@ def test_wheel_index_with_wrongly_typed_entries(tmp_path, where, value):
     assert res.returncode == 0 and "ignoring the user copy" in res.stderr, res.stderr
 
 
-@pytest.mark.parametrize("field", [("torch", "cuda"), ("torch", "version"), ("python", "version")])
+@pytest.mark.parametrize("field", [("torch", "cuda"), ("torch", "version"), ("deepspeed", "version")])
 @pytest.mark.parametrize("value", [".", "+", "abc"])
 def test_snapshot_version_that_is_not_a_version_is_exit_2(tmp_path, field, value):
     data = json.loads(fixture_path("h200_8x_healthy").read_text())
