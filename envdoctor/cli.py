@@ -54,7 +54,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         return _run(args_list)
     except (InputError, SnapshotError) as exc:
-        print(f"envdoctor: error: {exc}", file=sys.stderr)
+        from envdoctor.present.terminal import for_terminal
+
+        print(for_terminal(f"envdoctor: error: {exc}"), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("envdoctor: interrupted", file=sys.stderr)

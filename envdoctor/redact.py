@@ -1,25 +1,54 @@
-"""Removing secrets (always) and identifying details (for shared reports) from text and env values."""
+"""Removing secrets (always) and identifying details (for shared reports) from text and env values.
+
+Every pattern runs in linear time: no unbounded repetition sits in front of a literal that may never
+come, and every match starts where a token starts, so a long run of letters or base64 is read once.
+"""
 
 from __future__ import annotations
 
 import re
-from typing import Dict, Iterable, Mapping
+import string
+from typing import Any, Dict, Iterable, List, Mapping
 
 REDACTED = "<redacted>"
 _SECRET_NAME = re.compile(r"(TOKEN|SECRET|PASSW|PASSWD|API_?KEY|ACCESS_KEY|PRIVATE|CREDENTIAL|AUTH|COOKIE|SESSION)", re.I)
-_SECRET_VALUE = (
-    # Well-known token shapes, wherever they stand.
-    re.compile(r"\b(hf_[A-Za-z0-9]{20,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|"
-               r"sk-[A-Za-z0-9_-]{20,}|xox[abpr]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|glpat-[A-Za-z0-9_-]{20,}|"
-               r"pypi-[A-Za-z0-9_-]{20,}|eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,})"),
-    # NAME=value, NAME: value and "NAME": "value" where NAME says it is secret (HF_TOKEN=..., "WANDB_API_KEY": "...").
-    # The value stops at a quote, space or separator, so JSON stays valid.
-    re.compile(r"(?i)([A-Za-z0-9_]*(?:token|secret|passw(?:or)?d|api[_-]?key|access[_-]?key|credential)(?:_[A-Za-z0-9]+)*"
-               r"[\"']?\s*[=:]\s*[\"']?)(?!<redacted>)([^\s\"'&;,]+)"),
-    re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{8,}"),
-)
+
+# Well-known token shapes, wherever they stand; each starts where a token starts.
+_SHAPES = re.compile(
+    r"(?<![A-Za-z0-9_-])(?:"
+    r"hf_[A-Za-z0-9]{20,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_-]{20,}|"
+    r"sk-[A-Za-z0-9_-]{20,}|[sr]k_(?:live|test)_[A-Za-z0-9]{10,}|xox[abposre]-[A-Za-z0-9-]{10,}|"
+    r"xapp-[A-Za-z0-9-]{10,}|(?:AKIA|ASIA)[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{30,}|ya29\.[0-9A-Za-z_-]{20,}|"
+    r"npm_[A-Za-z0-9]{30,}|pypi-[A-Za-z0-9_-]{20,}|dop_v1_[a-f0-9]{32,}|SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}|"
+    r"eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,})")
+# The patterns below read an ASCII-lowercased copy of the text (the same length, so a match's place is its
+# place in the text): no pattern needs re.I, which would make each of them several times slower.
+# Group 1 is kept, group 2 (the value) becomes REDACTED.
+# NAME=value, NAME: value and "NAME": "value" where NAME says it is secret (HF_TOKEN=..., "WANDB_API_KEY": "...").
+# The match starts at the secret word itself (what stands before it is kept), and the value stops at a
+# quote, space, backslash or separator, so JSON text stays valid.
+_ASSIGN = r"[\"']?[ \t]{0,8}[=:][ \t]{0,8}[\"']?"
+_NAMED = re.compile(
+    r"((?:token|secret|passw(?:or)?d|api[_-]?key|access[_-]?key|credential|auth[_-]?key)"
+    r"(?:[_-][a-z0-9]{1,32}){0,4}" + _ASSIGN + r")(?!<redacted>)([^\s\"'&;,\\]+)")
+# key=<hex or base64 of 16+ characters>: AccountKey=..., SharedAccessKey=..., ssh_key=..., key=...
+_KEY = re.compile(r"(key" + _ASSIGN + r")(?!<redacted>)([a-z0-9+/=_-]{16,})")
+# Authorization: token X, Authorization: Bearer X, "authorization": "Basic X"
+_AUTH_HEADER = re.compile(r"((?<![a-z0-9_-])(?:proxy-)?authorization" + _ASSIGN
+                          + r")(?!<redacted>)((?:[a-z]{2,16}[ \t]+)?[^\s\"',;\\]+)")
+_SCHEME = re.compile(r"((?<![a-z0-9_-])(?:bearer|basic)[ \t]+)(?!<redacted>)([a-z0-9._~+/=-]{8,})")
+# --password X, --password=X, -api-key X, --hf-token X
+_FLAG = re.compile(r"((?<![a-z0-9_-])--?(?:[a-z0-9]{1,20}-){0,3}"
+                   r"(?:password|passwd|pass|pwd|token|secret|api-?key|access-?key|client-secret)(?:[ \t]+|=))"
+                   r"(?![-<])([^\s\"'\\]+)")
+_VALUE_PATTERNS = (_AUTH_HEADER, _FLAG, _NAMED, _KEY, _SCHEME)
+_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 # scheme://user:password@host: everything up to the last '@' before the host (passwords may hold '@').
-_URL_CREDENTIALS = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s\"'<>]*@")
+_URL_CREDENTIALS = re.compile(r"://[^/\s\"'<>]*@")
+_PEM_BEGIN = re.compile(r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
+_PEM_END = re.compile(r"-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
+# What a PEM body holds: base64, line breaks (real or JSON-escaped), and header lines such as Proc-Type.
+_PEM_BODY = re.compile(r"(?:[A-Za-z0-9+/=:,. \t\r\n-]|\\[nr])*")
 
 # Environment variables worth recording: they change how CUDA, NCCL, torch and DeepSpeed behave.
 ENV_PREFIXES = ("CUDA_", "NCCL_", "TORCH_", "PYTORCH_", "NVIDIA_", "CUDNN_", "DS_", "GLOO_", "UCX_",
@@ -30,12 +59,57 @@ ENV_NAMES = ("LD_LIBRARY_PATH", "LD_PRELOAD", "PATH", "CONDA_PREFIX", "VIRTUAL_E
              "PYTHONPATH", "PYTHONHOME", "PYTHONNOUSERSITE")
 
 
+def _scrub_pem(text: str) -> str:
+    """A private key block goes whole: to its END line, or to where its body stops when it has none."""
+    if "PRIVATE KEY" not in text:
+        return text
+    out: List[str] = []
+    pos = 0
+    for begin in _PEM_BEGIN.finditer(text):
+        if begin.start() < pos:
+            continue
+        body = _PEM_BODY.match(text, begin.end())
+        stop = body.end() if body else begin.end()
+        end = _PEM_END.search(text, begin.end(), stop)
+        out += [text[pos:begin.start()], REDACTED]
+        pos = end.end() if end else stop
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _redact_values(text: str, pattern: re.Pattern) -> str:
+    out: List[str] = []
+    pos = 0
+    for m in pattern.finditer(text.translate(_LOWER)):
+        out += [text[pos:m.start(2)], REDACTED]
+        pos = m.end(2)
+    out.append(text[pos:])
+    return "".join(out)
+
+
 def scrub_secrets(text: str) -> str:
-    """Secrets never leave the machine: tokens, passwords, credentials inside URLs."""
-    text = _URL_CREDENTIALS.sub(lambda m: f"{m.group(1)}{REDACTED}@", text)
-    text = _SECRET_VALUE[0].sub(REDACTED, text)
-    text = _SECRET_VALUE[1].sub(lambda m: m.group(1) + REDACTED, text)
-    return _SECRET_VALUE[2].sub(lambda m: f"{m.group(1)} {REDACTED}", text)
+    """Secrets never leave the machine: private keys, tokens, passwords, credentials inside URLs."""
+    text = _scrub_pem(text)
+    text = _URL_CREDENTIALS.sub(f"://{REDACTED}@", text)
+    text = _SHAPES.sub(REDACTED, text)
+    for pattern in _VALUE_PATTERNS:
+        text = _redact_values(text, pattern)
+    return text
+
+
+_NAMED_KEY = re.compile(r"(?i)(token|secret|passw(?:or)?d|api[_-]?key|access[_-]?key|credential|authorization)")
+
+
+def scrub_document(doc: Any) -> Any:
+    """A JSON-ready document with the secrets out of every string; a secret-named key keeps no value."""
+    if isinstance(doc, str):
+        return scrub_secrets(doc)
+    if isinstance(doc, list):
+        return [scrub_document(v) for v in doc]
+    if isinstance(doc, dict):
+        return {k: REDACTED if isinstance(v, str) and v and isinstance(k, str) and _NAMED_KEY.search(k)
+                else scrub_document(v) for k, v in doc.items()}
+    return doc
 
 
 def env_value(name: str, value: str) -> str:
@@ -52,12 +126,16 @@ def relevant_env(environ: Mapping[str, str]) -> Dict[str, str]:
     return out
 
 
+_TOKEN_CHARS = "A-Za-z0-9_-"
+
+
 def scrub_identity(text: str, hostnames: Iterable[str] = (), users: Iterable[str] = ()) -> str:
-    """For shared reports: host names, user names, home paths, IP and MAC addresses."""
+    """For shared reports: host names, user names, home paths, IP and MAC addresses; names as whole tokens
+    only (a host named `vm` leaves "NVML" alone)."""
     for name in sorted({h for h in hostnames if h and len(h) > 1}, key=len, reverse=True):
-        text = re.sub(re.escape(name), "<host>", text, flags=re.I)
+        text = re.sub(rf"(?<![{_TOKEN_CHARS}]){re.escape(name)}(?![{_TOKEN_CHARS}])", "<host>", text, flags=re.I)
     for user in sorted({u for u in users if u and len(u) > 1}, key=len, reverse=True):
-        text = re.sub(rf"\b{re.escape(user)}\b", "<user>", text)
+        text = re.sub(rf"(?<![{_TOKEN_CHARS}]){re.escape(user)}(?![{_TOKEN_CHARS}])", "<user>", text)
     text = re.sub(r"/(home|Users)/[^/\s\"']+", r"/\1/<user>", text)
     text = re.sub(r"\b(?:\d{1,3}\.){3}\d{1,3}\b", "<ip>", text)
     text = re.sub(r"\b(?:[0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}\b", "<mac>", text)

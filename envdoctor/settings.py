@@ -64,6 +64,11 @@ class Settings:
         """Per-environment install state (the last fix and the files it replaced) lives under here."""
         return self.cache_dir / "state"
 
+    def writable_state_root(self) -> Path:
+        """`state_root`, created if missing, checked to be a directory envdoctor can write in (before a fix
+        touches anything); else an InputError naming it."""
+        return writable_dir(self.state_root)
+
     @property
     def user_index_path(self) -> Path:
         """Where `envdoctor index update` writes its refreshed copy of the wheel index."""
@@ -135,6 +140,22 @@ def user_cache_dir(environ: Mapping[str, str], platform: str = sys.platform) -> 
     if platform == "darwin":
         return home / "Library" / "Caches" / "envdoctor"
     return Path(environ.get("XDG_CACHE_HOME") or home / ".cache") / "envdoctor"
+
+
+def writable_dir(path: Path) -> Path:
+    """`path` as a directory that takes a file (created if missing); a file in its place, no permission or a
+    full disk is an InputError naming it."""
+    import tempfile
+
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path) as fh:
+            fh.write(b"envdoctor")
+            fh.flush()
+    except OSError as exc:
+        raise InputError(f"{path}: envdoctor's state directory cannot be written ({exc.strerror}); "
+                         "free it, or point XDG_CACHE_HOME elsewhere. Nothing was changed") from None
+    return path
 
 
 def _seconds(environ: Mapping[str, str], name: str, default: float) -> float:

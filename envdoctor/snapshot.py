@@ -562,9 +562,25 @@ def snapshot_from_json(data: Any, source: str = "<snapshot>") -> Snapshot:
         raise SnapshotError(f"{source}: invalid snapshot: 'absent' must be an object")
     body = {k: v for k, v in data.items() if k not in ("schema", "absent")}
     try:
-        return Snapshot.from_json(body, {str(k): str(v) for k, v in absent.items()})
+        snap = Snapshot.from_json(body, {str(k): str(v) for k, v in absent.items()})
     except (TypeError, ValueError, AttributeError) as exc:  # a shape the schema allows but we cannot use
         raise SnapshotError(f"{source}: invalid snapshot: {exc}") from None
+    _check_versions(snap, source)
+    return snap
+
+
+# Versions that planning and the rules compute with. Others are left alone: an unreadable driver version is a
+# finding (ED110), and the runner writes python.version "unknown" when the Python probe fails.
+_VERSION_FIELDS = (("torch", "version"), ("torch", "cuda"), ("torch", "hip"), ("deepspeed", "version"))
+
+
+def _check_versions(snap: Snapshot, source: str) -> None:
+    from envdoctor.versions import major_minor
+
+    for section, name in _VERSION_FIELDS:
+        value = getattr(getattr(snap, section), name, None)
+        if isinstance(value, str) and value and major_minor(value.rstrip("+")) is None:  # "" is not recorded
+            raise SnapshotError(f"{source}: invalid snapshot: {section}.{name} {value!r} is not a version")
 
 
 def load_snapshot(path: Union[str, Path]) -> Snapshot:

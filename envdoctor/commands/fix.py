@@ -10,7 +10,7 @@ from typing import Any, Dict, Optional, Tuple
 
 from envdoctor.commands.common import add_timeouts, current_settings, obtain_snapshot
 from envdoctor.errors import InputError
-from envdoctor.present.output import emit, emit_json
+from envdoctor.present.output import ask, emit, emit_json
 from envdoctor.probes.context import target_python
 from envdoctor.settings import TORCH_INDEX_ENV, Settings
 from envdoctor.snapshot import Snapshot, known_list, load_snapshot, present
@@ -124,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
     if install and not args.yes:
         if sys.stdin.isatty() and sys.stdout.isatty():
             emit(render(doc))
-            answer = input("install this plan? [y/N] ").strip().lower()
+            answer = ask("install this plan? [y/N] ").strip().lower()
             install = answer in ("y", "yes")
             if not install:
                 return 0
@@ -134,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
     if install:
         ccs = [str(g.compute_capability) for g in known_list(snap.gpus) if present(g.compute_capability)]
         try:
-            out = execute(the_plan, python_path or sys.executable, ccs, say, settings.state_root, settings.use_uv,
+            out = execute(the_plan, python_path or sys.executable, ccs, say, settings.writable_state_root(), settings.use_uv,
                           break_system_packages=args.break_system_packages)
         except EnvStateError as exc:  # busy, or half-changed by an interrupted fix: nothing was done
             say(f"error: {exc}")

@@ -5,12 +5,15 @@ the settings prefer it while it is valid and current."""
 from __future__ import annotations
 
 import argparse
-import functools
 import json
 import sys
 
 from envdoctor.atomic_write import write_atomic
 from envdoctor.commands.common import current_settings
+from envdoctor.errors import InputError
+from envdoctor.present.terminal import for_terminal
+from envdoctor.settings import writable_dir
+from envdoctor.wheels.remote import DEFAULT_DEADLINE
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -19,7 +22,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     u = s.add_parser("update", help="refresh the user copy of the wheel index")
     u.add_argument("--index-base", metavar="URL",
                    help="PyTorch wheel index or mirror (default: ENVDOCTOR_TORCH_INDEX or the official)")
-    u.add_argument("--timeout", type=float, default=20.0, metavar="SECONDS", help="per request (default 20)")
+    u.add_argument("--timeout", type=float, default=20.0, metavar="SECONDS", help="per read (default 20)")
+    u.add_argument("--deadline", type=float, default=DEFAULT_DEADLINE, metavar="SECONDS",
+                   help=f"for the whole update (default {DEFAULT_DEADLINE:g})")
     u.set_defaults(func=run_update)
     sh = s.add_parser("show", help="where the wheel index in use comes from")
     sh.set_defaults(func=run_show)
@@ -27,14 +32,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _say(msg: str) -> None:
-    print(f"envdoctor: {msg}", file=sys.stderr, flush=True)
+    print(for_terminal(f"envdoctor: {msg}"), file=sys.stderr, flush=True)
 
 
 def run_update(args: argparse.Namespace) -> int:
-    from envdoctor.install.resolve import check_index_url, fetch_page
+    from envdoctor.install.resolve import check_index_url
     from envdoctor.probes.pip_config import pip_index_url
     from envdoctor.wheels.index import bundled_path, parse_index, read_index
-    from envdoctor.wheels.remote import refresh
+    from envdoctor.wheels.remote import BoundedFetch, refresh
 
     settings = current_settings()
     bundled = read_index(bundled_path())
@@ -42,7 +47,11 @@ def run_update(args: argparse.Namespace) -> int:
     pip_url = pip_index_url(settings.pip_index_url)
     if pip_url:
         check_index_url(pip_url, "pip's index-url")
-    fetch = functools.partial(fetch_page, timeout=args.timeout)
+    for name in ("timeout", "deadline"):
+        if not 0 < getattr(args, name) < float("inf"):
+            raise InputError(f"--{name} must be a positive number of seconds")
+    writable_dir(settings.cache_dir)  # before any fetching: a cache that cannot take the copy is exit 2 now
+    fetch = BoundedFetch(args.timeout, args.deadline)
     new, failures, pages = refresh(bundled.raw, base, pip_url, fetch, _say)
     for f in failures[:5]:
         _say(f"could not refresh: {f}")
@@ -53,7 +62,6 @@ def run_update(args: argparse.Namespace) -> int:
         return 1
     parse_index(new, "<refreshed index>")  # raises InputError listing every problem
     dest = settings.user_index_path
-    dest.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(dest, json.dumps(new, indent=1) + "\n")
     sys.stdout.write(f"wrote {dest}\n")
     return 0

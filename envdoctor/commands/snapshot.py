@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
 from envdoctor.atomic_write import write_atomic
 from envdoctor.commands.common import add_python, add_timeouts, current_settings, obtain_snapshot
-from envdoctor.redact import scrub_secrets
+from envdoctor.redact import scrub_document
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -21,7 +22,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     snap = obtain_snapshot(args, current_settings())
-    text = scrub_secrets(snap.dumps())
+    text = json.dumps(scrub_document(snap.to_json()), indent=2) + "\n"  # as Snapshot.dumps, secrets out
     if not args.output:
         sys.stdout.write(text)
         return 0

@@ -7,6 +7,7 @@ from typing import Sequence
 
 from envdoctor.findings import Finding, summary
 from envdoctor.present.style import Style
+from envdoctor.redact import scrub_secrets
 
 _LABEL = {"error": ("ERROR", "red"), "warning": ("WARNING", "yellow"), "info": ("INFO", "blue")}
 
@@ -19,8 +20,9 @@ def render_findings(findings: Sequence[Finding], style: Style) -> str:
         label, colour = _LABEL[f.severity]
         subjects = f" [{', '.join(f.subjects)}]" if f.subjects else ""
         lines.append(f"{style(label, colour)} {style(f.id, 'bold')} {f.title}{subjects}")
-        for para in f.detail.splitlines():
-            lines.extend(textwrap.wrap(para, 100, initial_indent="    ", subsequent_indent="    ") or [""])
+        for para in scrub_secrets(f.detail).splitlines():  # before wrapping splits a secret
+            lines.extend(textwrap.wrap(para, 100, initial_indent="    ", subsequent_indent="    ",
+                                       break_long_words=False, break_on_hyphens=False) or [""])
         fix_lines = f.fix.splitlines() or [""]
         safety = "" if f.safety == "display_only" else f" ({f.safety} to apply with `envdoctor fix`)"
         lines.append(f"    {style('fix:', 'green')} {fix_lines[0]}{safety}")

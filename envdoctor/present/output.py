@@ -1,5 +1,6 @@
 """Everything envdoctor prints goes through here: secrets never leave the machine, whatever the input held
-(a snapshot from another machine, a log, an index URL with credentials)."""
+(a snapshot from another machine, a log, an index URL with credentials), and no control character
+reaches a terminal raw."""
 
 from __future__ import annotations
 
@@ -7,12 +8,26 @@ import json
 import sys
 from typing import Any, TextIO
 
-from envdoctor.redact import scrub_secrets
+from envdoctor.errors import InputError
+from envdoctor.present.terminal import for_terminal
+from envdoctor.redact import scrub_document
 
 
 def emit(text: str, stream: TextIO = sys.stdout) -> None:
-    stream.write(scrub_secrets(text))
+    stream.write(for_terminal(text))
 
 
 def emit_json(doc: Any, stream: TextIO = sys.stdout) -> None:
-    stream.write(scrub_secrets(json.dumps(doc, indent=2)) + "\n")
+    """JSON escapes control characters itself; the secrets come out of every string before it is written."""
+    stream.write(json.dumps(scrub_document(doc), indent=2) + "\n")
+
+
+def ask(question: str) -> str:
+    """The answer typed at a prompt; end of input (Ctrl-D) is an InputError, so nothing happens."""
+    sys.stdout.write(question)
+    sys.stdout.flush()
+    line = sys.stdin.readline()
+    if not line:
+        sys.stdout.write("\n")
+        raise InputError(f"no answer to {question.split('?')[0].strip()!r} (end of input); nothing was changed")
+    return line.rstrip("\n")

@@ -11,6 +11,7 @@ from typing import List, Sequence, Set
 from envdoctor import __version__
 from envdoctor.findings import Finding, summary
 from envdoctor.present.facts import fact_groups, show
+from envdoctor.present.terminal import printable
 from envdoctor.redact import scrub_identity, scrub_secrets
 from envdoctor.snapshot import Snapshot, present
 
@@ -39,6 +40,16 @@ def _users(snap: Snapshot) -> Set[str]:
     return {u for u in users if u not in ("root",)}
 
 
+def _cell(text: str) -> str:
+    """A table cell stays one cell: secrets out first (a key spans lines), pipes escaped, line breaks as <br>."""
+    return "<br>".join(scrub_secrets(str(text)).replace("|", "\\|").splitlines())
+
+
+def _item(text: str) -> str:
+    """A list item's further lines stay inside the item."""
+    return "\n    ".join(scrub_secrets(str(text)).splitlines())
+
+
 def render_report(snap: Snapshot, findings: Sequence[Finding], redact: bool = True) -> str:
     s = summary(findings)
     lines: List[str] = [
@@ -51,21 +62,20 @@ def render_report(snap: Snapshot, findings: Sequence[Finding], redact: bool = Tr
     if findings:
         lines += ["### Findings", ""]
         for f in findings:
-            lines.append(f"- **{f.severity.upper()} {f.id}** {f.title}")
-            lines.append(f"  - {f.detail}")
-            lines.append(f"  - fix: {f.fix}")
+            lines.append(f"- **{f.severity.upper()} {f.id}** {' '.join(f.title.splitlines())}")
+            lines.append(f"  - {_item(f.detail)}")
+            lines.append(f"  - fix: {_item(f.fix)}")
         lines.append("")
     lines += ["### Machine", ""]
     for title, items in fact_groups(snap):
         lines += [f"**{title}**", "", "| | |", "|---|---|"]
         for label, value in items:
-            cell = value.replace("|", "\\|")
-            lines.append(f"| {label or ' '} | `{cell}` |" if label == "" else f"| {label} | {cell} |")
+            lines.append(f"| {' '} | `{_cell(value)}` |" if label == "" else f"| {_cell(label)} | {_cell(value)} |")
         lines.append("")
     lines += ["### Probes", "", "| probe | status | seconds | note |", "|---|---|---|---|"]
     for p in snap.probes:
-        lines.append(f"| {p.name} | {p.status} | {show(p.seconds)} | {p.error or ''} |")
-    text = scrub_secrets("\n".join(lines) + "\n")
+        lines.append(f"| {_cell(p.name)} | {_cell(p.status)} | {show(p.seconds)} | {_cell(p.error or '')} |")
+    text = printable(scrub_secrets("\n".join(lines) + "\n"))
     if redact:
         text = scrub_identity(text, hostnames=_identities(snap), users=_users(snap))
     return text

@@ -1,11 +1,18 @@
-"""Colour for terminals that want it: off when NO_COLOR is set or the stream is not a terminal."""
+"""Colour for terminals that want it: off when NO_COLOR is set or the stream is not a terminal.
+
+Style writes marks, not escape sequences: `present.terminal.for_terminal` turns them into colours when
+the text is printed, after it has escaped every control character the text itself held.
+"""
 
 from __future__ import annotations
 
 import os
+import secrets
 from typing import TextIO
 
 _CODES = {"red": "31", "yellow": "33", "green": "32", "blue": "34", "dim": "2", "bold": "1", "cyan": "36"}
+# A private-use character and a nonce: no snapshot, log or name can forge it.
+MARK = f"\ue000{secrets.token_hex(8)}\ue001"
 
 
 class Style:
@@ -23,4 +30,4 @@ class Style:
     def __call__(self, text: str, colour: str) -> str:
         if not self.enabled:
             return text
-        return f"\x1b[{_CODES[colour]}m{text}\x1b[0m"
+        return f"{MARK}{_CODES[colour]}m{text}{MARK}0m"

@@ -42,7 +42,9 @@ def probe(ctx: ProbeContext) -> ProbeOutput:
     stderr_tail = " ".join(res.stderr.strip().splitlines()[-3:])[:500]
     if torch_data is None:
         if timed_out:
-            torch: Any = Torch(importable=False, error=f"import torch did not finish: {res.error}")
+            # a slow import is not a broken one: torch's state is unknown, and the probe's record says why
+            torch: Any = ProbeFailed(f"import torch did not finish: {res.error} (--timeout or "
+                                     "ENVDOCTOR_TORCH_TIMEOUT gives it longer)")
         elif res.error or res.returncode == 0:  # the interpreter could not run, or ran but said nothing
             raise ChildError(f"{ctx.python}: {res.error or 'the torch probe printed nothing'}", res)
         else:  # died while importing torch (segfault, abort): torch is installed but broken
@@ -183,7 +185,7 @@ def extension_imports(eco: Any, imports: List[Dict[str, Any]], problem: Any, tor
 
 
 def torch_from_child(data: Dict[str, Any]) -> Any:
-    if not data.get("installed"):
+    if not data.get("installed") and data.get("importable") is not False:  # an import that raised: it is there
         return Unavailable("torch is not installed")
     torch = Torch(importable=bool(data.get("importable")))
     if not torch.importable:

@@ -199,7 +199,9 @@ def validate(data: Any, source: str) -> List[str]:
                 err(where, "not an object")
                 continue
             try:
-                Version(str(rel.get("version")))
+                if not isinstance(rel.get("version"), str):
+                    raise InvalidVersion
+                Version(rel["version"])
                 where = f"deepspeed.releases[{rel['version']}]"
             except InvalidVersion:
                 err(where, f"version {rel.get('version')!r} is not a version")
@@ -255,8 +257,10 @@ def _check_releases(torch: List[Any], key: str, tks: Dict[str, Any], err: Any) -
             for plat, row in pypi.items():
                 if plat not in PLATFORMS:
                     err(f"{where}.pypi_default", f"unknown platform {plat!r}")
-                if not isinstance(row, dict) or row.get("variant") not in variants:
-                    err(f"{where}.pypi_default.{plat}", f"names variant {(row or {}).get('variant')!r}, which the release lacks")
+                named = row.get("variant") if isinstance(row, dict) else None
+                if not isinstance(named, str) or named not in variants:
+                    err(f"{where}.pypi_default.{plat}", f"names variant {named!r}, which the release lacks"
+                        if isinstance(row, dict) else "must be an object with a variant")
         comp = rel.get("companions")
         if not isinstance(comp, dict):
             err(where, "companions must be an object")
@@ -384,6 +388,9 @@ def _check_variant(var: Any, where: str, name: str, tks: Dict[str, Any], err: An
                 err(pw, "needs sm and ptx lists")
                 continue
             for key in ("sm", "ptx", "sm_unverified", "ptx_unverified"):
+                if not isinstance(row.get(key) or [], list):
+                    err(pw, f"{key} must be a list")
+                    continue
                 for a in row.get(key) or []:
                     prefix = "sm_" if key.startswith("sm") else "compute_"
                     if not isinstance(a, str) or not _ARCH.match(a) or not a.startswith(prefix):

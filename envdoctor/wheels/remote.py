@@ -3,12 +3,16 @@
 The bundled index (from the fact base) is the start; what the live indexes list is added to it: the
 newest patch of each release and variant, and DeepSpeed releases newer than any known. File names
 are read with `packaging.utils` (names canonicalized, versions parsed, any tags, free-threaded `cp313t`
-included). Nothing here touches the network: pages come through a `fetch(url) -> text` the caller passes in.
+included). `refresh` does not touch the network: pages come through a `fetch(url) -> text` the caller passes in;
+`BoundedFetch` is the one `index update` passes: every page within one overall deadline and under a size cap,
+so a stalled server or a flooding one ends the update with a clear error instead of a hang or a full disk.
 """
 
 from __future__ import annotations
 
 import copy
+import threading
+import time
 import urllib.parse
 from html.parser import HTMLParser
 from typing import Any, Callable, Dict, List, Optional, Tuple
@@ -22,7 +26,92 @@ from packaging.utils import (
 )
 from packaging.version import InvalidVersion, Version
 
+from envdoctor.errors import InputError
+
 Fetch = Callable[[str], str]  # a page's text; raises OSError when it cannot be read
+MAX_PAGE_BYTES = 32 << 20  # PyTorch's largest index page is a few MB
+DEFAULT_DEADLINE = 120.0
+_CHUNK = 1 << 16
+
+
+class BoundedFetch:
+    """fetch(url) for PEP 503 pages (url + '/'): each request has `timeout` seconds per read, all requests
+    together end by `deadline` seconds after this object was made, and a page over `max_bytes` (decoded) is
+    refused. A page that cannot be read is an OSError (the update goes on without it); the deadline or the
+    cap is an InputError (exit 2: the update stops and writes nothing)."""
+
+    def __init__(self, timeout: float, deadline: float = DEFAULT_DEADLINE, max_bytes: int = MAX_PAGE_BYTES,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.timeout, self.deadline, self.max_bytes, self.clock = timeout, deadline, max_bytes, clock
+        self.stop_at = clock() + deadline
+
+    def __call__(self, url: str) -> str:
+        if url.startswith("file://"):
+            return self._file(url)
+        left = self.stop_at - self.clock()
+        if left <= 0:
+            raise self._late(url)
+        box: Dict[str, Any] = {}
+
+        def work() -> None:
+            try:
+                box["text"] = self._http(url)
+            except BaseException as exc:  # handed to the caller's thread
+                box["error"] = exc
+
+        worker = threading.Thread(target=work, name="index-fetch", daemon=True)
+        worker.start()
+        worker.join(left)
+        if worker.is_alive():  # a server that trickles bytes never trips the per-read timeout
+            raise self._late(url)
+        if "error" in box:
+            raise box["error"]
+        return box["text"]
+
+    def _late(self, url: str) -> InputError:
+        return InputError(f"{url}/: the package indexes did not answer within the {self.deadline:g}s deadline "
+                          "(a stalled or very slow server); nothing was changed")
+
+    def _too_big(self, url: str) -> InputError:
+        return InputError(f"{url}/: the page is larger than {self.max_bytes >> 20} MiB, which no package index "
+                          "page is; nothing was changed")
+
+    def _http(self, url: str) -> str:
+        import requests
+
+        try:
+            resp = requests.get(url + "/", timeout=self.timeout, headers={"Accept": "text/html"}, stream=True)
+        except requests.RequestException as exc:
+            raise OSError(str(exc)) from None
+        with resp:
+            if resp.status_code != 200:
+                raise OSError(f"HTTP {resp.status_code} for {url}/")
+            declared = resp.headers.get("Content-Length", "")
+            if declared.isdigit() and int(declared) > self.max_bytes:
+                raise self._too_big(url)
+            body = bytearray()
+            try:
+                for chunk in resp.iter_content(_CHUNK):
+                    body += chunk
+                    if len(body) > self.max_bytes:
+                        raise self._too_big(url)
+                    if self.clock() > self.stop_at:
+                        raise self._late(url)
+            except requests.RequestException as exc:
+                raise OSError(str(exc)) from None
+            return body.decode(resp.encoding or "utf-8", errors="replace")
+
+    def _file(self, url: str) -> str:
+        from pathlib import Path
+
+        path = Path(urllib.parse.unquote(urllib.parse.urlsplit(url).path))
+        if path.is_dir():
+            path = path / "index.html"
+        with open(path, "rb") as fh:
+            data = fh.read(self.max_bytes + 1)
+        if len(data) > self.max_bytes:
+            raise self._too_big(url)
+        return data.decode("utf-8", errors="replace")
 
 
 class _Links(HTMLParser):

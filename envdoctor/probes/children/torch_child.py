@@ -89,6 +89,7 @@ def main():
                 print(json.dumps(out))
                 _deepspeed(torch_ok=False)
                 return
+            out["installed"] = True  # no metadata, but on sys.path: a source build or a copied tree
         except Exception:
             print(json.dumps(out))
             return

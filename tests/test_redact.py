@@ -1,0 +1,133 @@
+"""Secrets out of every output in every mode, host names as whole tokens, scrubbing in linear time (issue 11: 11-13)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from envdoctor.findings import Finding
+from envdoctor.present.report import render_report
+from envdoctor.redact import scrub_document, scrub_identity, scrub_secrets
+from envdoctor.snapshot import load_snapshot
+from tests.conftest import ROOT, fixture_path, run_cli
+
+PEM_BODY = "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gunVTLw7onLRnrq0"
+# (shape, text holding the secret, the part that must never be printed)
+SHAPES = [
+    ("pem", f"-----BEGIN RSA PRIVATE KEY-----\n{PEM_BODY}\n{PEM_BODY[::-1]}\n-----END RSA PRIVATE KEY-----", PEM_BODY[:40]),
+    ("pem-openssh", f"-----BEGIN OPENSSH PRIVATE KEY-----\n{PEM_BODY}\n-----END OPENSSH PRIVATE KEY-----", PEM_BODY[:40]),
+    ("azure", "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MA==;"
+              "EndpointSuffix=core.windows.net", "Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MA"),
+    ("stripe", "charge with sk_live_4eC39HqLyjWDarjtT1zdp7dc now", "4eC39HqLyjWDarjtT1zdp7dc"),
+    ("google", "key AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY here", "9tSrke72PouQMnMX"),
+    ("npm", "//registry.npmjs.org/:_authToken npm_abcdefghijklmnopqrstuvwxyz0123456789", "npm_abcdefghijklmnopqrstuvwxyz"),
+    ("authorization-token", "Authorization: token 7f3c9a1b2d4e5f60718293a4b5c6d7e8", "7f3c9a1b2d4e5f60718293a4b5c6d7e8"),
+    ("password-flag", "mysql --password Hunter2Secret -h db", "Hunter2Secret"),
+    ("password-flag-eq", "tool --db-password=Hunter3Secret run", "Hunter3Secret"),
+    ("key-hex", "curl https://x.example/a?key=0123456789abcdef0123456789abcdef", "0123456789abcdef0123456789abcdef"),
+    ("aws", "AWS AKIAIOSFODNN7EXAMPLE in use", "AKIAIOSFODNN7EXAMPLE"),
+    ("aws-secret", "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "wJalrXUtnFEMI"),
+    ("github", "ghp_1234567890abcdefghijABCDEFGHIJ123456", "ghp_1234567890abcdefghij"),
+    ("github-pat", "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz", "github_pat_11ABCDEFG"),
+    ("hf", "hf_abcdefghijklmnopqrstuvwxyzABCDEF", "hf_abcdefghijklmnopqrstuv"),
+    ("slack", "xoxb-123456789012-abcdefghijklmnop", "xoxb-123456789012"),
+    ("jwt", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+     "dozjgNryP4J3jVmNHl0w5N"),
+    ("bearer", "Authorization: Bearer abcdef0123456789xyz", "abcdef0123456789xyz"),
+    ("url", "https://alice:pa55w0rd@mirror.example/simple", "pa55w0rd"),
+]
+
+
+@pytest.mark.parametrize("shape,text,secret", SHAPES, ids=[s[0] for s in SHAPES])
+def test_every_shape_is_removed_from_text_and_documents(shape, text, secret):
+    assert secret not in scrub_secrets(text)
+    assert secret not in scrub_secrets(json.dumps({"v": text}))  # as JSON text, the document stays valid
+    json.loads(scrub_secrets(json.dumps({"v": text})))
+    assert secret not in json.dumps(scrub_document({"v": [text]}))
+
+
+def test_ordinary_words_survive():
+    text = "tokenizer: gpt2 max_tokens: 512 NVML basic setup keyboard"
+    assert scrub_secrets(text) == text
+
+
+def _planted_snapshot(tmp_path):
+    data = json.loads(fixture_path("broken_torch_a10g").read_text())
+    data["env"] = {f"NCCL_PLANTED_{i}": text for i, (_s, text, _secret) in enumerate(SHAPES)}
+    data["torch"]["error"] = "ImportError: libcudnn.so.9\n" + "\n".join(text for _s, text, _ in SHAPES)
+    p = tmp_path / "planted.json"
+    p.write_text(json.dumps(data))
+    return p
+
+
+def test_no_planted_secret_reaches_any_output_in_any_mode(tmp_path):
+    p = str(_planted_snapshot(tmp_path))
+    outputs = {
+        "check --json": run_cli(["check", "--snapshot", p, "--json"]),
+        "check": run_cli(["check", "--snapshot", p]),
+        "report": run_cli(["report", "--snapshot", p]),
+        "report --no-redact": run_cli(["report", "--no-redact", "--snapshot", p]),
+        "fleet": run_cli(["fleet", p, str(fixture_path("h100_8x_nvswitch"))]),
+    }
+    out = tmp_path / "r.md"
+    run_cli(["report", "--no-redact", "--snapshot", p, "-o", str(out)])
+    tui_export = render_report(load_snapshot(p), [], redact=True)  # what the TUI's export writes
+    texts = {name: r.stdout + r.stderr for name, r in outputs.items()}
+    texts.update({"report -o": out.read_text(), "tui export": tui_export})
+    for name, text in texts.items():
+        for shape, _text, secret in SHAPES:
+            assert secret not in text, (name, shape)
+    json.loads(outputs["check --json"].stdout)
+    assert "libcudnn.so.9" in outputs["check"].stdout
+
+
+def test_snapshot_command_removes_secrets_from_the_probed_environment(tmp_path):
+    env = {f"NCCL_PLANTED_{i}": text for i, (_s, text, _secret) in enumerate(SHAPES)}
+    res = run_cli(["snapshot", "-o", str(tmp_path / "s.json")], env=env, timeout=300)
+    assert res.returncode == 0, res.stderr
+    text = (tmp_path / "s.json").read_text()
+    json.loads(text)
+    for shape, _text, secret in SHAPES:
+        assert secret not in text, shape
+
+
+def test_nccl_evidence_holds_no_secret(tmp_path):
+    lines = (ROOT / "tests/fixtures/nccl/shm_exhausted.log").read_text().splitlines()
+    lines = [ln + " " + " ".join(t.replace("\n", " ") for _s, t, _ in SHAPES) if "posix_fallocate" in ln else ln
+             for ln in lines]
+    log = tmp_path / "job.log"
+    log.write_text("\n".join(lines) + "\n")
+    as_json = run_cli(["nccl", "diagnose", str(log), "--json"])
+    as_text = run_cli(["nccl", "diagnose", str(log)])
+    doc = json.loads(as_json.stdout)
+    assert any("posix_fallocate" in e for f in doc["findings"] for e in f["evidence"])
+    for shape, _text, secret in SHAPES:
+        assert secret not in as_json.stdout and secret not in as_text.stdout, shape
+
+
+def test_multi_line_values_keep_the_markdown_table(tmp_path):
+    text = render_report(load_snapshot(_planted_snapshot(tmp_path)),
+                         [Finding(id="ED109", category="torch_broken", severity="error", title="t",
+                                  detail="line one\nline two", fix="fix one\nfix two", safety="display_only")])
+    section = text.split("### Machine", 1)[1].split("### Probes", 1)[0]
+    for line in section.splitlines():
+        assert not line or line.startswith(("|", "**")), line
+    assert "  - line one\n    line two" in text
+
+
+def test_host_names_are_redacted_as_whole_tokens():
+    assert scrub_identity("NVML on vm, vm.local, vm-2, /srv/vm/x", ["vm"]) == "NVML on <host>, <host>.local, vm-2, /srv/<host>/x"
+    assert scrub_identity("carolina and carol", [], ["carol"]) == "carolina and <user>"
+
+
+def test_scrubbing_hostile_text_finishes():
+    # Quadratic before: 27 s at 20 KB. A hang guard, not a timing assertion.
+    code = ("import base64, random; from envdoctor.redact import scrub_secrets, scrub_identity\n"
+            "r = random.Random(1); a = ''.join(r.choice('abcdefghij0123456789') for _ in range(100_000))\n"
+            "log = '\\n'.join('NCCL INFO payload=' + base64.b64encode(r.randbytes(3000)).decode() for _ in range(750))\n"
+            "for t in (a, log, 'token' * 20000, 'eyJ' * 40000, 'http://' + 'a' * 100000):\n"
+            "    scrub_identity(scrub_secrets(t), ['vm'], ['alice'])\n")
+    subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, timeout=120)
