@@ -22,8 +22,8 @@ from envdoctor.selftest.runner import (
     SelftestOptions,
     SnapshotSource,
     link_snapshot,
+    names_for_all,
     run_test,
-    tests_for_all,
 )
 
 
@@ -101,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         cuda = f"available, {target.device_count} GPU(s)" if target.cuda_available else "not available"
         progress(f"torch {target.torch}, CUDA {cuda}")
-    names = tests_for_all(target) if args.test == "all" else [args.test]
+    names = names_for_all(target) if args.test == "all" else [args.test]
     results: List[TestResult] = []
     try:
         for name in names:

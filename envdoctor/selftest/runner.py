@@ -108,7 +108,7 @@ def run_test(name: str, options: SelftestOptions, target: Target, snapshot: Snap
     return result
 
 
-def tests_for_all(target: Target) -> List[str]:
+def names_for_all(target: Target) -> List[str]:
     """What `selftest all` runs: every test, zero3 only where DeepSpeed is installed."""
     from envdoctor.selftest.zero3 import deepspeed_version
 

@@ -87,7 +87,7 @@ def run_zero3(target: Target, steps: int = DEFAULT_STEPS, nvme: Optional[Path] =
     if res.ok and data.get("ok"):
         return rundir.finish(TestResult("zero3", "passed", res.seconds, metrics, None, findings))
     error = failure_text(WorkerRun(res, data or None), "the zero3 worker")
-    log = res.log_text(2_000_000)
+    log = str(data.get("exception_message") or "") + "\n" + res.log_text(2_000_000)
     nvme_cause = (data.get("nvme") or {}).get("cause") if (data.get("nvme") or {}).get("status") == "failed" else None
     found = (nvme_cause, {}) if nvme_cause in CAUSES else classify(error, log)
     if found is not None:

@@ -123,6 +123,8 @@ def run_engine(torch, deepspeed, factory, data, lr, device, offload, nvme_path=N
         params = {n: p.detach().float().cpu().clone() for n, p in zip(names, plist)}
     out = {"offload": offload or "none", "losses": losses, "step_seconds": median(times[1:] or times),
            "optimizer": type(engine.optimizer.optimizer).__name__ if hasattr(engine.optimizer, "optimizer") else None}
+    if nvme_path:
+        out["swap_bytes"] = swap_bytes(nvme_path)  # before destroy(), which may remove them
     engine.destroy()
     return out, params
 
@@ -187,6 +189,32 @@ def libaio_headers():
         if os.path.isfile(os.path.join(d, "libaio.h")):
             return os.path.join(d, "libaio.h")
     return None
+
+
+class NvmeUnavailable(Exception):
+    pass
+
+
+def nvme_plan(args, accel):
+    """Whether the NVMe run can happen: a directory (asked for, or a local disk envdoctor found), an async_io op
+    for this accelerator, libaio's headers, and DeepSpeed's own check that io_submit links."""
+    nvme = {"requested": bool(args.nvme), "libaio_header": libaio_headers(), "directory": args.nvme or args.nvme_auto}
+    aio_builder = accel.create_op_builder("AsyncIOBuilder")
+    verdict = "failed" if args.nvme else "skipped"
+    if not nvme["directory"]:
+        nvme.update(status="skipped", reason="no writable local disk for swap files (--nvme PATH names one)")
+    elif aio_builder is None:
+        nvme.update(status=verdict, cause="async_io_unsupported",
+                    reason="DeepSpeed's %s accelerator has no async_io op" % accel._name)
+    elif not nvme["libaio_header"]:
+        nvme.update(status=verdict, cause="libaio_missing",
+                    reason="libaio headers not found (no libaio.h in %s)" % ", ".join(LIBAIO_HEADER_DIRS[:2]))
+    elif not aio_builder.is_compatible(verbose=True):
+        nvme.update(status=verdict, cause="libaio_missing", reason="DeepSpeed's async_io op is not compatible: %s"
+                    % (aio_builder.error_log or "io_submit from libaio does not link"))
+    else:
+        nvme["status"] = "planned"
+    return nvme
 
 
 def aio_bandwidth(torch, aio_op, directory, nbytes, aio):
@@ -300,6 +328,11 @@ def main(argv=None):
             torch.backends.cuda.matmul.allow_tf32 = False
             torch.backends.cudnn.allow_tf32 = False
         result["device"] = str(device)
+        stage = "nvme"
+        nvme = result["nvme"] = nvme_plan(args, accel)
+        nvme_possible = nvme["status"] == "planned"
+        if args.nvme and not nvme_possible:  # asked for and impossible: fail now, not after the other runs
+            raise NvmeUnavailable(nvme["reason"])
         stage = "op_build"
         shm = accel.create_op_builder("ShareMemCommBuilder")  # the CPU accelerator's collectives, built at init
         if shm is not None and deepspeed.ops.__compatible_ops__.get(shm.NAME, False):
@@ -338,23 +371,10 @@ def main(argv=None):
                  "(tolerance %.0e)" % (
             run["step_seconds"], run["max_rel_loss_diff"], TOLERANCE["loss"], run["rel_update_diff"], TOLERANCE["update"]))
 
-        stage = "nvme"
-        result["nvme"] = nvme = {"requested": bool(args.nvme), "libaio_header": libaio_headers()}
-        directory = args.nvme or args.nvme_auto
-        aio_builder = accel.create_op_builder("AsyncIOBuilder")
-        if not directory:
-            nvme.update(status="skipped", reason="no writable local directory for swap files")
-        elif aio_builder is None:
-            nvme.update(status="skipped" if not args.nvme else "failed", cause="async_io_unsupported",
-                        reason="DeepSpeed's %s accelerator has no async_io op" % accel._name)
-        elif not nvme["libaio_header"] or not aio_builder.is_compatible(verbose=True):
-            nvme.update(status="skipped" if not args.nvme else "failed", cause="libaio_missing",
-                        reason="libaio headers not found (no libaio.h in %s)" % ", ".join(LIBAIO_HEADER_DIRS[:2])
-                        if not nvme["libaio_header"] else "DeepSpeed's async_io op is not compatible: %s"
-                        % (aio_builder.error_log or "io_submit from libaio does not link"))
-        else:
-            os.makedirs(directory, exist_ok=True)
-            swap = os.path.join(directory, "envdoctor-zero3-%d" % os.getpid())
+        if nvme_possible:
+            aio_builder = accel.create_op_builder("AsyncIOBuilder")
+            swap = os.path.join(nvme["directory"], "envdoctor-zero3-%d" % os.getpid())
+            os.makedirs(swap, exist_ok=True)
             nvme["path"] = swap
             try:
                 stage = "op_build"
@@ -363,11 +383,11 @@ def main(argv=None):
                 ds_aio = ds_config(args.batch, args.lr, "nvme")["aio"]
                 run, params = run_engine(torch, deepspeed, factory, data, args.lr, device, "nvme", swap)
                 result["runs"]["offload_nvme"] = compare(torch, run, params, ref, ref_params, init)
-                nvme["swap_bytes"] = swap_bytes(swap)
+                nvme["swap_bytes"] = run.pop("swap_bytes", 0)
                 nvme.update(aio_bandwidth(torch, aio_builder.load(verbose=False), swap, nvme["swap_bytes"], ds_aio))
                 nvme["status"] = "passed"
                 progress("ZeRO-3, offload to NVMe (%s): %.3fs/step; swap files write %.2f GB/s, read %.2f GB/s" % (
-                    directory, run["step_seconds"], nvme["write_gbps"], nvme["read_gbps"]))
+                    nvme["directory"], run["step_seconds"], nvme["write_gbps"], nvme["read_gbps"]))
             finally:
                 shutil.rmtree(swap, ignore_errors=True)
         stage = "verdict"
@@ -375,14 +395,16 @@ def main(argv=None):
         errors = ["%s: losses differ from torch Adam's by %.3g (tolerance %.0e), the parameter update by %.3g "
                   "(tolerance %.0e)" % (k, result["runs"][k]["max_rel_loss_diff"], TOLERANCE["loss"],
                                         result["runs"][k]["rel_update_diff"], TOLERANCE["update"]) for k in bad]
-        if nvme.get("status") == "failed":
-            errors.append("NVMe offload (--nvme %s): %s" % (args.nvme, nvme["reason"]))
         result["ok"] = not errors
         result["error"] = "; ".join(errors) or None
+    except NvmeUnavailable as exc:
+        result["stage"] = stage
+        result["error"] = "NVMe offload (--nvme %s) cannot run: %s" % (args.nvme, exc)
     except BaseException as exc:
         result["stage"] = stage
         result["error"] = error_text(exc)
         result["exception"] = type(exc).__name__
+        result["exception_message"] = str(exc)[:20000]  # a failed build's message holds the compiler's output
     write_json(args.out, result)
     return 0 if result["ok"] else 1
 
