@@ -277,3 +277,34 @@ def test_every_cause_links_a_rule_that_exists_or_carries_its_own_fix():
     ids = {r.id for r in load_rules()}
     for cause in CAUSES.values():
         assert (cause.rule in ids) if cause.rule else cause.fix, cause.key
+
+
+def test_the_tui_self_tests_tab_runs_zero3(tmp_path):
+    import venv
+
+    from textual.widgets import DataTable, TabbedContent
+
+    from envdoctor.tui import messages as msg
+    from envdoctor.tui.app import make_app
+    from tests.tui.conftest import aio, recorded, settle, until
+
+    bare = tmp_path / "bare"  # an interpreter without torch: the test fails fast, with the reason in the table
+    venv.create(bare, with_pip=False)
+
+    @aio
+    async def drive():
+        seen = []
+        app = make_app(recorded("cpu_only_this_machine"), fix_python=str(bare / "bin" / "python"))
+        async with app.run_test(size=(120, 40), message_hook=seen.append) as pilot:
+            await settle(pilot, app)
+            await pilot.press("s")
+            await settle(pilot, app)
+            assert app.query_one("#tabs", TabbedContent).active == "selftest"
+            await pilot.click("#run-zero3")
+            await until(pilot, lambda: any(isinstance(m, msg.SelftestsFinished) for m in seen), timeout=120)
+            await settle(pilot, app)
+            assert next(m for m in seen if isinstance(m, msg.SelftestRequested)).names == ["zero3"]
+            row = app.query_one("#selftest-table", DataTable).get_row("zero3")
+            assert str(row[1]) == "failed" and "torch does not import" in str(row[3])
+
+    drive()

@@ -148,28 +148,30 @@ def compare(torch, run, params, ref, ref_params, init):
     return run
 
 
-def extensions_dir():
+def build_directory(name):
+    """Where torch's JIT builds op `name` (TORCH_EXTENSIONS_DIR, else its per-Python/CUDA default); it builds
+    there anyway, so creating it here changes nothing."""
     from torch.utils.cpp_extension import _get_build_directory
 
     try:
-        return os.path.dirname(_get_build_directory("envdoctor_probe", verbose=False))
+        return _get_build_directory(name, verbose=False)
     except Exception:
-        return os.environ.get("TORCH_EXTENSIONS_DIR")
+        return None
 
 
 def load_op(builder, progress):
     """Build or load one op; how long it took and whether the build cache held it."""
     name = builder.NAME
     info = {"name": name, "builder": type(builder).__name__}
-    root = extensions_dir()
-    info["extensions_dir"] = root
+    where = build_directory(name)
+    info["extensions_dir"] = os.path.dirname(where) if where else None
     try:
         import importlib
 
         importlib.import_module(builder.absolute_name())
         info["cache"] = "prebuilt"  # installed with DS_BUILD_OPS=1
     except ImportError:
-        built = bool(root) and bool(glob.glob(os.path.join(root, name, "*.so")))
+        built = bool(where) and bool(glob.glob(os.path.join(where, "*.so")))
         info["cache"] = "warm" if built else "cold"
     progress("op %s: %s" % (name, {"cold": "building (the first build takes minutes)", "warm": "loading from the build cache",
                                    "prebuilt": "prebuilt"}[info["cache"]]))
