@@ -207,7 +207,7 @@ def nvme_plan(args, accel):
         nvme.update(status="skipped", reason="no writable local disk for swap files (--nvme PATH names one)")
     elif aio_builder is None:
         nvme.update(status=verdict, cause="async_io_unsupported",
-                    reason="DeepSpeed's %s accelerator has no async_io op" % accel._name)
+                    reason="DeepSpeed's %s accelerator has no async_io op" % accel.device_name())
     elif not nvme["libaio_header"]:
         nvme.update(status=verdict, cause="libaio_missing",
                     reason="libaio headers not found (no libaio.h in %s)" % ", ".join(LIBAIO_HEADER_DIRS[:2]))
@@ -295,8 +295,9 @@ def fit_estimate(torch, device):
         mid = (lo + hi) // 2
         lo, hi = (mid, hi) if fits(mid) else (lo, mid)
     cpu_mem, gpu_mem, _ = estimate_zero3_model_states_mem_needs(lo, gpt_shape(lo), 1, 1, True, True, True, 1.5)
+    cpu_next, _, _ = estimate_zero3_model_states_mem_needs(hi, gpt_shape(hi), 1, 1, True, True, True, 1.5)
     out.update(max_params=lo, cpu_bytes=cpu_mem, gpu_bytes_needed=gpu_mem, largest_layer_params=gpt_shape(lo),
-               limited_by="host memory" if gpu is None or gpu_mem * 2 <= gpu else "GPU memory")
+               limited_by="host memory" if cpu_next > available else "GPU memory")
     return out
 
 
@@ -304,10 +305,12 @@ def main(argv=None):
     args = parse_args(argv)
     watch_parent()
     rank = int(os.environ.get("RANK", "0"))
-    progress = Progress(args.progress, enabled=bool(args.progress) and rank == 0)
+    echo = Progress(args.progress, enabled=bool(args.progress) and rank == 0)
     started = time.monotonic()
-    _p = progress
-    progress = lambda text: _p("[%5.1fs] %s" % (time.monotonic() - started, text))  # noqa: E731
+
+    def progress(text):
+        echo("[%5.1fs] %s" % (time.monotonic() - started, text))
+
     result = {"ok": False, "error": None, "tolerance": TOLERANCE, "steps": args.steps, "ops": [], "runs": {}}
     stage = "import"
     try:
@@ -323,8 +326,8 @@ def main(argv=None):
 
         result["deepspeed"] = deepspeed.__version__
         accel = get_accelerator()
-        result["accelerator"] = accel._name
-        device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0"))) if accel._name == "cuda" else torch.device("cpu")
+        result["accelerator"] = name = accel.device_name()  # "cuda", or "cpu" with DS_ACCELERATOR=cpu
+        device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0"))) if name == "cuda" else torch.device("cpu")
         if device.type == "cuda":
             torch.cuda.set_device(device)
             torch.backends.cuda.matmul.allow_tf32 = False
@@ -351,7 +354,7 @@ def main(argv=None):
         result["batch"] = args.batch
         data = batches(torch, args.steps, args.batch, device)
         progress("model: %.2fM parameters, %d steps of batch %d on %s (DeepSpeed %s, %s accelerator)" % (
-            result["parameters"] / 1e6, args.steps, args.batch, device, deepspeed.__version__, accel._name))
+            result["parameters"] / 1e6, args.steps, args.batch, device, deepspeed.__version__, accel.device_name()))
         result["fit"] = fit_estimate(torch, device)
 
         init = {n: p.detach().float().clone() for n, p in factory().named_parameters()}
