@@ -315,3 +315,20 @@ def test_the_tui_self_tests_tab_runs_zero3(tmp_path):
             assert str(row[1]) == "failed" and "torch does not import" in str(row[3])
 
     drive()
+
+
+def test_schema_requires_what_a_passed_zero3_reports():
+    from envdoctor.selftest.result import TestResult, document
+    from tests.json_schemas import errors
+
+    metrics = {"accelerator": "cpu", "step_seconds": {"reference": 0.05, "zero3": 0.2, "offload_cpu": 0.15},
+               "max_rel_loss_diff": 2e-6, "rel_update_diff": 3e-3, "tolerance": {"loss": 1e-4, "update": 2e-2},
+               "ops": [{"name": "cpu_adam", "cache": "warm", "seconds": 2.4}],
+               "nvme": {"status": "skipped", "reason": "libaio headers not found"}}
+    assert errors(document([TestResult("zero3", "passed", 20.0, metrics)])) == []
+    broken = dict(metrics, ops=[{"name": "cpu_adam", "cache": "lukewarm", "seconds": 2.4}])
+    del broken["step_seconds"]
+    found = errors(document([TestResult("zero3", "passed", 20.0, broken)]))
+    assert any("step_seconds" in e for e in found) and any("lukewarm" in e for e in found)
+    # a failed run may lack them: it reports what it got to
+    assert errors(document([TestResult("zero3", "failed", 3.0, {"cause": "no_ninja"}, "ninja is not on PATH")])) == []
