@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Callable, List
 
 from envdoctor.commands.common import current_settings
@@ -15,13 +16,22 @@ from envdoctor.present.output import emit, emit_json
 from envdoctor.present.selftest import render_results
 from envdoctor.present.style import Style
 from envdoctor.probes.context import target_python
-from envdoctor.selftest.runner import DEFAULT_TIMEOUT, TESTS, SelftestOptions, SnapshotSource, link_snapshot, run_test
+from envdoctor.selftest.runner import (
+    DEFAULT_TIMEOUT,
+    TESTS,
+    SelftestOptions,
+    SnapshotSource,
+    link_snapshot,
+    names_for_all,
+    run_test,
+)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("selftest", help="run the built-in self-tests (all-reduce, backward, torch.compile, GPU)",
+    p = sub.add_parser("selftest", help="run the built-in self-tests (all-reduce, backward, torch.compile, GPU, ZeRO-3 offload)",
                        description="Run the self-tests in the target interpreter and give a verdict for each.")
-    p.add_argument("test", nargs="?", default="all", choices=[*TESTS, "all"], help="which test (default: all)")
+    p.add_argument("test", nargs="?", default="all", choices=[*TESTS, "all"],
+                   help="which test (default: all; zero3 only where DeepSpeed is installed)")
     p.add_argument("--nproc", type=int, default=None, metavar="N",
                    help="ranks per node for allreduce (default: the GPUs with nccl, 2 with gloo)")
     p.add_argument("--backend", choices=["nccl", "gloo"], default=None,
@@ -38,6 +48,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--repeats", type=int, default=3, metavar="N",
                    help="timed rounds per mode in the backward test; the median counts (default 3)")
     p.add_argument("--no-deepspeed", action="store_true", help="skip the DeepSpeed engine step in the backward test")
+    p.add_argument("--steps", type=int, default=4, metavar="N", help="optimizer steps in the zero3 test (default 4)")
+    p.add_argument("--nvme", type=Path, default=None, metavar="PATH",
+                   help="zero3: also offload to NVMe swap files in this directory (default: when libaio and a local "
+                        "disk are there)")
     p.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
                    help="bound per test; a crashed or hung rank gives `failed` within it plus 5 s "
                         f"(defaults: {', '.join(f'{k} {v:g}' for k, v in DEFAULT_TIMEOUT.items())})")
@@ -54,7 +68,7 @@ def options_from_args(args: argparse.Namespace) -> SelftestOptions:
         nproc=args.nproc, backend=args.backend, nnodes=args.nnodes, node_rank=args.node_rank,
         rdzv_endpoint=args.rdzv_endpoint, rdzv_id=args.rdzv_id, min_size=args.min_size, max_size=args.max_size,
         iters=args.iters, batch=args.batch, repeats=args.repeats, deepspeed=not args.no_deepspeed,
-        timeout=args.timeout, scratch=current_settings().selftest_dir,
+        timeout=args.timeout, scratch=current_settings().selftest_dir, steps=args.steps, nvme=args.nvme,
     )
     opts.check()
     return opts
@@ -87,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         cuda = f"available, {target.device_count} GPU(s)" if target.cuda_available else "not available"
         progress(f"torch {target.torch}, CUDA {cuda}")
-    names = list(TESTS) if args.test == "all" else [args.test]
+    names = names_for_all(target) if args.test == "all" else [args.test]
     results: List[TestResult] = []
     try:
         for name in names:

@@ -38,10 +38,33 @@ def summary_line(r: TestResult) -> str:
     if r.name == "compile" and m.get("compile_seconds") is not None:
         return (f"{m.get('device')}: compiled in {m['compile_seconds']:.1f}s, output diff {m.get('max_rel_out_diff', 0):.1e}, "
                 f"grad diff {m.get('max_rel_grad_diff', 0):.1e}")
+    if r.name == "zero3" and m.get("step_seconds"):
+        return zero3_line(m)
     if r.name == "gpu" and m.get("devices"):
         return "; ".join(f"{d['device']} " + ", ".join(f"{k} {v:.1f} TFLOP/s" for k, v in d["tflops"].items() if v)
                          for d in m["devices"])
     return ""
+
+
+def zero3_line(m: dict) -> str:
+    steps = m["step_seconds"]
+    text = f"{m.get('accelerator')}: step {steps.get('zero3', 0):.3f}s, offload cpu {steps.get('offload_cpu', 0):.3f}s"
+    if "offload_nvme" in steps:
+        text += f", nvme {steps['offload_nvme']:.3f}s"
+    if m.get("rel_update_diff") is not None:
+        text += f"; vs torch Adam: update {m['rel_update_diff']:.1e}, loss {m['max_rel_loss_diff']:.1e}"
+    ops = ", ".join(f"{o['name']} {o['cache']} {o['seconds']:.1f}s" for o in m.get("ops") or [])
+    if ops:
+        text += f"; ops {ops}"
+    nvme = m.get("nvme") or {}
+    if nvme.get("status") == "passed":
+        text += f"; swap write {nvme['write_gbps']:.2f} GB/s, read {nvme['read_gbps']:.2f} GB/s"
+    elif nvme.get("status") == "skipped":
+        text += f"; NVMe skipped ({nvme.get('reason')})"
+    fit = m.get("fit") or {}
+    if fit.get("max_params"):
+        text += f"; fits ~{fit['max_params'] / 1e9:.1f}B params with offload"
+    return text
 
 
 def _size(n: int) -> str:

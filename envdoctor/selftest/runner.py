@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,8 +15,8 @@ from envdoctor.snapshot import Snapshot
 if TYPE_CHECKING:  # the launcher (psutil) loads when a test runs, not when the CLI builds its parser
     from envdoctor.selftest.common import Progress, Target
 
-TESTS = ("allreduce", "backward", "compile", "gpu")
-DEFAULT_TIMEOUT = {"allreduce": 300.0, "backward": 600.0, "compile": 900.0, "gpu": 600.0}
+TESTS = ("allreduce", "backward", "compile", "gpu", "zero3")
+DEFAULT_TIMEOUT = {"allreduce": 300.0, "backward": 600.0, "compile": 900.0, "gpu": 600.0, "zero3": 900.0}
 MAX_NPROC = 256  # ranks on one node: more than any GPU server has GPUs, and each rank is a whole process
 
 SnapshotSource = Callable[[], Optional[Snapshot]]
@@ -39,6 +40,8 @@ class SelftestOptions:
     deepspeed: bool = True  # the DeepSpeed engine step in the backward test
     timeout: Optional[float] = None  # per test (None: DEFAULT_TIMEOUT)
     scratch: Optional[Path] = None  # run directories (Settings.selftest_dir; None: the system temp directory)
+    steps: int = 4  # zero3: optimizer steps
+    nvme: Optional[Path] = None  # zero3: directory for NVMe swap files (None: try one when libaio is there)
 
     def check(self) -> None:
         """InputError (exit 2) naming the bad option."""
@@ -65,6 +68,10 @@ class SelftestOptions:
             raise InputError("--repeats must be at least 1")
         if self.timeout is not None and self.timeout <= 0:
             raise InputError("--timeout must be positive")
+        if not 2 <= self.steps <= 100:
+            raise InputError(f"--steps must be between 2 and 100, not {self.steps}")
+        if self.nvme is not None and not (self.nvme.is_dir() and os.access(self.nvme, os.W_OK | os.X_OK)):
+            raise InputError(f"--nvme {self.nvme}: not a writable directory")
 
     def size_range(self) -> Tuple[int, int]:
         from envdoctor.selftest.bandwidth import parse_size
@@ -89,11 +96,23 @@ def run_test(name: str, options: SelftestOptions, target: Target, snapshot: Snap
                                      deepspeed=options.deepspeed, progress=progress, scratch=options.scratch)
     elif name == "compile":
         result = single.run_compile(target, timeout=timeout, progress=progress, scratch=options.scratch)
+    elif name == "zero3":
+        from envdoctor.selftest.zero3 import run_zero3
+
+        result = run_zero3(target, steps=options.steps, nvme=options.nvme, timeout=timeout, progress=progress,
+                           scratch=options.scratch)
     else:
         result = single.run_gpu(target, timeout=timeout, progress=progress, scratch=options.scratch)
     if not result.seconds:
         result.seconds = time.monotonic() - start
     return result
+
+
+def names_for_all(target: Target) -> List[str]:
+    """What `selftest all` runs: every test, zero3 only where DeepSpeed is installed."""
+    from envdoctor.selftest.zero3 import deepspeed_version
+
+    return [t for t in TESTS if t != "zero3" or deepspeed_version(target)]
 
 
 def _allreduce(options: SelftestOptions, target: Target, timeout: float, snapshot: SnapshotSource,

@@ -459,7 +459,7 @@ def size_label(nbytes: int) -> str:
 class SelftestPane(Vertical):
     """Run each self-test or all of them; a table of results, busbw against message size, the backward speed-up."""
 
-    TESTS = ("allreduce", "backward", "compile", "gpu")
+    TESTS = ("allreduce", "backward", "compile", "gpu", "zero3")
     running: reactive[bool] = reactive(False)
 
     def compose(self) -> ComposeResult:

@@ -4,6 +4,18 @@ import json
 import sys
 
 
+def distribution_version(name):
+    """An installed distribution's version without importing it (deepspeed's import takes seconds)."""
+    try:
+        from importlib.metadata import PackageNotFoundError, version
+    except ImportError:
+        return None
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return None
+
+
 def main():
     out = {"python": sys.version.split()[0], "torch": None, "error": None}
     try:
@@ -31,6 +43,7 @@ def main():
         out["distributed"] = out["nccl"] = out["gloo"] = False
         out["distributed_error"] = "%s: %s" % (type(exc).__name__, exc)
     out["compile"] = hasattr(torch, "compile")
+    out["deepspeed"] = distribution_version("deepspeed")
     print(json.dumps(out))
     return 0
 

@@ -1,0 +1,138 @@
+"""`selftest zero3`: DeepSpeed ZeRO-3 with optimizer and parameter offload, the way one GPU fits a big model.
+
+One rank through `python -m torch.distributed.run` (what `deepspeed` and torchrun users run), under the same
+deadline and process-tree cleanup as the other tests (launch.py). With CUDA in the target, DeepSpeed's CUDA
+accelerator; without, its CPU accelerator (`DS_ACCELERATOR=cpu` unless set). The worker compares ZeRO-3 with
+offload to cpu (and to NVMe, with `--nvme PATH` or when libaio and a local disk are there) against torch Adam,
+times the op builds, and estimates the largest model that fits; a failure is classified (zero3_causes.py).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+from envdoctor.findings import Finding
+from envdoctor.selftest.allreduce import pg_timeout
+from envdoctor.selftest.common import Progress, ProgressTail, RunDir, Target, WorkerRun, failure_text, no_progress, worker_env
+from envdoctor.selftest.launch import Launcher, launch
+from envdoctor.selftest.result import WORKERS, TestResult, read_json
+from envdoctor.selftest.zero3_causes import CAUSES, cause_finding, classify
+
+DEFAULT_STEPS = 4
+# file systems that are not a local disk: NVMe offload there would measure memory or the network
+NOT_LOCAL_DISK = {"tmpfs", "ramfs", "devtmpfs", "nfs", "nfs4", "cifs", "smb3", "smbfs", "9p", "sshfs", "ceph", "glusterfs",
+                  "lustre", "gpfs", "beegfs", "virtiofs", "fuse.sshfs", "fuse.s3fs", "fuse.gcsfuse", "squashfs"}
+
+
+def deepspeed_version(target: Target) -> Optional[str]:
+    value = target.raw.get("deepspeed")
+    return value if isinstance(value, str) else None
+
+
+def local_disk(path: Path) -> Optional[str]:
+    """The file system type of the mount holding `path` when it is a local disk; None otherwise or unknown."""
+    import psutil
+
+    try:
+        real = os.path.realpath(path)
+        parts = psutil.disk_partitions(all=True)
+    except (OSError, RuntimeError):
+        return None
+    best = max((p for p in parts if real == p.mountpoint or real.startswith(p.mountpoint.rstrip("/") + "/")),
+               key=lambda p: len(p.mountpoint), default=None)
+    if best is None or best.fstype in NOT_LOCAL_DISK or best.fstype.startswith("fuse"):
+        return None
+    return best.fstype if os.access(path, os.W_OK) else None
+
+
+def launcher_argv(target: Target, out: Path, progress_file: Path, steps: int, timeout: float, nvme: Optional[Path],
+                  nvme_auto: Optional[Path]) -> List[str]:
+    argv = [target.python, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "1", "--max_restarts", "0",
+            "--monitor_interval", "0.5", str(WORKERS / "zero3_worker.py"), "--out", str(out), "--progress",
+            str(progress_file), "--steps", str(steps), "--pg-timeout", f"{pg_timeout(timeout):g}"]
+    if nvme is not None:
+        argv += ["--nvme", str(nvme)]
+    elif nvme_auto is not None:
+        argv += ["--nvme-auto", str(nvme_auto)]
+    return argv
+
+
+def run_env(target: Target) -> Dict[str, str]:
+    env = worker_env()
+    if not target.cuda_available:
+        env.setdefault("DS_ACCELERATOR", "cpu")  # DeepSpeed's CPU accelerator: ZeRO-3 and cpu_adam without a GPU
+    return env
+
+
+def run_zero3(target: Target, steps: int = DEFAULT_STEPS, nvme: Optional[Path] = None, timeout: float = 900.0,
+              progress: Progress = no_progress, launcher: Launcher = launch, scratch: Optional[Path] = None) -> TestResult:
+    if target.error or not target.torch:
+        return TestResult("zero3", "failed", error=f"torch does not import in {target.python}: {target.error}")
+    if not deepspeed_version(target):
+        return TestResult("zero3", "skipped", error=f"DeepSpeed is not installed in {target.python}")
+    rundir = RunDir("zero3", scratch)
+    auto = rundir.sub("nvme") if nvme is None and local_disk(rundir.path) else None
+    accel = "CUDA" if target.cuda_available else "CPU (DS_ACCELERATOR=cpu)"
+    progress(f"zero3: DeepSpeed {deepspeed_version(target)} ZeRO-3, offload to cpu{' and NVMe' if nvme else ''}, "
+             f"{accel} accelerator, {steps} steps against torch Adam")
+    out = rundir.path / "zero3_worker.json"
+    tail = ProgressTail(rundir.path / "zero3_worker.progress", progress, "  ")
+    argv = launcher_argv(target, out, rundir.path / "zero3_worker.progress", steps, timeout, nvme, auto)
+    res = launcher(argv, run_env(target), timeout, rundir.path / "zero3.log", tail)
+    data = read_json(out) or {}
+    metrics = zero3_metrics(data)
+    findings = nvme_findings(data)
+    if res.ok and data.get("ok"):
+        return rundir.finish(TestResult("zero3", "passed", res.seconds, metrics, None, findings))
+    error = failure_text(WorkerRun(res, data or None), "the zero3 worker")
+    log = str(data.get("exception_message") or "") + "\n" + res.log_text(2_000_000)
+    nvme_cause = (data.get("nvme") or {}).get("cause") if (data.get("nvme") or {}).get("status") == "failed" else None
+    found = (nvme_cause, {}) if nvme_cause in CAUSES else classify(error, log)
+    if found is not None:
+        key, values = found
+        values = {**_known_values(data), **values}
+        metrics["cause"] = key
+        if values.get("first_error"):
+            metrics["first_compiler_error"] = values["first_error"]
+        finding = cause_finding(key, values, _headline(error))
+        findings = [f for f in findings if f.id != finding.id] + [finding]
+        error = f"{finding.title}\n{error}"
+    return rundir.finish(TestResult("zero3", "failed", res.seconds, metrics, error, findings), res.log_path)
+
+
+def _known_values(data: Dict[str, Any]) -> Dict[str, str]:
+    values = {"cuda": data.get("torch_cuda"), "torch.cuda": data.get("torch_cuda"), "python.version": data.get("python")}
+    return {k: str(v) for k, v in values.items() if v}
+
+
+def _headline(error: str) -> str:
+    lines = [ln.strip() for ln in error.strip().splitlines() if ln.strip()]
+    return lines[-1][:400] if lines else error
+
+
+def nvme_findings(data: Dict[str, Any]) -> List[Finding]:
+    """NVMe offload skipped for want of libaio: the verdict says so, and names the rule that fixes it."""
+    nvme = data.get("nvme") or {}
+    if nvme.get("status") == "skipped" and nvme.get("cause") == "libaio_missing":
+        return [cause_finding("libaio_missing", {}, f"NVMe offload was not tried: {nvme.get('reason')}", severity="info")]
+    return []
+
+
+def zero3_metrics(data: Dict[str, Any]) -> Dict[str, Any]:
+    runs = data.get("runs") or {}
+    offloaded = [r for k, r in runs.items() if k.startswith("offload_")]
+    metrics: Dict[str, Any] = {k: data[k] for k in ("deepspeed", "accelerator", "device", "parameters", "steps", "batch",
+                                                     "tolerance", "ops", "fit", "nvme") if k in data}
+    if runs:
+        metrics["step_seconds"] = {k: _r(r.get("step_seconds")) for k, r in runs.items()}
+        metrics["runs"] = {k: {x: (_r(v) if x == "step_seconds" else v) for x, v in r.items()} for k, r in runs.items()}
+    if offloaded:
+        metrics["max_rel_loss_diff"] = max(r.get("max_rel_loss_diff", 0.0) for r in offloaded)
+        metrics["rel_update_diff"] = max(r.get("rel_update_diff", 0.0) for r in offloaded)
+    return metrics
+
+
+def _r(value: Any, digits: int = 4) -> Any:
+    return round(value, digits) if isinstance(value, float) else value
