@@ -3,8 +3,8 @@
     python bench/nccl_bench.py [--size-mb 1024] [--dense-mb 100] [--corpus PATH] [--out bench/results/nccl.json]
 
 Accuracy: top-1 / top-3 over the labelled corpora `tests/nccl/corpus/*.jsonl` (each file and all together, by
-category), also without the `weak_log` entries (threads with no raw log). Throughput: a generated log (training output with NCCL INFO
-blocks, warnings, tracebacks, binary garbage and over-long lines, and a failure at the end) is written to a
+category), also without the `weak_log` entries (threads with no raw log). Throughput: a generated log (training
+output with NCCL INFO blocks, warnings, tracebacks, binary garbage and over-long lines, and a failure at the end) is written to a
 temporary file and diagnosed in a child process (so its peak RSS is the diagnosis alone), then again under
 tracemalloc for the peak of Python allocations. A second, NCCL_DEBUG=INFO-dense log gives the worst case.
 """
