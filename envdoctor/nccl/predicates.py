@@ -289,7 +289,7 @@ def hpcx_ofed_mismatch(ctx: Context) -> Result:
     return None
 
 
-_NCCL_BUILD = re.compile(r"(?:libnccl\.so\.|nvidia-nccl-cu\d+==|libnccl2?[=_-])(\d+\.\d+\.\d+)")
+_NCCL_BUILD = re.compile(r"(?:libnccl\.so\.|nvidia-nccl-cu\d+==|libnccl2=)(\d+\.\d+\.\d+)")
 
 
 @predicate(log=True)
