@@ -2,9 +2,9 @@
 
     python bench/nccl_bench.py [--size-mb 1024] [--dense-mb 100] [--corpus PATH] [--out bench/results/nccl.json]
 
-Accuracy: top-1 / top-3 over the labelled dev corpus `tests/nccl/corpus/dev.jsonl`, also without the
-`weak_log` entries (threads with no raw log). Throughput: a generated log (training output with NCCL INFO
-blocks, warnings, tracebacks, binary garbage and over-long lines, and a failure at the end) is written to a
+Accuracy: top-1 / top-3 over the labelled corpora `tests/nccl/corpus/*.jsonl` (each file and all together, by
+category), also without the `weak_log` entries (threads with no raw log). Throughput: a generated log (training
+output with NCCL INFO blocks, warnings, tracebacks, binary garbage and over-long lines, and a failure at the end) is written to a
 temporary file and diagnosed in a child process (so its peak RSS is the diagnosis alone), then again under
 tracemalloc for the peak of Python allocations. A second, NCCL_DEBUG=INFO-dense log gives the worst case.
 """
@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 from envdoctor.nccl import diagnose_paths, diagnose_text  # noqa: E402
 
-CORPUS = ROOT / "tests" / "nccl" / "corpus" / "dev.jsonl"
+CORPUS_DIR = ROOT / "tests" / "nccl" / "corpus"
 
 
 def _shown(path: Path) -> str:
@@ -41,28 +41,32 @@ def _shown(path: Path) -> str:
         return str(path)
 
 
-def accuracy(corpus: Path) -> Dict[str, Any]:
+def _score(sel: List[Dict[str, Any]]) -> Dict[str, Any]:
+    n = len(sel)
+    return {"n": n, "top1": round(sum(r["top1"] for r in sel) / n, 4) if n else None,
+            "top3": round(sum(r["top3"] for r in sel) / n, 4) if n else None}
+
+
+def accuracy(corpora: List[Path]) -> Dict[str, Any]:
     rows: List[Dict[str, Any]] = []
-    for line in corpus.read_text(encoding="utf-8").splitlines():
-        if not line.strip():
-            continue
-        case = json.loads(line)
-        report = diagnose_text(case.get("log", ""))
-        cats = [f.category for f in report.findings]
-        rows.append({"id": case["id"], "expected": case["category"], "got": cats[:3],
-                     "top1": bool(cats) and cats[0] == case["category"], "top3": case["category"] in cats[:3],
-                     "weak_log": bool(case.get("weak_log")), "misleading_log": bool(case.get("misleading_log"))})
-
-    def score(sel: List[Dict[str, Any]]) -> Dict[str, Any]:
-        n = len(sel)
-        return {"n": n, "top1": round(sum(r["top1"] for r in sel) / n, 4) if n else None,
-                "top3": round(sum(r["top3"] for r in sel) / n, 4) if n else None}
-
+    for corpus in corpora:
+        for line in corpus.read_text(encoding="utf-8").splitlines():
+            if not line.strip():
+                continue
+            case = json.loads(line)
+            report = diagnose_text(case.get("log", ""))
+            cats = [f.category for f in report.findings]
+            rows.append({"id": case["id"], "file": corpus.name, "expected": case["category"], "got": cats[:3],
+                         "top1": bool(cats) and cats[0] == case["category"], "top3": case["category"] in cats[:3],
+                         "weak_log": bool(case.get("weak_log")), "misleading_log": bool(case.get("misleading_log"))})
+    categories = sorted({r["expected"] for r in rows})
     return {
-        "corpus": _shown(corpus),
-        "all": score(rows),
-        "excluding_weak_log": score([r for r in rows if not r["weak_log"]]),
-        "misleading_only": score([r for r in rows if r["misleading_log"]]),
+        "corpus": [_shown(c) for c in corpora],
+        "all": _score(rows),
+        "by_file": {c.name: _score([r for r in rows if r["file"] == c.name]) for c in corpora},
+        "excluding_weak_log": _score([r for r in rows if not r["weak_log"]]),
+        "misleading_only": _score([r for r in rows if r["misleading_log"]]),
+        "by_category": {c: _score([r for r in rows if r["expected"] == c]) for c in categories},
         "misses": [r for r in rows if not r["top1"]],
     }
 
@@ -166,7 +170,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--size-mb", type=int, default=1024)
     ap.add_argument("--dense-mb", type=int, default=100)
-    ap.add_argument("--corpus", default=str(CORPUS))
+    ap.add_argument("--corpus", action="append", help="a labelled corpus file (repeatable; default: every "
+                    "tests/nccl/corpus/*.jsonl)")
+    ap.add_argument("--accuracy-only", action="store_true", help="measure accuracy only (no throughput run)")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "nccl.json"))
     ap.add_argument("--child")
     ap.add_argument("--traced", action="store_true")
@@ -177,13 +183,20 @@ def main() -> int:
 
     result: Dict[str, Any] = {"machine": {"python": platform.python_version(), "cpus": os.cpu_count(),
                                           "platform": platform.platform()}}
-    acc = accuracy(Path(args.corpus))
+    corpora = [Path(c) for c in args.corpus] if args.corpus else sorted(CORPUS_DIR.glob("*.jsonl"))
+    acc = accuracy(corpora)
     result["accuracy"] = acc
     a, w = acc["all"], acc["excluding_weak_log"]
     print(f"accuracy ({a['n']} cases): top-1 {a['top1']:.1%}, top-3 {a['top3']:.1%}; "
           f"without weak_log ({w['n']}): top-1 {w['top1']:.1%}, top-3 {w['top3']:.1%}")
+    for name, sc in acc["by_file"].items():
+        print(f"  {name} ({sc['n']}): top-1 {sc['top1']:.1%}, top-3 {sc['top3']:.1%}")
+    for cat, sc in acc["by_category"].items():
+        print(f"  {cat:<28} {sc['n']:>3}  top-1 {sc['top1']:.0%}  top-3 {sc['top3']:.0%}")
     for miss in acc["misses"]:
         print(f"  miss {miss['id']}: expected {miss['expected']}, got {miss['got']}")
+    if args.accuracy_only:
+        return 0
 
     result["baseline_rss_mib"] = baseline_rss()
     runs = {}

@@ -31,6 +31,8 @@ class Finding:
     locations: List[str] = field(default_factory=list)  # "file:line" of each quoted log line, in order
     score: Optional[float] = None
     why: List[str] = field(default_factory=list)  # the reasons that raised its score
+    against: List[str] = field(default_factory=list)  # what speaks against it (ranked NCCL causes)
+    test: Optional[Dict[str, str]] = None  # the check that tells it apart: {"run": ..., "confirms": ...}
 
     def to_json(self) -> Dict[str, Any]:
         return {
@@ -58,6 +60,8 @@ class Finding:
             "confidence": self.confidence,
             "score": round(self.score or 0.0, 2),
             "why": list(self.why),
+            "evidence_against": list(self.against),
+            "discriminating_test": dict(self.test) if self.test else None,
         }
 
 

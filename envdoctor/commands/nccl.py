@@ -100,6 +100,12 @@ def render(report, style: Style, snapshot_used: bool = False) -> str:
                 out.append("     " + _clip(loc + line, 160))
         for reason in fd.why[:3]:
             out.extend(textwrap.wrap(reason, 100, initial_indent="   why: ", subsequent_indent="        "))
+        for reason in fd.against[:3]:
+            out.extend(textwrap.wrap(reason, 100, initial_indent="   against: ", subsequent_indent="            "))
+        if fd.test:
+            head = "confirm" if n == 1 else "tell apart"
+            out.extend(textwrap.wrap(f"run `{fd.test['run']}`: it is this cause if {fd.test['confirms']}", 100,
+                                     initial_indent=f"   {head}: ", subsequent_indent="        "))
         out.extend(textwrap.wrap(fd.fix, 100, initial_indent="   " + style("fix:", "green") + " ",
                                  subsequent_indent="        "))
         out.append("")

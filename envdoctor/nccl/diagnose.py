@@ -144,11 +144,17 @@ def prefilter_for(rules: RuleSet) -> Prefilter:
 
 def rank(rules: RuleSet, signals: Dict[str, SignalHit], facts: NcclFacts,
          snapshot: Optional[Snapshot] = None) -> List[Finding]:
-    """Score every category from the signals, apply the context rules, and rank."""
+    """Score every category from the signals, apply the context rules, and rank.
+
+    Every finding but the first is an alternative: each carries what speaks against it (the evidence it does not
+    explain, the rules that made it less likely) and the one check that tells it apart (its category's
+    `discriminating_test`); the first carries the runner-up's evidence it does not explain.
+    """
     scores: Dict[str, float] = {}
     sigs_for: Dict[str, List[str]] = {}
     why: Dict[str, List[str]] = {}
     extra: Dict[str, List[str]] = {}
+    support: Dict[str, Dict[str, Tuple[float, str]]] = {}  # category -> source -> (weight, what it means)
     for sig in rules.signatures:
         if sig.id not in signals:
             continue
@@ -157,6 +163,7 @@ def rank(rules: RuleSet, signals: Dict[str, SignalHit], facts: NcclFacts,
             sigs_for.setdefault(cat, []).append(sig.id)
             if w > 0:
                 why.setdefault(cat, []).append(sig.means)
+                support.setdefault(cat, {})[sig.id] = (w, sig.means)
     ctx = Context(snapshot, {"log": facts.as_dict()}, tables=rules.tables, signals=signals, log=facts)
     scales: List[Tuple[str, float, str, List[str]]] = []
     for rule in rules.rules:
@@ -169,13 +176,18 @@ def rank(rules: RuleSet, signals: Dict[str, SignalHit], facts: NcclFacts,
             why.setdefault(cat, []).append(rule.note)
             extra.setdefault(cat, []).extend(ev)
             sigs_for.setdefault(cat, []).extend(s for s in rule.evidence if s in signals)
+            if w > 0:
+                support.setdefault(cat, {})[f"rule:{rule.id}"] = (w, rule.note)
         scales.extend((cat, f, rule.note, ev) for cat, f in rule.scale.items())
+    lowered: Dict[str, List[str]] = {}
     for cat, factor, note, ev in scales:
         if cat in scores:
             scores[cat] *= factor
             why.setdefault(cat, []).append(note if factor >= 1 else f"less likely: {note}")
             if factor >= 1:
                 extra.setdefault(cat, []).extend(ev)
+            else:
+                lowered.setdefault(cat, []).append(note)
 
     by_sig = {s.id: s for s in rules.signatures}
     settings = rules.settings
@@ -201,15 +213,37 @@ def rank(rules: RuleSet, signals: Dict[str, SignalHit], facts: NcclFacts,
         conf = "high" if score >= high else "medium" if score >= medium else "low"
         if n == 0 and conf == "high" and len(cands) > 1 and cands[1][0] >= 0.8 * score:
             conf = "medium"  # a close runner-up: the log cannot tell them apart well
+        if n > 0 and _CONFIDENCE.index(conf) < _CONFIDENCE.index(out[0].confidence or "low"):
+            conf = out[0].confidence or "low"  # an alternative is never surer than the cause ranked above it
         evidence = [ln.split("\t", 1)[1] for ln in lines] + list(dict.fromkeys(extra.get(cat, [])))
         locations = [ln.split("\t", 1)[0] for ln in lines]
         reasons = list(dict.fromkeys(why.get(cat, [])))
+        rival = cands[0][2] if n > 0 else cands[1][2] if len(cands) > 1 else None
+        against = _against(cat, rival, support, lowered.get(cat, []))
         detail = "\n".join([*reasons, *(f"log: {e}" for e in evidence)])
         out.append(Finding(
             id=c.finding_id, category=cat, title=c.title, severity=c.severity,
             detail=f"[{conf} confidence] {detail}".strip(), fix=c.fix, subjects=["nccl"],
             confidence=conf, score=score, evidence=evidence, locations=locations, why=reasons,
+            against=against, test=dict(c.test) if c.test else None,
         ))
+    return out
+
+
+_CONFIDENCE = ("high", "medium", "low")
+
+
+def _against(cat: str, rival: Optional[str], support: Dict[str, Dict[str, Tuple[float, str]]],
+             lowered: List[str]) -> List[str]:
+    """What speaks against `cat`: the rules that made it less likely, and the strongest evidence of its rival
+    (the top cause for an alternative, the runner-up for the top cause) that `cat` does not explain."""
+    out = [f"less likely: {note}" for note in dict.fromkeys(lowered)]
+    if rival is not None:
+        mine, theirs = support.get(cat, {}), support.get(rival, {})
+        out += [f"does not explain (fits {rival}): {text}"
+                for src, (_w, text) in sorted(theirs.items(), key=lambda kv: -kv[1][0]) if src not in mine][:2]
+        if mine and set(mine) <= set(theirs):
+            out.append(f"nothing in the log points to it alone: every line for it also fits {rival}")
     return out
 
 

@@ -287,3 +287,23 @@ def hpcx_ofed_mismatch(ctx: Context) -> Result:
         return {"evidence": [f"log: HPC-X built for MLNX_OFED {', '.join(sorted(built))}, installed MLNX_OFED "
                       f"{', '.join(sorted(installed))}"]}
     return None
+
+
+_NCCL_BUILD = re.compile(r"(?:libnccl\.so\.|nvidia-nccl-cu\d+==|libnccl2=)(\d+\.\d+\.\d+)")
+
+
+@predicate(log=True)
+def nccl_library_versions_differ(ctx: Context) -> Result:
+    """The log names several different NCCL builds: libnccl.so.2.x files, nvidia-nccl wheels, NCCL version lines."""
+    hit = ctx.signals.get("nccl-library-version")
+    if hit is None:
+        return None
+    listed = {m.group(1) for ln in hit.lines for m in _NCCL_BUILD.finditer(ln.split("\t", 1)[-1])}
+    seen = listed | set(ctx.log.nccl_versions) if ctx.log is not None else listed
+    if len(listed) >= 1 and len(seen) > 1:
+        return {"evidence": [f"log: NCCL builds {', '.join(sorted(seen, key=_vkey))} are all named"]}
+    return None
+
+
+def _vkey(v: str) -> Tuple[int, ...]:
+    return tuple(int(x) for x in v.split("."))

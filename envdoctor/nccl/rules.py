@@ -40,6 +40,7 @@ class Category:
     fix: str
     severity: str = "error"
     layer: str = ""  # where the cause sits (nccl-taxonomy layers A-F)
+    test: Optional[Mapping[str, str]] = None  # the one check that confirms it: {"run": ..., "confirms": ...}
 
     @property
     def finding_id(self) -> str:
@@ -156,15 +157,20 @@ def _load(files: Sequence[Path], tables: Tables) -> RuleSet:
         name = take_id(file, i, e, "category")
         if name is None:
             continue
-        problems = _unknown_keys(e, ("id", "title", "fix", "severity", "layer"))
+        problems = _unknown_keys(e, ("id", "title", "fix", "severity", "layer", "discriminating_test"))
         for k in ("title", "fix"):
             if not isinstance(e.get(k), str) or not e[k].strip():
                 problems.append(f"'{k}' must be a non-empty string")
         if e.get("severity", "error") not in SEVERITIES:
             problems.append(f"'severity' must be one of {list(SEVERITIES)}")
+        test = e.get("discriminating_test")
+        if test is not None and not (isinstance(test, dict) and set(test) == {"run", "confirms"}
+                                     and all(isinstance(v, str) and v.strip() for v in test.values())):
+            problems.append("'discriminating_test' must be {'run': the check, 'confirms': what it shows when this is the cause}")
         errors.extend(f"{where(file, i, e)}: {p}" for p in problems)
         if not problems:
-            rs.categories[name] = Category(name, e["title"], e["fix"], e.get("severity", "error"), str(e.get("layer", "")))
+            rs.categories[name] = Category(name, e["title"], e["fix"], e.get("severity", "error"), str(e.get("layer", "")),
+                                           dict(test) if test else None)
 
     for file, i, e in raw["signatures"]:
         name = take_id(file, i, e, "signature")

@@ -95,6 +95,9 @@ def _nccl(rules: RuleSet, tables: Tables) -> List[Entry]:
                                                         tuple(sigs) or ("none",))]
         if ctx:
             sections.append(("Context rules (log facts or the machine snapshot raise or lower it)", tuple(ctx)))
+        if cat.test:
+            sections.append(("Discriminating test (tells it apart from the other causes)",
+                             (f"run: {cat.test['run']}", f"it is this cause if {cat.test['confirms']}")))
         sections += _table_sections(tables, cat.id, "")
         out.append(Entry(
             id=cat.finding_id, name=cat.id, kind="nccl", severity=cat.severity, category=cat.id,
