@@ -2,7 +2,7 @@
 
     python bench/nccl_bench.py [--size-mb 1024] [--dense-mb 100] [--corpus PATH] [--out bench/results/nccl.json]
 
-Accuracy: top-1 / top-3 over the labelled dev corpus `tests/nccl/corpus/dev.jsonl`, also without the
+Accuracy: top-1 / top-3 over the labelled dev corpus `tests/nccl/corpus/*.jsonl`, also without the
 `weak_log` entries (threads with no raw log). Throughput: a generated log (training output with NCCL INFO
 blocks, warnings, tracebacks, binary garbage and over-long lines, and a failure at the end) is written to a
 temporary file and diagnosed in a child process (so its peak RSS is the diagnosis alone), then again under
@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 from envdoctor.nccl import diagnose_paths, diagnose_text  # noqa: E402
 
-CORPUS = ROOT / "tests" / "nccl" / "corpus" / "dev.jsonl"
+CORPUS = ROOT / "tests" / "nccl" / "corpus"
 
 
 def _shown(path: Path) -> str:
@@ -43,7 +43,9 @@ def _shown(path: Path) -> str:
 
 def accuracy(corpus: Path) -> Dict[str, Any]:
     rows: List[Dict[str, Any]] = []
-    for line in corpus.read_text(encoding="utf-8").splitlines():
+    lines = [ln for path in (sorted(corpus.glob("*.jsonl")) if corpus.is_dir() else [corpus])
+             for ln in path.read_text(encoding="utf-8").splitlines()]
+    for line in lines:
         if not line.strip():
             continue
         case = json.loads(line)

@@ -55,7 +55,8 @@ def dist_watchdog(ctx: Context) -> Result:
     for key, ts in sorted(groups.items(), key=lambda kv: (-len(kv[1]), str(kv[0])))[:4]:
         ranks = [t.rank for t in ts if t.rank is not None]
         ops = sorted({t.op for t in ts if t.op})
-        numel = next((t.numel_in for t in ts if t.numel_in is not None), None)
+        sizes = {t.numel_in for t in ts if t.numel_in is not None}
+        numel = sizes.pop() if len(sizes) == 1 and len(ops) <= 1 else None
         pgs = sorted({t.pg for t in ts if t.pg is not None})
         timeout = next((t.timeout_ms for t in ts if t.timeout_ms), None)
         ran = max((t.ran_ms for t in ts if t.ran_ms), default=None)

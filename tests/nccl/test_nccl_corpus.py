@@ -1,4 +1,4 @@
-"""The labelled dev corpus (real failures from public issue threads, tests/nccl/corpus/dev.jsonl): its cases
+"""The labelled dev corpus (real failures from public issue threads, tests/nccl/corpus/*.jsonl): its cases
 are well formed, name known categories, and are diagnosed as the threads established (bench/nccl_bench.py
 measures the same corpus)."""
 
@@ -12,11 +12,12 @@ import pytest
 from envdoctor.nccl import diagnose_text, load_rules
 from tests.nccl.helpers import ROOT
 
-CORPUS = ROOT / "tests" / "nccl" / "corpus" / "dev.jsonl"
+CORPUS = ROOT / "tests" / "nccl" / "corpus"
 
 
 def cases() -> List[Dict[str, Any]]:
-    return [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [json.loads(line) for path in sorted(CORPUS.glob("*.jsonl"))
+            for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 def test_cases_are_well_formed_and_name_known_categories() -> None:
