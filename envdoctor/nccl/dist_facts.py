@@ -28,6 +28,8 @@ DIST_PATTERNS: Dict[str, str] = {
     "dist_port": r"server socket has failed to",
     "dist_endpoint": r"client socket has|TCP client failed to connect",
     "dist_unresolved": r"cannot be retrieved \(gai error",
+    "dist_cuda_oom": r"CUDA out of memory",
+    "dist_store_lost": r"(?:recvValue|recvVector|sendBytes|recvValueWithTimeout) failed on SocketImpl",
 }
 
 DIST_NEEDLES: Dict[str, Tuple[str, ...]] = {
@@ -41,6 +43,8 @@ DIST_NEEDLES: Dict[str, Tuple[str, ...]] = {
     "dist_port": ("server socket has failed to",),
     "dist_endpoint": ("client socket has", "tcp client failed to connect"),
     "dist_unresolved": ("cannot be retrieved (gai error",),
+    "dist_cuda_oom": ("cuda out of memory",),
+    "dist_store_lost": (" failed on socketimpl",),
 }
 
 SIGNALS = {1: "SIGHUP", 2: "SIGINT", 4: "SIGILL", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE", 9: "SIGKILL",
@@ -78,6 +82,11 @@ _ENDPOINT_FORMS = (
     re.compile(r"client socket has failed to connect to any network address of \((?P<host>[^,]+), (?P<port>\d+)\)"),
     re.compile(r"TCP client failed to connect/validate to host (?P<host>\S+?):(?P<port>\d+)\b(?: - (?P<why>[^(]+?) \()?"),
 )
+_CUDA_OOM = re.compile(r"(?:\[rank(?P<rank>\d+)\]:.*)?CUDA out of memory\. Tried to allocate (?P<want>[\d.]+ [KMGT]?i?B)"
+                       r"(?:.*?GPU (?P<gpu>\d+)(?: has a total capacity of|;) (?P<total>[\d.]+ [KMGT]?i?B)"
+                       r"(?: of which|.*?already allocated;) (?P<free>[\d.]+ [KMGT]?i?B)(?: is)? free)?")
+_STORE_LOST = re.compile(r"failed on SocketImpl\(fd=\d+, addr=[^,]*, remote=\[?(?P<host>[^\]\s]*?)\]?:(?P<port>\d+)\): "
+                         r"(?P<why>Connection reset by peer|Broken pipe|Failed to recv, got 0 bytes)")
 _UNRESOLVED = re.compile(r"network addresses of \(([^,]+), (\d+)\) cannot be retrieved \(gai error: (-?\d+) - ([^)]*)\)")
 
 
@@ -157,6 +166,8 @@ class DistFacts:
     bind_errors: Dict[int, str] = field(default_factory=dict)  # port -> errno, for errnos other than in-use
     endpoints: List[Endpoint] = field(default_factory=list)
     unresolved: Dict[str, str] = field(default_factory=dict)  # host -> "gai error -2 - Name or service not known"
+    gpu_ooms: List[Dict[str, Optional[str]]] = field(default_factory=list)  # rank, gpu, want, total, free
+    stores_lost: List[Endpoint] = field(default_factory=list)  # TCPStore servers that went away under a rank
     _state: Dict[str, _FileState] = field(default_factory=dict, repr=False)
 
     def feed(self, kind: str, line: str, file: str) -> None:
@@ -271,6 +282,17 @@ class DistFacts:
         if m and (m.group(1) in self.unresolved or len(self.unresolved) < MAX_ITEMS):
             self.unresolved[m.group(1).strip()] = f"gai error {m.group(3)} - {m.group(4)}"
 
+    def _on_dist_cuda_oom(self, line: str, file: str) -> None:
+        m = _CUDA_OOM.search(line)
+        if m and len(self.gpu_ooms) < 64:
+            self.gpu_ooms.append(m.groupdict())
+
+    def _on_dist_store_lost(self, line: str, file: str) -> None:
+        m = _STORE_LOST.search(line)
+        if m and not any(e.host == _host(m["host"]) and e.port == int(m["port"]) for e in self.stores_lost) \
+                and len(self.stores_lost) < 64:
+            self.stores_lost.append(Endpoint(_host(m["host"]), int(m["port"]), m["why"], file))
+
     # --- reading ------------------------------------------------------------------------------
 
     def first_failures(self) -> List[RankExit]:
@@ -293,6 +315,8 @@ class DistFacts:
             "ports_in_use": sorted(self.ports_in_use),
             "unreachable_endpoints": [f"{e.host}:{e.port}" for e in self.endpoints[:64]],
             "unresolved_hosts": sorted(self.unresolved)[:64],
+            "gpu_ooms": list(self.gpu_ooms),
+            "stores_lost": [f"{e.host}:{e.port}" for e in self.stores_lost],
         }
 
     def _file(self, file: str) -> _FileState:

@@ -237,3 +237,33 @@ def dist_unresolved_hosts(ctx: Context) -> Result:
         lines.append(f"`{h}` does not resolve ({why})")
         lines.append(f"next: `getent hosts {h}` on every node; use an IP for MASTER_ADDR or add the name to /etc/hosts")
     return {"evidence": lines}
+
+
+# --- GPU memory, and a store that went away ------------------------------------------------------
+
+
+@predicate(log=True)
+def dist_gpu_oom(ctx: Context) -> Result:
+    d = _dist(ctx)
+    if d is None or not d.gpu_ooms:
+        return None
+    lines = []
+    for o in d.gpu_ooms[:2]:
+        who = f"rank {o['rank']}" if o["rank"] else "a rank"
+        gpu = f" (GPU {o['gpu']})" if o["gpu"] else ""
+        have = f" with {o['free']} free of {o['total']}" if o["free"] and o["total"] else ""
+        lines.append(f"{who}{gpu} ran out of GPU memory: tried to allocate {o['want']}{have}")
+    lines.append("next: `nvidia-smi` on that node for other processes on the GPU; then a smaller micro-batch, "
+                 "checkpointing or sharding")
+    return {"evidence": lines}
+
+
+@predicate(log=True)
+def dist_store_lost(ctx: Context) -> Result:
+    """A rank lost its connection to the TCPStore server: the process hosting it (rank 0 or the agent) went away."""
+    d = _dist(ctx)
+    if d is None or not d.stores_lost:
+        return None
+    lines = [f"TCPStore at {e.host}:{e.port} went away ({e.why}): the process hosting it (rank 0 or the torchrun "
+             "agent) exited first" for e in d.stores_lost[:2]]
+    return {"evidence": lines}

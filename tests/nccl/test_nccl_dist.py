@@ -213,3 +213,19 @@ def test_launcher_chatter_alone_is_no_finding() -> None:
     text = ("W0521 15:43:02.684000 14702 torch/distributed/elastic/multiprocessing/api.py:897] Sending process 14751 "
             "closing signal SIGTERM\n  exitcode  : 0 (pid: 14751)\nexit status 1")
     assert diagnose_text(text).findings == []
+
+
+def test_cuda_oom_and_a_lost_store_are_named() -> None:
+    text = ("[rank2]:[W729 10:15:17.529377834 TCPStore.cpp:125] [c10d] recvValue failed on SocketImpl(fd=76, "
+            "addr=[localhost]:60902, remote=[localhost]:29500): Connection reset by peer\n"
+            "RuntimeError: CUDA out of memory. Tried to allocate 21.06 GiB (GPU 0; 79.35 GiB total capacity; 63.19 GiB "
+            "already allocated; 8.57 GiB free; 68.48 GiB reserved in total by PyTorch)")
+    report = diagnose_text(text)
+    assert report.findings[0].category == "timeout_rank_crashed"
+    ev = report.findings[0].evidence
+    assert any("a rank (GPU 0) ran out of GPU memory: tried to allocate 21.06 GiB with 8.57 GiB free of 79.35 GiB" in e
+               for e in ev)
+    assert any(e.startswith("TCPStore at localhost:29500 went away (Connection reset by peer)") for e in ev)
+    oom = evidence((FIXTURES / "gpu_oom.log").read_text(), "gpu_oom")
+    assert any("rank 1 (GPU 1) ran out of GPU memory: tried to allocate 1.96 GiB with 1.11 GiB free of 79.25 GiB" in e
+               for e in oom)
