@@ -29,6 +29,7 @@ DIST_PATTERNS: Dict[str, str] = {
     "dist_endpoint": r"client socket has|TCP client failed to connect",
     "dist_unresolved": r"cannot be retrieved \(gai error",
     "dist_cuda_oom": r"CUDA out of memory",
+    "dist_rdzv_joined": r"waiting for clients\. \d+/\d+ clients joined",
     "dist_store_lost": r"(?:recvValue|recvVector|sendBytes|recvValueWithTimeout) failed on SocketImpl",
 }
 
@@ -45,6 +46,7 @@ DIST_NEEDLES: Dict[str, Tuple[str, ...]] = {
     "dist_unresolved": ("cannot be retrieved (gai error",),
     "dist_cuda_oom": ("cuda out of memory",),
     "dist_store_lost": (" failed on socketimpl",),
+    "dist_rdzv_joined": ("clients joined",),
 }
 
 SIGNALS = {1: "SIGHUP", 2: "SIGINT", 4: "SIGILL", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE", 9: "SIGKILL",
@@ -87,6 +89,7 @@ _CUDA_OOM = re.compile(r"(?:\[rank(?P<rank>\d+)\]:.*)?CUDA out of memory\. Tried
                        r"(?: of which|.*?already allocated;) (?P<free>[\d.]+ [KMGT]?i?B)(?: is)? free)?")
 _STORE_LOST = re.compile(r"failed on SocketImpl\(fd=\d+, addr=[^,]*, remote=\[?(?P<host>[^\]\s]*?)\]?:(?P<port>\d+)\): "
                          r"(?P<why>Connection reset by peer|Broken pipe|Failed to recv, got 0 bytes)")
+_JOINED = re.compile(r"Timed out after (\d+) seconds waiting for clients\. (\d+)/(\d+) clients joined")
 _UNRESOLVED = re.compile(r"network addresses of \(([^,]+), (\d+)\) cannot be retrieved \(gai error: (-?\d+) - ([^)]*)\)")
 
 
@@ -168,6 +171,7 @@ class DistFacts:
     unresolved: Dict[str, str] = field(default_factory=dict)  # host -> "gai error -2 - Name or service not known"
     gpu_ooms: List[Dict[str, Optional[str]]] = field(default_factory=list)  # rank, gpu, want, total, free
     stores_lost: List[Endpoint] = field(default_factory=list)  # TCPStore servers that went away under a rank
+    joined: Optional[Tuple[int, int, int]] = None  # (seconds waited, clients joined, clients expected)
     _state: Dict[str, _FileState] = field(default_factory=dict, repr=False)
 
     def feed(self, kind: str, line: str, file: str) -> None:
@@ -287,6 +291,11 @@ class DistFacts:
         if m and len(self.gpu_ooms) < 64:
             self.gpu_ooms.append(m.groupdict())
 
+    def _on_dist_rdzv_joined(self, line: str, file: str) -> None:
+        m = _JOINED.search(line)
+        if m:
+            self.joined = (int(m.group(1)), int(m.group(2)), int(m.group(3)))
+
     def _on_dist_store_lost(self, line: str, file: str) -> None:
         m = _STORE_LOST.search(line)
         if m and not any(e.host == _host(m["host"]) and e.port == int(m["port"]) for e in self.stores_lost) \
@@ -317,6 +326,7 @@ class DistFacts:
             "unresolved_hosts": sorted(self.unresolved)[:64],
             "gpu_ooms": list(self.gpu_ooms),
             "stores_lost": [f"{e.host}:{e.port}" for e in self.stores_lost],
+            "rendezvous_joined": list(self.joined) if self.joined else None,
         }
 
     def _file(self, file: str) -> _FileState:

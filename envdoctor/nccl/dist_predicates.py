@@ -208,9 +208,29 @@ def dist_endpoint_unreachable(ctx: Context) -> Result:
     for e in d.endpoints[:4]:
         if e.host in d.unresolved:
             continue  # said by dist_unresolved_hosts
-        lines.append(f"could not reach the rendezvous endpoint {e.host}:{e.port} ({e.why})")
+        lines.append(f"could not reach the rendezvous endpoint {e.host}:{e.port} ({e.why}){_meaning(e.why)}")
         lines.append(f"next: `nc -zv {e.host} {e.port}` from this node; on rank 0's host `ss -ltnp 'sport = :{e.port}'`")
     return {"evidence": lines} if lines else None
+
+
+def _meaning(why: str) -> str:
+    if "errno 111" in why or "refused" in why.lower():
+        return ": nothing listens there (rank 0 not up, crashed, or another port)"
+    if "errno 113" in why:
+        return ": no route (a firewall REJECT rule, or routing)"
+    if "errno 110" in why or "timed out" in why:
+        return ": no answer (a wrong address, or a firewall drops it)"
+    return ""
+
+
+@predicate(log=True)
+def dist_rendezvous_incomplete(ctx: Context) -> Result:
+    d = _dist(ctx)
+    if d is None or d.joined is None:
+        return None
+    waited, joined, want = d.joined
+    return {"evidence": [f"only {joined} of {want} clients joined the rendezvous in {waited} s: start the missing "
+                         "node(s), and give every node the same --nnodes, --rdzv-id and --rdzv-endpoint"]}
 
 
 @predicate(log=True)

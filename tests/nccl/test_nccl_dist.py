@@ -229,3 +229,12 @@ def test_cuda_oom_and_a_lost_store_are_named() -> None:
     oom = evidence((FIXTURES / "gpu_oom.log").read_text(), "gpu_oom")
     assert any("rank 1 (GPU 1) ran out of GPU memory: tried to allocate 1.96 GiB with 1.11 GiB free of 79.25 GiB" in e
                for e in oom)
+
+
+def test_rendezvous_that_few_joined_and_a_refused_port_say_what_they_mean() -> None:
+    text = ("torch.distributed.DistStoreError: Timed out after 901 seconds waiting for clients. 1/2 clients joined.\n"
+            "[W socket.cpp:663] [c10d] The client socket has failed to connect to [node0]:29500 (errno: 111 - "
+            "Connection refused).")
+    ev = evidence(text, "rendezvous_bad_master_addr")
+    assert any("only 1 of 2 clients joined the rendezvous in 901 s" in e for e in ev)
+    assert any("node0:29500 (errno 111 - Connection refused): nothing listens there" in e for e in ev)
