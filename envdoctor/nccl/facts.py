@@ -14,6 +14,8 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 
 from packaging.version import InvalidVersion, Version
 
+from envdoctor.nccl.dist_facts import DIST_NEEDLES, DIST_PATTERNS, DistFacts
+
 MAX_ITEMS = 4096  # per collection: distinct hosts, devices, interfaces ...
 
 # NCCL prefixes its lines with "host:pid:tid [cudaDev]"; torch with "[rankN]:".
@@ -65,6 +67,8 @@ FACT_NEEDLES: Dict[str, Tuple[str, ...]] = {
 }
 
 _FACT_RE = {name: re.compile(p) for name, p in FACT_PATTERNS.items()}
+FACT_PATTERNS.update(DIST_PATTERNS)  # torch.distributed's own messages (dist_facts.py)
+FACT_NEEDLES.update(DIST_NEEDLES)
 
 
 @dataclass
@@ -103,6 +107,7 @@ class NcclFacts:
     installed_ofed: Set[str] = field(default_factory=set)
     origins: Dict[Tuple[str, Optional[str]], OriginFacts] = field(default_factory=dict)
     files: List[str] = field(default_factory=list)
+    dist: DistFacts = field(default_factory=DistFacts)
 
     # --- feeding --------------------------------------------------------------------------
 
@@ -122,6 +127,9 @@ class NcclFacts:
         return o
 
     def feed(self, kind: str, line: str, file: str) -> None:
+        if kind in DIST_PATTERNS:
+            self.dist.feed(kind, line, file)
+            return
         m = _FACT_RE[kind].search(line)
         if m is None:
             return
@@ -274,6 +282,7 @@ class NcclFacts:
             "plugin_paths": list(self.plugin_paths),
             "cuda_driver": self.cuda_driver,
             "files": list(self.files),
+            "distributed": self.dist.as_dict(),
         }
 
 

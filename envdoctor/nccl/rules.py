@@ -14,6 +14,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 import envdoctor.nccl.predicates  # noqa: F401  (registers the predicates the context rules name)
 from envdoctor.data_files import data_path, files_key, read_json
 from envdoctor.errors import InputError
+from envdoctor.nccl import dist_predicates  # noqa: F401  (registers the torch.distributed predicates)
 from envdoctor.nccl.needles import MIN_NEEDLE
 from envdoctor.rules.conditions import check_condition, predicates_for
 from envdoctor.rules.tables import Tables, load_tables

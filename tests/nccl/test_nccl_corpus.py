@@ -21,6 +21,7 @@ from tests.nccl.helpers import ROOT
 CORPUS_DIR = ROOT / "tests" / "nccl" / "corpus"
 DEV = CORPUS_DIR / "dev.jsonl"
 REAL = CORPUS_DIR / "real_nccl.jsonl"
+DIST = CORPUS_DIR / "real_dist.jsonl"  # torch.distributed failures that carry no NCCL WARN
 TOP1_TARGET, TOP3_TARGET = 0.90, 0.95
 
 
@@ -47,7 +48,7 @@ def test_cases_are_well_formed_and_name_known_categories() -> None:
     assert len(set(urls)) == len(urls), "one case per thread"
 
 
-@pytest.mark.parametrize("case", cases(DEV), ids=lambda c: c["id"])
+@pytest.mark.parametrize("case", cases(DEV) + cases(DIST), ids=lambda c: c["id"])
 def test_labelled_cause_is_found(case: Dict[str, Any]) -> None:
     ranked = [f.category for f in diagnose_text(case["log"]).findings]
     if case.get("weak_log"):  # a paraphrase, not a raw log: the cause must still be among the first three
