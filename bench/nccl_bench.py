@@ -67,42 +67,86 @@ def accuracy(corpus: Path) -> Dict[str, Any]:
     }
 
 
-INFO_BLOCK = [
-    "{h}:{pid}:{pid} [{d}] NCCL INFO Bootstrap : Using eth0:10.0.{n}.{d}<0>",
-    "{h}:{pid}:{pid} [{d}] NCCL INFO NET/Plugin : No plugin found (libnccl-net.so), using internal implementation",
-    "{h}:{pid}:{pid} [{d}] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB ; OOB eth0:10.0.{n}.{d}<0>",
-    "{h}:{pid}:{pid} [{d}] NCCL INFO Using network IB",
-    "{h}:{pid}:{pid} [{d}] NCCL INFO NCCL version 2.21.5+cuda12.4",
-    "{h}:{pid}:{tid} [{d}] NCCL INFO comm 0x55d3{d} rank {r} nRanks 16 nNodes 2 localRanks 8 localRank {d} MNNVL 0",
-    "{h}:{pid}:{tid} [{d}] NCCL INFO Channel 00/0 : {r}[{d}] -> {r2}[{d2}] via P2P/IPC/read",
-    "{h}:{pid}:{tid} [{d}] NCCL INFO Channel 01/0 : {r}[{d}] -> {r2}[{d2}] [send] via NET/IB/0/GDRDMA",
-    "{h}:{pid}:{tid} [{d}] NCCL INFO ncclCommInitRank comm 0x55d3{d} rank {r} nranks 16 cudaDev {d} nvmlDev {d} busId {d}8000 "
-    "commId 0xa1b2c3 - Init COMPLETE",
-]
+RANKS, PER_NODE = 512, 8  # the job whose NCCL_DEBUG=INFO output the generated logs carry
+
+
+def info_block(rank: int, channels: int = 32) -> List[str]:
+    """What one rank of a 512-rank job prints at NCCL_DEBUG=INFO while its communicator starts (NCCL 2.21)."""
+    node, dev = divmod(rank, PER_NODE)
+    host, pid = f"gpu-node-{node:03d}", 40000 + rank
+    pre, tpre = f"{host}:{pid}:{pid} [{dev}] NCCL INFO ", f"{host}:{pid}:{pid + 731} [{dev}] NCCL INFO "
+    nxt, prv = (rank + 1) % RANKS, (rank - 1) % RANKS
+    peer = (rank + PER_NODE) % RANKS
+    out = [pre + "cudaDriverVersion 12040",
+           pre + f"Bootstrap : Using eth0:10.1.{node}.{dev + 10}<0>",
+           pre + "NET/Plugin : dlerror=libnccl-net.so: cannot open shared object file: No such file or directory "
+                 "No plugin found (libnccl-net.so), using internal implementation",
+           tpre + "NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB [2]mlx5_2:1/IB [3]mlx5_3:1/IB ; "
+                  f"OOB eth0:10.1.{node}.{dev + 10}<0>",
+           tpre + "Using non-device net plugin version 0",
+           tpre + "Using network IB",
+           tpre + f"comm 0x55d3a{rank:04x} rank {rank} nranks {RANKS} cudaDev {dev} nvmlDev {dev} busId {dev + 1}8000 "
+                  "commId 0x7f1c2d3e4f5a6b7c - Init START",
+           tpre + f"Setting affinity for GPU {dev} to ffffff,ffffff000000",
+           tpre + f"NVLS multicast support is not available on dev {dev}",
+           tpre + f"comm 0x55d3a{rank:04x} rank {rank} nRanks {RANKS} nNodes {RANKS // PER_NODE} localRanks {PER_NODE} "
+                  f"localRank {dev} MNNVL 0",
+           tpre + "Trees " + " ".join(f"[{c}] {nxt}/-1/-1->{rank}->{prv}" for c in range(channels // 2)),
+           tpre + "P2P Chunksize set to 131072"]
+    if rank == 0:
+        out.insert(0, pre + "NCCL version 2.21.5+cuda12.4")
+    for c in range(channels):
+        if dev == PER_NODE - 1 or dev == 0:
+            other = peer if dev == PER_NODE - 1 else (rank - PER_NODE) % RANKS
+            side = "send" if dev == PER_NODE - 1 else "receive"
+            out.append(tpre + f"Channel {c:02d}/0 : {rank}[{dev}] -> {other}[{other % PER_NODE}] [{side}] "
+                              f"via NET/IB/{c % 4}/GDRDMA")
+        out.append(tpre + f"Channel {c:02d}/0 : {rank}[{dev}] -> {nxt}[{nxt % PER_NODE}] via P2P/IPC/read")
+        out.append(tpre + f"Channel {c:02d}/0 : {prv}[{prv % PER_NODE}] -> {rank}[{dev}] via P2P/IPC/read")
+    out += [tpre + "Connected all rings", tpre + "Connected all trees",
+            tpre + "threadThresholds 8/8/64 | 4096/8/64 | 512 | 512",
+            tpre + f"{channels} coll channels, {channels} collnet channels, 0 nvls channels, {channels} p2p channels, "
+                   f"{channels} p2p channels per peer",
+            tpre + f"ncclCommInitRank comm 0x55d3a{rank:04x} rank {rank} nranks {RANKS} cudaDev {dev} nvmlDev {dev} "
+                   f"busId {dev + 1}8000 commId 0x7f1c2d3e4f5a6b7c - Init COMPLETE"]
+    return out
+
+
 TRACEBACK = [
     "Traceback (most recent call last):",
     '  File "/opt/app/data.py", line 88, in __getitem__',
     "    sample = self.decode(path)",
     "PIL.UnidentifiedImageError: cannot identify image file '/data/shard-0042/img_{i}.jpg'",
 ]
+TAIL = ("[rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n"
+        "[rank0]:[E ProcessGroupNCCL.cpp:563] [Rank 0] Watchdog caught collective operation timeout: "
+        "WorkNCCL(SeqNum=4411, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600047 ms\n")
 
 
 def write_log(path: Path, size: int, dense: bool = False, seed: int = 0) -> int:
-    """Write a generated log of about `size` bytes; returns the bytes written."""
+    """Write a generated log of about `size` bytes; returns the bytes written.
+
+    dense: every line is an NCCL INFO line of the 512-rank job (the ranks' start-up blocks, one after
+    another, as a job launched with NCCL_DEBUG=INFO writes them). Otherwise training output (progress,
+    tracebacks, warnings, binary garbage, over-long lines) with the job's INFO blocks on about 4% of the
+    lines. Both end in a failure.
+    """
     rnd = random.Random(seed)
     written = 0
+    info: List[str] = []
+    rank = 0
     with open(path, "wb", buffering=1 << 20) as f:
         i = 0
         while written < size:
             parts: List[str] = []
             for _ in range(2000):
                 i += 1
-                d, n = i % 8, (i // 8) % 2
-                fill = dict(h=f"gpu-node-{n:02d}", pid=4000 + d, tid=4100 + d, d=d, n=n, r=n * 8 + d,
-                            r2=(n * 8 + d + 1) % 16, d2=(d + 1) % 8, i=i)
                 roll = rnd.random()
                 if dense or roll < 0.04:
-                    parts.append(INFO_BLOCK[i % len(INFO_BLOCK)].format(**fill))
+                    if not info:
+                        info = info_block(rank)[::-1]
+                        rank = (rank + 1) % RANKS
+                    parts.append(info.pop())
                 elif roll < 0.85:
                     parts.append(f"[2026-01-01 10:{(i // 60) % 60:02d}:{i % 60:02d}] INFO train.py:211 epoch {i // 100000} "
                                  f"step {i} loss {2 + rnd.random():.4f} lr 3.0e-4 grad_norm {rnd.random():.3f} "
@@ -119,15 +163,12 @@ def write_log(path: Path, size: int, dense: bool = False, seed: int = 0) -> int:
                 else:
                     parts.append("z" * rnd.randint(10_000, 200_000))
             data = ("\n".join(parts) + "\n").encode("utf-8", errors="replace")
-            if i % 40000 < 2000:
+            if not dense and i % 40000 < 2000:
                 data += bytes(rnd.getrandbits(8) for _ in range(512)) + b"\n"  # binary garbage
             f.write(data)
             written += len(data)
-        tail = ("[rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n"
-                "[rank0]:[E ProcessGroupNCCL.cpp:563] [Rank 0] Watchdog caught collective operation timeout: "
-                "WorkNCCL(SeqNum=4411, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600047 ms\n")
-        f.write(tail.encode())
-        written += len(tail)
+        f.write(TAIL.encode())
+        written += len(TAIL)
     return written
 
 

@@ -12,15 +12,18 @@ from __future__ import annotations
 import io
 import sys
 from dataclasses import dataclass, field
+from itertools import compress
+from operator import and_, not_
 from pathlib import Path
-from typing import Any, BinaryIO, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, BinaryIO, Dict, List, Optional, Sequence, Set, Tuple, Union
 
 from envdoctor.errors import InputError
 from envdoctor.findings import Finding
-from envdoctor.nccl.facts import FACT_NEEDLES, FACT_PATTERNS, NcclFacts
+from envdoctor.nccl.facts import FACT_NEEDLES, FACT_PATTERNS, REPEATABLE_FACTS, NcclFacts
 from envdoctor.nccl.needles import Prefilter
-from envdoctor.nccl.reader import MAX_LINE, decode_line, iter_blocks
+from envdoctor.nccl.reader import CHUNK_BYTES, MAX_LINE, decode_line, iter_blocks
 from envdoctor.nccl.rules import RuleSet, load_rules
+from envdoctor.nccl.shapes import line_keys
 from envdoctor.rules.conditions import PREDICATES, Context, Found, holds
 from envdoctor.snapshot import Snapshot
 
@@ -69,33 +72,52 @@ class NcclReport:
 
 
 class Scanner:
-    """Accumulates signals and facts over any number of inputs, block by block."""
+    """Accumulates signals and facts over any number of inputs, block by block.
 
-    def __init__(self, rules: RuleSet, max_line: int = MAX_LINE) -> None:
+    A line is parsed once per shape (shapes.py) when every pattern its needles name is a fact that a
+    repeat cannot change; `shaped=False` parses every line (the reference the shaped scan must equal).
+    """
+
+    MEMO_BYTES = 8 << 20  # what the keys and shapes remembered may hold; past that they start afresh
+
+    def __init__(self, rules: RuleSet, max_line: int = MAX_LINE, shaped: bool = True,
+                 chunk_bytes: int = CHUNK_BYTES) -> None:
         self.rules = rules
         self.max_line = max_line
+        self.chunk_bytes = chunk_bytes
         self.max_evidence = int(rules.settings["max_evidence"])
         self.prefilter = prefilter_for(rules)
+        self.shaped = shaped
         self.signals: Dict[str, SignalHit] = {}
         self.facts = NcclFacts()
         self.inputs: List[str] = []
         self.lines = 0
         self.bytes = 0
+        # what the reading of each key and shape found so far, per input (see shapes.py)
+        self._hits: Set[bytes] = set()  # shapes that may hold a gate
+        self._misses: Set[bytes] = set()  # shapes that hold none
+        self._found: Dict[bytes, List] = {}  # key -> the patterns to try on its lines
+        self._done: Set[bytes] = set()  # keys whose lines can add nothing more
+        self._memo_bytes = 0
 
     def scan(self, label: str, stream: BinaryIO) -> None:
         index = len(self.inputs)
         self.inputs.append(label)
         self.facts.files.append(label)
+        for memo in (self._hits, self._misses, self._found, self._done):
+            memo.clear()
+        self._memo_bytes = 0
         last = 0
-        for first, block in iter_blocks(stream, self.max_line):
-            self._block(index, label, first, block)
+        for first, block in iter_blocks(stream, self.max_line, self.chunk_bytes):
+            if not self.shaped or not self._shaped_block(index, label, first, block):
+                self._block(index, label, first, block)
             last = first + block.count(b"\n")
             self.bytes += len(block) + 1
         self.lines += last
 
     def _block(self, index: int, label: str, first: int, block: bytes) -> None:
         counted, lineno = 0, first
-        for start, end in self.prefilter.lines(block):
+        for start, end in self.prefilter.lines(block, self.max_line):
             lineno += block.count(b"\n", counted, start)
             counted = start
             raw = block[start:end]
@@ -103,18 +125,55 @@ class Scanner:
             if keys:
                 self._line(index, label, lineno, decode_line(raw, self.max_line), keys)
 
-    def _line(self, index: int, label: str, lineno: int, line: str, keys: List) -> None:
+    def _shaped_block(self, index: int, label: str, first: int, block: bytes) -> bool:
+        """Scan a block reading each key once (see shapes.py); False when it cannot be keyed (nothing done)."""
+        raw = block.split(b"\n")
+        keyed = line_keys(block, raw, self.prefilter.unsafe_re, self.max_line)
+        if keyed is None:
+            return False
+        keys, shapes = keyed
+        hits, misses, done, found_for = self._hits, self._misses, self._done, self._found
+        if self._memo_bytes > self.MEMO_BYTES:
+            for memo in (hits, misses, done, found_for):
+                memo.clear()
+            self._memo_bytes = 0
+        fresh = set(shapes).difference(hits, misses)
+        if fresh:
+            new_hits = set(self.prefilter.shape_hits(fresh))
+            hits |= new_hits
+            misses |= fresh - new_hits
+            self._memo_bytes += sum(map(len, fresh))
+        cap = self.max_line
+        candidates = self.prefilter.candidates
+        todo = map(and_, map(hits.__contains__, shapes), map(not_, map(done.__contains__, keys)))  # lazy, in C
+        for i in compress(range(len(keys)), todo):
+            key = keys[i]
+            found = found_for.get(key)
+            if found is None:
+                found = found_for[key] = candidates(raw[i][:cap])
+                self._memo_bytes += len(key)
+            if not found:
+                done.add(key)
+                continue
+            if self._line(index, label, first + i, decode_line(raw[i], cap), found):
+                continue  # a signature matched: each such line counts
+            if all(name in REPEATABLE_FACTS for kind, name in found if kind == "f") and (
+                    key == raw[i] or all(kind == "f" for kind, _ in found)):
+                done.add(key)  # lines of this key add nothing now (a signature might read a canonical key's numbers)
+        return True
+
+    def _line(self, index: int, label: str, lineno: int, line: str, keys: List) -> bool:
+        """Try the patterns `keys` on one line; True when a signature matched."""
         sigs = self.rules.signatures
-        touched = False
+        touched = signalled = False
         for kind, key in keys:
             if kind == "f":
-                self.facts.feed(key, line, label)
-                touched = True
+                touched = self.facts.feed(key, line, label) or touched
                 continue
             sig = sigs[key]
             if sig.regex.search(line) is None:
                 continue
-            touched = True
+            touched = signalled = True
             hit = self.signals.get(sig.id)
             if hit is None:
                 hit = self.signals[sig.id] = SignalHit(first=(index, lineno))
@@ -123,6 +182,7 @@ class Scanner:
                 hit.lines.append(f"{label}:{lineno}\t{line.strip()}")
         if touched:
             self.facts.origin(label, line)  # note the host that printed it
+        return signalled
 
     def report(self, snapshot: Optional[Snapshot] = None) -> NcclReport:
         return NcclReport(rank(self.rules, self.signals, self.facts, snapshot), self.facts, list(self.inputs),

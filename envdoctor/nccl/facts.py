@@ -47,13 +47,13 @@ FACT_NEEDLES: Dict[str, Tuple[str, ...]] = {
     "version": ("nccl version",),
     "comm": ("rank ",),
     "device": ("cudadev ",),
-    "channel": (" via ",),
+    "channel": ("via ",),  # not " via ": a gate starting with a space would stop the scan at every word
     "socket_if": ("net/socket",),
     "bootstrap_if": ("bootstrap",),
     "ib_devices": ("net/ib",),
     "ib_none": ("no device found",),
     "network": ("using network ",),
-    "nvls": ("multicast support is ", "comm 0x"),
+    "nvls": ("multicast support is ", "nvls comm 0x"),
     "env": (" set by environment to",),
     "plugin_path": ("plugin path",),
     "plugin_loaded": (" plugin ", "successfully loaded external plugin "),
@@ -63,6 +63,11 @@ FACT_NEEDLES: Dict[str, Tuple[str, ...]] = {
     "hpcx": ("mlnx_ofed_linux-",),
     "ofed": ("mlnx_ofed_linux-",),
 }
+
+# The kinds whose line, read a second time, changes nothing: the scanner reads such a line once per shape.
+# The others count lines (version) or let the last line win (device, env, nvls, cuda_driver).
+REPEATABLE_FACTS = frozenset(("comm", "channel", "socket_if", "bootstrap_if", "ib_devices", "ib_none", "network",
+                              "plugin_path", "plugin_loaded", "plugin_none", "hpcx", "ofed"))
 
 _FACT_RE = {name: re.compile(p) for name, p in FACT_PATTERNS.items()}
 
@@ -121,11 +126,13 @@ class NcclFacts:
                 o = self.origins[key] = OriginFacts(file, host)
         return o
 
-    def feed(self, kind: str, line: str, file: str) -> None:
+    def feed(self, kind: str, line: str, file: str) -> bool:
+        """Read one line for one kind of fact; False when the line does not say it."""
         m = _FACT_RE[kind].search(line)
         if m is None:
-            return
+            return False
         getattr(self, f"_on_{kind}")(m, line, file)
+        return True
 
     def _on_version(self, m: re.Match, line: str, file: str) -> None:
         v = m.group(1)
