@@ -20,6 +20,7 @@ from typing import Any, BinaryIO, Dict, List, Optional, Sequence, Set, Tuple, Un
 from envdoctor.errors import InputError
 from envdoctor.findings import Finding
 from envdoctor.nccl.facts import FACT_NEEDLES, FACT_PATTERNS, REPEATABLE_FACTS, NcclFacts
+from envdoctor.nccl.inputs import expand, open_log
 from envdoctor.nccl.needles import Prefilter
 from envdoctor.nccl.reader import CHUNK_BYTES, MAX_LINE, decode_line, iter_blocks
 from envdoctor.nccl.rules import RuleSet, load_rules
@@ -301,31 +302,25 @@ def diagnose_text(text: str, snapshot: Optional[Snapshot] = None, rules: Optiona
 
 def diagnose_paths(paths: Sequence[PathLike], snapshot: Optional[Snapshot] = None,
                    rules: Optional[RuleSet] = None, stdin: Optional[BinaryIO] = None) -> NcclReport:
-    """Diagnose log files, one per rank or node; "-" reads standard input.
+    """Diagnose log files, one per rank or node, or directories of them; "-" reads standard input.
 
-    Every file is opened before any is read, so an unreadable one fails fast: InputError naming it.
+    Every input is checked before any is read, so a missing or unreadable one fails fast: InputError
+    naming it. The files are then read one at a time (see inputs.py).
     """
     rules = rules or load_rules()
-    opened: List[Tuple[str, BinaryIO]] = []
+    items = expand(paths)
+    scanner = Scanner(rules)
+    for item in items:
+        if item.path is None:
+            _scan(scanner, item.label, stdin if stdin is not None else sys.stdin.buffer)
+            continue
+        with open_log(item) as f:
+            _scan(scanner, item.label, f)
+    return scanner.report(snapshot)
+
+
+def _scan(scanner: Scanner, label: str, stream: BinaryIO) -> None:
     try:
-        for p in paths:
-            label = str(p)
-            if label == "-":
-                opened.append(("<stdin>", stdin if stdin is not None else sys.stdin.buffer))
-                continue
-            try:
-                if Path(p).is_dir():
-                    raise InputError(f"{label}: is a directory, not a log file")
-                opened.append((label, open(p, "rb")))
-            except FileNotFoundError:
-                raise InputError(f"{label}: no such file") from None
-            except OSError as exc:
-                raise InputError(f"{label}: cannot read: {exc.strerror or exc}") from None
-        try:
-            return diagnose_streams(opened, snapshot, rules)
-        except OSError as exc:
-            raise InputError(f"{getattr(exc, 'filename', None) or 'input'}: read failed: {exc.strerror or exc}") from None
-    finally:
-        for label, f in opened:
-            if label != "<stdin>":
-                f.close()
+        scanner.scan(label, stream)
+    except OSError as exc:
+        raise InputError(f"{label}: read failed: {exc.strerror or exc}") from None
