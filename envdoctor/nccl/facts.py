@@ -24,12 +24,12 @@ TORCH_RANK = re.compile(r"\[rank(\d+)\]:")
 RANK_PREFIX = re.compile(r"^\s*\[(?:rank|default)(\d+)\]:")
 
 # Timestamps at the start of a line (within STAMP_WITHIN characters): ISO dates as Python's logging, torchrun
-# and `[2024-..]` prefixes write them, and glog's `E0501 10:00:00.123456` as c10d (TORCH_DISTRIBUTED_DEBUG,
+# and `[2024-..]` prefixes write them, and glog's `E0501 10:00:00.123456` (`E501` in c10d) as c10d (TORCH_DISTRIBUTED_DEBUG,
 # TORCH_CPP_LOG_LEVEL) writes it. Two stamps are compared only when they are of the same kind.
 STAMP_WITHIN = 64
 TIMESTAMP = re.compile(
     r"(?P<Y>\d{4})-(?P<m>\d\d)-(?P<d>\d\d)[ T](?P<H>\d\d):(?P<M>\d\d):(?P<S>\d\d)(?:[.,](?P<f>\d{1,9}))?"
-    r"|(?<![\w])[IWEF](?P<gm>\d\d)(?P<gd>\d\d) (?P<gH>\d\d):(?P<gM>\d\d):(?P<gS>\d\d)\.(?P<gf>\d{1,9})")
+    r"|(?<![\w])[IWEF](?P<gm>\d{1,2})(?P<gd>\d\d) (?P<gH>\d\d):(?P<gM>\d\d):(?P<gS>\d\d)\.(?P<gf>\d{1,9})")
 STAMP_BYTES = re.compile(rb":\d\d:\d\d")  # every timestamp above holds this (a literal first: a fast scan)
 
 # name -> pattern. Each is tried only on lines whose literals it needs are there (see needles.Prefilter).
