@@ -1,12 +1,16 @@
 """NCCL diagnosis bench: accuracy on the labelled dev corpus, throughput and memory on a generated log.
 
-    python bench/nccl_bench.py [--size-mb 1024] [--dense-mb 100] [--corpus PATH] [--out bench/results/nccl.json]
+    python bench/nccl_bench.py [--size-mb 256] [--dense-mb 100] [--memory-mb 2048] [--corpus PATH]
+                               [--out bench/results/nccl.json]
 
 Accuracy: top-1 / top-3 over the labelled corpora `tests/nccl/corpus/*.jsonl` (each file and all together, by
 category), also without the `weak_log` entries (threads with no raw log). Throughput: a generated log (training
 output with NCCL INFO blocks, warnings, tracebacks, binary garbage and over-long lines, and a failure at the end) is written to a
 temporary file and diagnosed in a child process (so its peak RSS is the diagnosis alone), then again under
 tracemalloc for the peak of Python allocations. A second, NCCL_DEBUG=INFO-dense log gives the worst case.
+Each throughput is printed beside `grep -c -F NCCL` on the same file (the ratio: how many times slower than
+grep), as wall-clock and CPU seconds (the CPU figure is the one to trust on a shared machine). A third log
+of --memory-mb MiB gives the peak RSS (ru_maxrss of the child) on a large input.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import os
 import platform
 import random
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -71,42 +76,86 @@ def accuracy(corpora: List[Path]) -> Dict[str, Any]:
     }
 
 
-INFO_BLOCK = [
-    "{h}:{pid}:{pid} [{d}] NCCL INFO Bootstrap : Using eth0:10.0.{n}.{d}<0>",
-    "{h}:{pid}:{pid} [{d}] NCCL INFO NET/Plugin : No plugin found (libnccl-net.so), using internal implementation",
-    "{h}:{pid}:{pid} [{d}] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB ; OOB eth0:10.0.{n}.{d}<0>",
-    "{h}:{pid}:{pid} [{d}] NCCL INFO Using network IB",
-    "{h}:{pid}:{pid} [{d}] NCCL INFO NCCL version 2.21.5+cuda12.4",
-    "{h}:{pid}:{tid} [{d}] NCCL INFO comm 0x55d3{d} rank {r} nRanks 16 nNodes 2 localRanks 8 localRank {d} MNNVL 0",
-    "{h}:{pid}:{tid} [{d}] NCCL INFO Channel 00/0 : {r}[{d}] -> {r2}[{d2}] via P2P/IPC/read",
-    "{h}:{pid}:{tid} [{d}] NCCL INFO Channel 01/0 : {r}[{d}] -> {r2}[{d2}] [send] via NET/IB/0/GDRDMA",
-    "{h}:{pid}:{tid} [{d}] NCCL INFO ncclCommInitRank comm 0x55d3{d} rank {r} nranks 16 cudaDev {d} nvmlDev {d} busId {d}8000 "
-    "commId 0xa1b2c3 - Init COMPLETE",
-]
+RANKS, PER_NODE = 512, 8  # the job whose NCCL_DEBUG=INFO output the generated logs carry
+
+
+def info_block(rank: int, channels: int = 32) -> List[str]:
+    """What one rank of a 512-rank job prints at NCCL_DEBUG=INFO while its communicator starts (NCCL 2.21)."""
+    node, dev = divmod(rank, PER_NODE)
+    host, pid = f"gpu-node-{node:03d}", 40000 + rank
+    pre, tpre = f"{host}:{pid}:{pid} [{dev}] NCCL INFO ", f"{host}:{pid}:{pid + 731} [{dev}] NCCL INFO "
+    nxt, prv = (rank + 1) % RANKS, (rank - 1) % RANKS
+    peer = (rank + PER_NODE) % RANKS
+    out = [pre + "cudaDriverVersion 12040",
+           pre + f"Bootstrap : Using eth0:10.1.{node}.{dev + 10}<0>",
+           pre + "NET/Plugin : dlerror=libnccl-net.so: cannot open shared object file: No such file or directory "
+                 "No plugin found (libnccl-net.so), using internal implementation",
+           tpre + "NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB [2]mlx5_2:1/IB [3]mlx5_3:1/IB ; "
+                  f"OOB eth0:10.1.{node}.{dev + 10}<0>",
+           tpre + "Using non-device net plugin version 0",
+           tpre + "Using network IB",
+           tpre + f"comm 0x55d3a{rank:04x} rank {rank} nranks {RANKS} cudaDev {dev} nvmlDev {dev} busId {dev + 1}8000 "
+                  "commId 0x7f1c2d3e4f5a6b7c - Init START",
+           tpre + f"Setting affinity for GPU {dev} to ffffff,ffffff000000",
+           tpre + f"NVLS multicast support is not available on dev {dev}",
+           tpre + f"comm 0x55d3a{rank:04x} rank {rank} nRanks {RANKS} nNodes {RANKS // PER_NODE} localRanks {PER_NODE} "
+                  f"localRank {dev} MNNVL 0",
+           tpre + "Trees " + " ".join(f"[{c}] {nxt}/-1/-1->{rank}->{prv}" for c in range(channels // 2)),
+           tpre + "P2P Chunksize set to 131072"]
+    if rank == 0:
+        out.insert(0, pre + "NCCL version 2.21.5+cuda12.4")
+    for c in range(channels):
+        if dev == PER_NODE - 1 or dev == 0:
+            other = peer if dev == PER_NODE - 1 else (rank - PER_NODE) % RANKS
+            side = "send" if dev == PER_NODE - 1 else "receive"
+            out.append(tpre + f"Channel {c:02d}/0 : {rank}[{dev}] -> {other}[{other % PER_NODE}] [{side}] "
+                              f"via NET/IB/{c % 4}/GDRDMA")
+        out.append(tpre + f"Channel {c:02d}/0 : {rank}[{dev}] -> {nxt}[{nxt % PER_NODE}] via P2P/IPC/read")
+        out.append(tpre + f"Channel {c:02d}/0 : {prv}[{prv % PER_NODE}] -> {rank}[{dev}] via P2P/IPC/read")
+    out += [tpre + "Connected all rings", tpre + "Connected all trees",
+            tpre + "threadThresholds 8/8/64 | 4096/8/64 | 512 | 512",
+            tpre + f"{channels} coll channels, {channels} collnet channels, 0 nvls channels, {channels} p2p channels, "
+                   f"{channels} p2p channels per peer",
+            tpre + f"ncclCommInitRank comm 0x55d3a{rank:04x} rank {rank} nranks {RANKS} cudaDev {dev} nvmlDev {dev} "
+                   f"busId {dev + 1}8000 commId 0x7f1c2d3e4f5a6b7c - Init COMPLETE"]
+    return out
+
+
 TRACEBACK = [
     "Traceback (most recent call last):",
     '  File "/opt/app/data.py", line 88, in __getitem__',
     "    sample = self.decode(path)",
     "PIL.UnidentifiedImageError: cannot identify image file '/data/shard-0042/img_{i}.jpg'",
 ]
+TAIL = ("[rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n"
+        "[rank0]:[E ProcessGroupNCCL.cpp:563] [Rank 0] Watchdog caught collective operation timeout: "
+        "WorkNCCL(SeqNum=4411, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600047 ms\n")
 
 
 def write_log(path: Path, size: int, dense: bool = False, seed: int = 0) -> int:
-    """Write a generated log of about `size` bytes; returns the bytes written."""
+    """Write a generated log of about `size` bytes; returns the bytes written.
+
+    dense: every line is an NCCL INFO line of the 512-rank job (the ranks' start-up blocks, one after
+    another, as a job launched with NCCL_DEBUG=INFO writes them). Otherwise training output (progress,
+    tracebacks, warnings, binary garbage, over-long lines) with the job's INFO blocks on about 4% of the
+    lines. Both end in a failure.
+    """
     rnd = random.Random(seed)
     written = 0
+    info: List[str] = []
+    rank = 0
     with open(path, "wb", buffering=1 << 20) as f:
         i = 0
         while written < size:
             parts: List[str] = []
             for _ in range(2000):
                 i += 1
-                d, n = i % 8, (i // 8) % 2
-                fill = dict(h=f"gpu-node-{n:02d}", pid=4000 + d, tid=4100 + d, d=d, n=n, r=n * 8 + d,
-                            r2=(n * 8 + d + 1) % 16, d2=(d + 1) % 8, i=i)
                 roll = rnd.random()
                 if dense or roll < 0.04:
-                    parts.append(INFO_BLOCK[i % len(INFO_BLOCK)].format(**fill))
+                    if not info:
+                        info = info_block(rank)[::-1]
+                        rank = (rank + 1) % RANKS
+                    parts.append(info.pop())
                 elif roll < 0.85:
                     parts.append(f"[2026-01-01 10:{(i // 60) % 60:02d}:{i % 60:02d}] INFO train.py:211 epoch {i // 100000} "
                                  f"step {i} loss {2 + rnd.random():.4f} lr 3.0e-4 grad_norm {rnd.random():.3f} "
@@ -123,15 +172,12 @@ def write_log(path: Path, size: int, dense: bool = False, seed: int = 0) -> int:
                 else:
                     parts.append("z" * rnd.randint(10_000, 200_000))
             data = ("\n".join(parts) + "\n").encode("utf-8", errors="replace")
-            if i % 40000 < 2000:
+            if not dense and i % 40000 < 2000:
                 data += bytes(rnd.getrandbits(8) for _ in range(512)) + b"\n"  # binary garbage
             f.write(data)
             written += len(data)
-        tail = ("[rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n"
-                "[rank0]:[E ProcessGroupNCCL.cpp:563] [Rank 0] Watchdog caught collective operation timeout: "
-                "WorkNCCL(SeqNum=4411, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600047 ms\n")
-        f.write(tail.encode())
-        written += len(tail)
+        f.write(TAIL.encode())
+        written += len(TAIL)
     return written
 
 
@@ -139,10 +185,10 @@ def child(path: str, traced: bool) -> None:
     """Diagnose one file; print timing and memory as JSON (run in a fresh process)."""
     if traced:
         tracemalloc.start()
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     report = diagnose_paths([path])
-    seconds = time.perf_counter() - t0
-    out: Dict[str, Any] = {"seconds": round(seconds, 3), "bytes": os.path.getsize(path),
+    seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
+    out: Dict[str, Any] = {"seconds": round(seconds, 3), "cpu_seconds": round(cpu, 3), "bytes": os.path.getsize(path),
                            "findings": [f.category for f in report.findings],
                            "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
     if traced:
@@ -156,7 +202,26 @@ def measure(path: Path, traced: bool) -> Dict[str, Any]:
     res = subprocess.run(cmd, capture_output=True, text=True, check=True)
     out = json.loads(res.stdout)
     out["mb_per_s"] = round(out["bytes"] / 1e6 / out["seconds"], 1)
+    out["cpu_mb_per_s"] = round(out["bytes"] / 1e6 / max(out["cpu_seconds"], 1e-9), 1)
     return out
+
+
+def grep_seconds(path: Path) -> Dict[str, Any]:
+    """`grep -c -F NCCL` on the file (after a read to warm the page cache, as the diagnosis had it)."""
+    grep = shutil.which("grep")
+    if grep is None:
+        return {}
+    best: Dict[str, Any] = {}
+    for _ in range(3):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t0 = time.perf_counter()
+        res = subprocess.run([grep, "-c", "-F", "NCCL", str(path)], capture_output=True, text=True)
+        wall = time.perf_counter() - t0
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        if not best or wall < best["seconds"]:
+            best = {"seconds": round(wall, 4), "cpu_seconds": round(cpu, 4), "matches": int(res.stdout.strip() or 0)}
+    return best
 
 
 def baseline_rss() -> float:
@@ -168,11 +233,12 @@ def baseline_rss() -> float:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--size-mb", type=int, default=1024)
+    ap.add_argument("--size-mb", type=int, default=256)
     ap.add_argument("--dense-mb", type=int, default=100)
     ap.add_argument("--corpus", action="append", help="a labelled corpus file (repeatable; default: every "
                     "tests/nccl/corpus/*.jsonl)")
     ap.add_argument("--accuracy-only", action="store_true", help="measure accuracy only (no throughput run)")
+    ap.add_argument("--memory-mb", type=int, default=2048, help="size of the log for peak memory (0: skip)")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "nccl.json"))
     ap.add_argument("--child")
     ap.add_argument("--traced", action="store_true")
@@ -208,14 +274,26 @@ def main() -> int:
             t0 = time.perf_counter()
             size = write_log(path, mb * 2**20, dense=dense)
             gen = time.perf_counter() - t0
+            grep = grep_seconds(path)
             plain = measure(path, traced=False)
             traced = measure(path, traced=True)
+            ratio = round(plain["seconds"] / grep["seconds"], 1) if grep.get("seconds") else None
             runs[name] = {"size_mib": round(size / 2**20, 1), "generate_seconds": round(gen, 1), **plain,
                           "tracemalloc_peak_mib": traced["tracemalloc_peak_mib"],
-                          "traced_seconds": traced["seconds"]}
-            print(f"{name}: {size / 2**20:.0f} MiB in {plain['seconds']:.1f}s = {plain['mb_per_s']} MB/s; "
-                  f"peak RSS {plain['peak_rss_mib']} MiB (baseline {result['baseline_rss_mib']} MiB); "
-                  f"tracemalloc peak {traced['tracemalloc_peak_mib']} MiB; findings {plain['findings'][:2]}")
+                          "traced_seconds": traced["seconds"], "grep": grep, "times_grep": ratio}
+            print(f"{name}: {size / 2**20:.0f} MiB in {plain['seconds']:.1f}s = {plain['mb_per_s']} MB/s "
+                  f"(CPU {plain['cpu_seconds']:.1f}s = {plain['cpu_mb_per_s']} MB/s); grep -c -F NCCL "
+                  f"{grep.get('seconds')}s: {ratio}x grep's time; peak RSS {plain['peak_rss_mib']} MiB "
+                  f"(baseline {result['baseline_rss_mib']} MiB); tracemalloc peak {traced['tracemalloc_peak_mib']} MiB; "
+                  f"findings {plain['findings'][:2]}")
+            path.unlink()
+        if args.memory_mb > 0:
+            path = Path(tmp) / "large.log"
+            size = write_log(path, args.memory_mb * 2**20)
+            big = measure(path, traced=False)
+            runs["large"] = {"size_mib": round(size / 2**20, 1), **big}
+            print(f"large: {size / 2**20:.0f} MiB in {big['seconds']:.1f}s = {big['mb_per_s']} MB/s "
+                  f"(CPU {big['cpu_mb_per_s']} MB/s); peak RSS {big['peak_rss_mib']} MiB")
             path.unlink()
     result["throughput"] = runs
     out = Path(args.out)

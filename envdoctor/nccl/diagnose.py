@@ -10,21 +10,37 @@ likely root cause.
 from __future__ import annotations
 
 import io
+import os
 import sys
 from dataclasses import dataclass, field
+from itertools import compress
+from operator import and_, not_
 from pathlib import Path
-from typing import Any, BinaryIO, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, BinaryIO, Dict, List, Optional, Sequence, Set, Tuple, Union
 
 from envdoctor.errors import InputError
 from envdoctor.findings import Finding
-from envdoctor.nccl.facts import FACT_NEEDLES, FACT_PATTERNS, NcclFacts
+from envdoctor.nccl.facts import (
+    FACT_NEEDLES,
+    FACT_PATTERNS,
+    REPEATABLE_FACTS,
+    STAMP_BYTES,
+    STAMP_WITHIN,
+    NcclFacts,
+    Stamp,
+    line_origin,
+    timestamp,
+)
+from envdoctor.nccl.inputs import expand, open_log
 from envdoctor.nccl.needles import Prefilter
-from envdoctor.nccl.reader import MAX_LINE, decode_line, iter_blocks
+from envdoctor.nccl.reader import CHUNK_BYTES, MAX_LINE, decode_line, iter_blocks
 from envdoctor.nccl.rules import RuleSet, load_rules
+from envdoctor.nccl.shapes import line_keys
 from envdoctor.rules.conditions import PREDICATES, Context, Found, holds
 from envdoctor.snapshot import Snapshot
 
 SCHEMA = "envdoctor.nccl/1"
+LOOKBACK = 64  # lines before an error line searched for its timestamp
 NO_FAILURE = "No recognisable NCCL failure in the input."
 
 
@@ -69,64 +85,199 @@ class NcclReport:
 
 
 class Scanner:
-    """Accumulates signals and facts over any number of inputs, block by block."""
+    """Accumulates signals and facts over any number of inputs, block by block.
 
-    def __init__(self, rules: RuleSet, max_line: int = MAX_LINE) -> None:
+    A line is parsed once per shape (shapes.py) when every pattern its needles name is a fact that a
+    repeat cannot change; `shaped=False` parses every line (the reference the shaped scan must equal).
+    """
+
+    MEMO_BYTES = 8 << 20  # what the keys and shapes remembered may hold; past that they start afresh
+
+    def __init__(self, rules: RuleSet, max_line: int = MAX_LINE, shaped: bool = True,
+                 chunk_bytes: int = CHUNK_BYTES) -> None:
         self.rules = rules
         self.max_line = max_line
+        self.chunk_bytes = chunk_bytes
         self.max_evidence = int(rules.settings["max_evidence"])
         self.prefilter = prefilter_for(rules)
+        self.shaped = shaped
         self.signals: Dict[str, SignalHit] = {}
         self.facts = NcclFacts()
         self.inputs: List[str] = []
         self.lines = 0
         self.bytes = 0
+        # what the reading of each key and shape found so far, per input (see shapes.py)
+        self._hits: Set[bytes] = set()  # shapes that may hold a gate
+        self._misses: Set[bytes] = set()  # shapes that hold none
+        self._found: Dict[bytes, List] = {}  # key -> the patterns to try on its lines
+        self._done: Set[bytes] = set()  # keys whose lines can add nothing more
+        self._memo_bytes = 0
+        self._joined: Set[Tuple[int, int]] = set()  # (input, line) pairs already tried joined
+        self._block_bytes = b""  # the block being read
+        self._stamped: Optional[bool] = None  # does it hold a timestamp? (None: not looked yet)
+        cats = rules.categories
+        self._error_sig = [any(w > 0 and c in cats and cats[c].severity == "error" for c, w in sig.weights.items())
+                           for sig in rules.signatures]
 
     def scan(self, label: str, stream: BinaryIO) -> None:
         index = len(self.inputs)
         self.inputs.append(label)
         self.facts.files.append(label)
+        for memo in (self._hits, self._misses, self._found, self._done):
+            memo.clear()
+        self._memo_bytes = 0
         last = 0
-        for first, block in iter_blocks(stream, self.max_line):
-            self._block(index, label, first, block)
+        for first, block in iter_blocks(stream, self.max_line, self.chunk_bytes):
+            self._block_bytes, self._stamped = block, None
+            if not self.shaped or not self._shaped_block(index, label, first, block):
+                self._block(index, label, first, block)
             last = first + block.count(b"\n")
             self.bytes += len(block) + 1
         self.lines += last
 
     def _block(self, index: int, label: str, first: int, block: bytes) -> None:
-        counted, lineno = 0, first
-        for start, end in self.prefilter.lines(block):
-            lineno += block.count(b"\n", counted, start)
+        raw = block.split(b"\n")
+        counted, i = 0, 0
+        for start, end in self.prefilter.lines(block, self.max_line):
+            i += block.count(b"\n", counted, start)
             counted = start
-            raw = block[start:end]
-            keys = self.prefilter.candidates(raw)
+            keys = self.prefilter.candidates(block[start:end])
             if keys:
-                self._line(index, label, lineno, decode_line(raw, self.max_line), keys)
+                self._line(index, label, first, i, raw, decode_line(raw[i], self.max_line), keys)
 
-    def _line(self, index: int, label: str, lineno: int, line: str, keys: List) -> None:
+    def _shaped_block(self, index: int, label: str, first: int, block: bytes) -> bool:
+        """Scan a block reading each key once (see shapes.py); False when it cannot be keyed (nothing done)."""
+        raw = block.split(b"\n")
+        keyed = line_keys(block, raw, self.prefilter.unsafe_re, self.max_line)
+        if keyed is None:
+            return False
+        keys, shapes = keyed
+        hits, misses, done, found_for = self._hits, self._misses, self._done, self._found
+        if self._memo_bytes > self.MEMO_BYTES:
+            for memo in (hits, misses, done, found_for):
+                memo.clear()
+            self._memo_bytes = 0
+        fresh = set(shapes).difference(hits, misses)
+        if fresh:
+            new_hits = set(self.prefilter.shape_hits(fresh))
+            hits |= new_hits
+            misses |= fresh - new_hits
+            self._memo_bytes += sum(map(len, fresh))
+        cap = self.max_line
+        candidates = self.prefilter.candidates
+        todo = map(and_, map(hits.__contains__, shapes), map(not_, map(done.__contains__, keys)))  # lazy, in C
+        for i in compress(range(len(keys)), todo):
+            key = keys[i]
+            found = found_for.get(key)
+            if found is None:
+                found = found_for[key] = candidates(raw[i][:cap])
+                self._memo_bytes += len(key)
+            if not found:
+                done.add(key)
+                continue
+            line = decode_line(raw[i], cap)
+            if self._line(index, label, first, i, raw, line, found):
+                continue  # a signature matched: each such line counts
+            if all(name in REPEATABLE_FACTS for kind, name in found if kind == "f") and (
+                    key == raw[i] or all(kind == "f" for kind, _ in found)) and not self._joinable(i, raw):
+                done.add(key)  # lines of this key add nothing now (a signature might read a canonical key's numbers)
+        return True
+
+    def _line(self, index: int, label: str, first: int, i: int, raw: List[bytes], line: str, keys: List) -> bool:
+        """Try the patterns `keys` on line i of a block (`raw`, its first line numbered `first`); True when a
+        signature matched. A message split over this line and a neighbour is tried joined too."""
         sigs = self.rules.signatures
-        touched = False
+        touched = signalled = False
         for kind, key in keys:
             if kind == "f":
-                self.facts.feed(key, line, label)
-                touched = True
+                touched = self.facts.feed(key, line, label) or touched
                 continue
             sig = sigs[key]
             if sig.regex.search(line) is None:
                 continue
-            touched = True
-            hit = self.signals.get(sig.id)
-            if hit is None:
-                hit = self.signals[sig.id] = SignalHit(first=(index, lineno))
-            hit.count += 1
-            if len(hit.lines) < self.max_evidence:
-                hit.lines.append(f"{label}:{lineno}\t{line.strip()}")
+            touched = signalled = True
+            self._signal(index, label, first, i, raw, line, key)
         if touched:
             self.facts.origin(label, line)  # note the host that printed it
+        cap = self.max_line
+        if i + 1 < len(raw) and opens(raw[i][:cap]):
+            signalled = self._join(index, label, first, i, raw, line, decode_line(raw[i + 1], cap)) or signalled
+        if i > 0 and opens(raw[i - 1][:cap]):
+            signalled = self._join(index, label, first, i - 1, raw, decode_line(raw[i - 1], cap), line) or signalled
+        return signalled
+
+    def _joinable(self, i: int, raw: List[bytes]) -> bool:
+        """Does line i end a message the next line continues, or continue the previous one's?"""
+        cap = self.max_line
+        return opens(raw[i][:cap]) or (i > 0 and opens(raw[i - 1][:cap]))
+
+    def _join(self, index: int, label: str, first: int, i: int, raw: List[bytes], head: str, tail: str) -> bool:
+        """Signatures that match lines i and i+1 joined (and neither alone); True when one did."""
+        if (index, first + i) in self._joined:
+            return False
+        if len(self._joined) > 4096:
+            self._joined.clear()
+        self._joined.add((index, first + i))
+        text = head.rstrip() + " " + continuation(head, tail)
+        signalled = False
+        for kind, key in self.prefilter.candidates(text.encode("utf-8", errors="replace")[: self.max_line]):
+            if kind != "s":
+                continue
+            rx = self.rules.signatures[key].regex
+            if rx.search(text) is not None and rx.search(head) is None and rx.search(tail) is None:
+                self._signal(index, label, first, i, raw, text, key)
+                signalled = True
+        return signalled
+
+    def _signal(self, index: int, label: str, first: int, i: int, raw: List[bytes], line: str, key: int) -> None:
+        sig = self.rules.signatures[key]
+        lineno = first + i
+        hit = self.signals.get(sig.id)
+        if hit is None:
+            hit = self.signals[sig.id] = SignalHit(first=(index, lineno))
+        hit.count += 1
+        if len(hit.lines) < self.max_evidence:
+            hit.lines.append(f"{label}:{lineno}\t{line.strip()}")
+        if self._error_sig[key]:
+            origin = line_origin(label, line)
+            if origin not in self.facts.first_errors:
+                self.facts.error_seen(origin, self._stamp(label, origin, i, raw, line), line, f"{label}:{lineno}")
+
+    def _stamp(self, label: str, origin: str, i: int, raw: List[bytes], line: str) -> Optional[Stamp]:
+        """The time of line i: its own timestamp, else that of the nearest line before it from the same origin."""
+        stamp = timestamp(line)
+        if stamp is not None:
+            return stamp
+        if self._stamped is None:
+            self._stamped = STAMP_BYTES.search(self._block_bytes) is not None
+        if not self._stamped:
+            return None
+        for j in range(i - 1, max(0, i - LOOKBACK) - 1, -1):
+            if stamp is not None:
+                break
+            if STAMP_BYTES.search(raw[j], 0, STAMP_WITHIN) is None:
+                continue
+            before = decode_line(raw[j][:STAMP_WITHIN + 128], self.max_line)
+            if line_origin(label, before) == origin:
+                stamp = timestamp(before)
+        return stamp
 
     def report(self, snapshot: Optional[Snapshot] = None) -> NcclReport:
         return NcclReport(rank(self.rules, self.signals, self.facts, snapshot), self.facts, list(self.inputs),
                           self.lines, self.bytes)
+
+
+def opens(raw: bytes) -> bool:
+    """Does the line end before its message does ("Last error:", an unclosed parenthesis)?"""
+    text = raw.rstrip()
+    return text.endswith(b":") or (b"(" in text and text.count(b"(") > text.count(b")"))
+
+
+def continuation(head: str, tail: str) -> str:
+    """The next line without the prefix it shares with the line it continues ("[rank0]: ", "host:pid:tid [0] ...")."""
+    n = len(os.path.commonprefix([head, tail]))
+    cut = max(tail.rfind(" ", 0, n), tail.rfind(":", 0, n), tail.rfind("]", 0, n)) + 1 if n >= 4 else 0
+    return tail[cut:].strip()
 
 
 _PREFILTERS: Dict[int, Tuple[RuleSet, Prefilter]] = {}
@@ -275,31 +426,25 @@ def diagnose_text(text: str, snapshot: Optional[Snapshot] = None, rules: Optiona
 
 def diagnose_paths(paths: Sequence[PathLike], snapshot: Optional[Snapshot] = None,
                    rules: Optional[RuleSet] = None, stdin: Optional[BinaryIO] = None) -> NcclReport:
-    """Diagnose log files, one per rank or node; "-" reads standard input.
+    """Diagnose log files, one per rank or node, or directories of them; "-" reads standard input.
 
-    Every file is opened before any is read, so an unreadable one fails fast: InputError naming it.
+    Every input is checked before any is read, so a missing or unreadable one fails fast: InputError
+    naming it. The files are then read one at a time (see inputs.py).
     """
     rules = rules or load_rules()
-    opened: List[Tuple[str, BinaryIO]] = []
+    items = expand(paths)
+    scanner = Scanner(rules)
+    for item in items:
+        if item.path is None:
+            _scan(scanner, item.label, stdin if stdin is not None else sys.stdin.buffer)
+            continue
+        with open_log(item) as f:
+            _scan(scanner, item.label, f)
+    return scanner.report(snapshot)
+
+
+def _scan(scanner: Scanner, label: str, stream: BinaryIO) -> None:
     try:
-        for p in paths:
-            label = str(p)
-            if label == "-":
-                opened.append(("<stdin>", stdin if stdin is not None else sys.stdin.buffer))
-                continue
-            try:
-                if Path(p).is_dir():
-                    raise InputError(f"{label}: is a directory, not a log file")
-                opened.append((label, open(p, "rb")))
-            except FileNotFoundError:
-                raise InputError(f"{label}: no such file") from None
-            except OSError as exc:
-                raise InputError(f"{label}: cannot read: {exc.strerror or exc}") from None
-        try:
-            return diagnose_streams(opened, snapshot, rules)
-        except OSError as exc:
-            raise InputError(f"{getattr(exc, 'filename', None) or 'input'}: read failed: {exc.strerror or exc}") from None
-    finally:
-        for label, f in opened:
-            if label != "<stdin>":
-                f.close()
+        scanner.scan(label, stream)
+    except OSError as exc:
+        raise InputError(f"{label}: read failed: {exc.strerror or exc}") from None

@@ -9,7 +9,9 @@ log of any size costs bounded memory.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Any, Dict, List, Optional, Set, Tuple
 
 from packaging.version import InvalidVersion, Version
@@ -18,9 +20,19 @@ from envdoctor.nccl.dist_facts import DIST_NEEDLES, DIST_PATTERNS, DistFacts
 
 MAX_ITEMS = 4096  # per collection: distinct hosts, devices, interfaces ...
 
-# NCCL prefixes its lines with "host:pid:tid [cudaDev]"; torch with "[rankN]:".
+# NCCL prefixes its lines with "host:pid:tid [cudaDev]"; torch with "[rankN]:", torchrun's --tee with "[defaultN]:".
 HOST_PREFIX = re.compile(r"(?:^|[\s\]])([A-Za-z0-9][\w.-]*):(\d+):(\d+) \[(\d+)\]")
 TORCH_RANK = re.compile(r"\[rank(\d+)\]:")
+RANK_PREFIX = re.compile(r"^\s*\[(?:rank|default)(\d+)\]:")
+
+# Timestamps at the start of a line (within STAMP_WITHIN characters): ISO dates as Python's logging, torchrun
+# and `[2024-..]` prefixes write them, and glog's `E0501 10:00:00.123456` (`E501` in c10d) as c10d (TORCH_DISTRIBUTED_DEBUG,
+# TORCH_CPP_LOG_LEVEL) writes it. Two stamps are compared only when they are of the same kind.
+STAMP_WITHIN = 64
+TIMESTAMP = re.compile(
+    r"(?P<Y>\d{4})-(?P<m>\d\d)-(?P<d>\d\d)[ T](?P<H>\d\d):(?P<M>\d\d):(?P<S>\d\d)(?:[.,](?P<f>\d{1,9}))?"
+    r"|(?<![\w])[IWEF](?P<gm>\d{1,2})(?P<gd>\d\d) (?P<gH>\d\d):(?P<gM>\d\d):(?P<gS>\d\d)\.(?P<gf>\d{1,9})")
+STAMP_BYTES = re.compile(rb":\d\d:\d\d")  # every timestamp above holds this (a literal first: a fast scan)
 
 # name -> pattern. Each is tried only on lines whose literals it needs are there (see needles.Prefilter).
 FACT_PATTERNS: Dict[str, str] = {
@@ -49,13 +61,13 @@ FACT_NEEDLES: Dict[str, Tuple[str, ...]] = {
     "version": ("nccl version",),
     "comm": ("rank ",),
     "device": ("cudadev ",),
-    "channel": (" via ",),
+    "channel": ("via ",),  # not " via ": a gate starting with a space would stop the scan at every word
     "socket_if": ("net/socket",),
     "bootstrap_if": ("bootstrap",),
     "ib_devices": ("net/ib",),
     "ib_none": ("no device found",),
     "network": ("using network ",),
-    "nvls": ("multicast support is ", "comm 0x"),
+    "nvls": ("multicast support is ", "nvls comm 0x"),
     "env": (" set by environment to",),
     "plugin_path": ("plugin path",),
     "plugin_loaded": (" plugin ", "successfully loaded external plugin "),
@@ -66,7 +78,13 @@ FACT_NEEDLES: Dict[str, Tuple[str, ...]] = {
     "ofed": ("mlnx_ofed_linux-",),
 }
 
+# The kinds whose line, read a second time, changes nothing: the scanner reads such a line once per shape.
+# The others count lines (version) or let the last line win (device, env, nvls, cuda_driver).
+REPEATABLE_FACTS = frozenset(("comm", "channel", "socket_if", "bootstrap_if", "ib_devices", "ib_none", "network",
+                              "plugin_path", "plugin_loaded", "plugin_none", "hpcx", "ofed"))
+
 _FACT_RE = {name: re.compile(p) for name, p in FACT_PATTERNS.items()}
+_DIST_RE = {name: re.compile(p) for name, p in DIST_PATTERNS.items()}
 FACT_PATTERNS.update(DIST_PATTERNS)  # torch.distributed's own messages (dist_facts.py)
 FACT_NEEDLES.update(DIST_NEEDLES)
 
@@ -81,6 +99,55 @@ class OriginFacts:
     plugins: Set[str] = field(default_factory=set)  # "none" when NCCL says it found no net plugin
     net_transports: Set[str] = field(default_factory=set)
     gdrdma: bool = False
+
+
+@dataclass(frozen=True)
+class Stamp:
+    """A line's time: `kind` "iso" (a full date) or "glog" (month and day, no year); `value` in seconds."""
+
+    kind: str
+    value: float
+    text: str
+
+
+def timestamp(line: str) -> Optional[Stamp]:
+    """The timestamp a line starts with, if any."""
+    m = TIMESTAMP.search(line, 0, STAMP_WITHIN)
+    if m is None:
+        return None
+    g = m.groupdict()
+    try:
+        if g["Y"] is not None:
+            day = date(int(g["Y"]), int(g["m"]), int(g["d"])).toordinal()
+            h, mi, sec, frac, kind = g["H"], g["M"], g["S"], g["f"], "iso"
+        else:
+            day = date(2000, int(g["gm"]), int(g["gd"])).toordinal()  # a leap year: 29 Feb exists
+            h, mi, sec, frac, kind = g["gH"], g["gM"], g["gS"], g["gf"], "glog"
+    except ValueError:  # not a date after all (month 13 ...)
+        return None
+    value = day * 86400 + int(h) * 3600 + int(mi) * 60 + int(sec) + (float("0." + frac) if frac else 0.0)
+    return Stamp(kind, value, m.group(0))
+
+
+def line_origin(file: str, line: str) -> str:
+    """Who printed a line, as far as it says: `file [rank N]`, `file host:pid`, else the file."""
+    m = RANK_PREFIX.match(line)
+    if m:
+        return f"{file} [rank {m.group(1)}]"
+    m = HOST_PREFIX.search(line, 0, 128)
+    if m:
+        return f"{file} {m.group(1)}:{m.group(2)}"
+    return file
+
+
+@dataclass(frozen=True)
+class FirstError:
+    """The first error line of one origin, and its time where the log gives one."""
+
+    origin: str
+    stamp: Optional[Stamp]
+    line: str
+    location: str
 
 
 @dataclass
@@ -108,6 +175,30 @@ class NcclFacts:
     origins: Dict[Tuple[str, Optional[str]], OriginFacts] = field(default_factory=dict)
     files: List[str] = field(default_factory=list)
     dist: DistFacts = field(default_factory=DistFacts)
+    first_errors: Dict[str, FirstError] = field(default_factory=dict)  # origin (line_origin) -> its first error
+
+    def error_seen(self, origin: str, stamp: Optional[Stamp], line: str, location: str) -> None:
+        """Note an error line of an origin (only its first one is kept)."""
+        if origin not in self.first_errors and len(self.first_errors) < MAX_ITEMS:
+            self.first_errors[origin] = FirstError(origin, stamp, line.strip()[:300], location)
+
+    def first_failure(self) -> Optional[Dict[str, Any]]:
+        """The origin whose first error came strictly before every other origin's, by their timestamps.
+
+        None unless at least two origins have a timed error of one kind (the commoner kind when both occur).
+        """
+        timed = [(e.stamp, e) for e in self.first_errors.values() if e.stamp is not None]
+        kinds = Counter(stamp.kind for stamp, _ in timed)
+        if not kinds:
+            return None
+        kind = max(kinds, key=lambda k: (kinds[k], k == "iso"))
+        same = sorted(((stamp, e) for stamp, e in timed if stamp.kind == kind), key=lambda p: (p[0].value, p[1].origin))
+        if len(same) < 2 or same[0][0].value >= same[1][0].value:
+            return None
+        (when, first), (then, second) = same[0], same[1]
+        return {"origin": first.origin, "time": when.text, "line": first.line, "location": first.location,
+                "next_origin": second.origin, "lead_seconds": round(then.value - when.value, 3),
+                "origins_compared": len(same)}
 
     # --- feeding --------------------------------------------------------------------------
 
@@ -126,14 +217,18 @@ class NcclFacts:
                 o = self.origins[key] = OriginFacts(file, host)
         return o
 
-    def feed(self, kind: str, line: str, file: str) -> None:
+    def feed(self, kind: str, line: str, file: str) -> bool:
+        """Read one line for one kind of fact; False when the line does not say it."""
         if kind in DIST_PATTERNS:
+            if _DIST_RE[kind].search(line) is None:
+                return False
             self.dist.feed(kind, line, file)
-            return
+            return True
         m = _FACT_RE[kind].search(line)
         if m is None:
-            return
+            return False
         getattr(self, f"_on_{kind}")(m, line, file)
+        return True
 
     def _on_version(self, m: re.Match, line: str, file: str) -> None:
         v = m.group(1)
@@ -283,6 +378,7 @@ class NcclFacts:
             "cuda_driver": self.cuda_driver,
             "files": list(self.files),
             "distributed": self.dist.as_dict(),
+            "first_failure": self.first_failure(),
         }
 
 

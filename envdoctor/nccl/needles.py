@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from typing import Dict, Hashable, Iterable, Iterator, List, Sequence, Tuple
 
+from envdoctor.nccl.shapes import shape_gates, unsafe_gates
+
 MIN_NEEDLE = 3
 
 
@@ -50,9 +52,36 @@ class Prefilter:
         gates = sorted(self.by_gate)
         self.block_re = re.compile(_trie_pattern(_trie(gates))) if gates else None
         self.line_re = re.compile(b"(?=(" + _trie_pattern(_trie(gates)) + b"))") if gates else None
+        unsafe = unsafe_gates(gates)
+        # the gates a line's key may hide (see shapes.py): lines holding one are keyed by their own text
+        self.unsafe_re = re.compile(_trie_pattern(_trie(unsafe))) if unsafe else None
+        folded = shape_gates(gates, lambda c: _RANK.get(chr(c), len(_RANK)))
+        self.shape_re = re.compile(_trie_pattern(_trie(folded))) if folded else None
 
-    def lines(self, block: bytes) -> Iterator[Tuple[int, int]]:
-        """(start, end) of each line of the block holding at least one gate."""
+    def shape_hits(self, shapes: Iterable[bytes]) -> List[bytes]:
+        """The shapes (see shapes.py) that may hold a gate."""
+        if self.shape_re is None:
+            return []
+        shapes = list(shapes)
+        joined = b"\n".join(shapes)
+        out: List[bytes] = []
+        search = self.shape_re.search
+        pos = counted = line = 0
+        while True:
+            m = search(joined, pos)
+            if m is None:
+                return out
+            line += joined.count(b"\n", counted, m.start())
+            counted = m.start()
+            out.append(shapes[line])
+            end = joined.find(b"\n", m.end())
+            if end < 0:
+                return out
+            pos = end + 1
+
+    def lines(self, block: bytes, max_line: int) -> Iterator[Tuple[int, int]]:
+        """(start, end) of each line of the block holding at least one gate in its first max_line bytes;
+        end is at most start + max_line (the rest of a longer line is never read)."""
         if self.block_re is None:
             return
         low = block.lower()  # bytes.lower() is ASCII-only: offsets do not move
@@ -65,8 +94,13 @@ class Prefilter:
             start = low.rfind(b"\n", 0, m.start()) + 1
             end = low.find(b"\n", m.end())
             end = n if end < 0 else end
-            yield start, end
             pos = end + 1
+            if m.end() - start <= max_line:
+                yield start, min(end, start + max_line)
+            else:  # a gate past the cap: look again within the kept head
+                head = search(low, start, start + max_line)
+                if head is not None:
+                    yield start, start + max_line
 
     def candidates(self, raw_line: bytes) -> List[Hashable]:
         """The patterns worth trying on one line, in a fixed order."""

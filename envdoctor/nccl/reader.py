@@ -3,12 +3,14 @@
 Input is read in fixed-size binary chunks and handed on as blocks of whole lines (bytes). Only the
 lines worth a look are decoded, with errors="replace" (binary garbage becomes U+FFFD). A line longer
 than the cap is cut to its first `max_line` bytes and the rest of it is skipped, so one 1 GB line costs
-no more memory than a short one.
+no more memory than a short one. A log written as UTF-16 (a byte-order mark, or NULs in every other byte
+as Windows tools write it) is turned into UTF-8 chunk by chunk; a UTF-8 byte-order mark is dropped.
 """
 
 from __future__ import annotations
 
-from typing import BinaryIO, Iterator, Tuple
+import codecs
+from typing import BinaryIO, Iterator, Optional, Tuple
 
 CHUNK_BYTES = 1 << 20
 MAX_LINE = 8192
@@ -22,10 +24,7 @@ def iter_blocks(stream: BinaryIO, max_line: int = MAX_LINE, chunk_bytes: int = C
     lineno = 1
     pending = b""  # the start of a line whose end has not been read yet
     skipping = False  # inside an over-long line whose head was already handed on
-    while True:
-        chunk = stream.read(chunk_bytes)
-        if not chunk:
-            break
+    for chunk in utf8_chunks(stream, chunk_bytes):
         start = 0
         if skipping:
             nl = chunk.find(b"\n")
@@ -48,6 +47,53 @@ def iter_blocks(stream: BinaryIO, max_line: int = MAX_LINE, chunk_bytes: int = C
             skipping = True
     if pending:
         yield lineno, pending
+
+
+def sniff_encoding(head: bytes) -> Tuple[Optional[str], int]:
+    """(codec to turn the input into UTF-8, or None when it is UTF-8 already; bytes of byte-order mark to skip)."""
+    if head.startswith(codecs.BOM_UTF8):
+        return None, 3
+    if head.startswith(codecs.BOM_UTF16_LE):
+        return "utf-16-le", 2
+    if head.startswith(codecs.BOM_UTF16_BE):
+        return "utf-16-be", 2
+    pairs = len(head) // 2
+    if pairs >= 8:
+        even, odd = head[0:pairs * 2:2], head[1:pairs * 2:2]
+        if odd.count(0) >= 0.9 * pairs and _texty(even, pairs):
+            return "utf-16-le", 0
+        if even.count(0) >= 0.9 * pairs and _texty(odd, pairs):
+            return "utf-16-be", 0
+    return None, 0
+
+
+_NOT_TEXT = bytes(b for b in range(256) if not (32 <= b < 127 or b in b"\t\n\r"))
+
+
+def _texty(low_bytes: bytes, pairs: int) -> bool:
+    """Are these the low bytes of UTF-16 text (mostly printable ASCII), not binary garbage?"""
+    return len(low_bytes.translate(None, _NOT_TEXT)) >= 0.9 * pairs
+
+
+def utf8_chunks(stream: BinaryIO, chunk_bytes: int = CHUNK_BYTES) -> Iterator[bytes]:
+    """The stream's bytes in chunks of about chunk_bytes, as UTF-8 whatever the log's encoding."""
+    head = stream.read(chunk_bytes)
+    encoding, skip = sniff_encoding(head[:4096])
+    chunk = head[skip:]
+    if encoding is None:
+        while head:
+            if chunk:
+                yield chunk
+            head = chunk = stream.read(chunk_bytes)
+        return
+    decoder = codecs.getincrementaldecoder(encoding)(errors="replace")
+    while head:
+        if chunk:
+            yield decoder.decode(chunk).encode("utf-8", errors="replace")
+        head = chunk = stream.read(chunk_bytes)
+    tail = decoder.decode(b"", final=True)
+    if tail:
+        yield tail.encode("utf-8", errors="replace")
 
 
 def decode_line(raw: bytes, max_line: int = MAX_LINE) -> str:

@@ -1,0 +1,103 @@
+"""Line keys and shapes: how the scanner reads each kind of line once, not once per occurrence.
+
+A log repeats itself: training steps differ only in their numbers, and a 512-rank job prints a
+connection line per rank and channel (`Channel 03/0 : 17[1] -> 18[2] via P2P/IPC`). Two views of a
+block's lines, both built in C over the whole block:
+
+- the key: the line with a connection's numbers made canonical (they are read by no fact), so that two
+  lines of one key yield the same facts and hold the same needles. A line whose needles could lie on
+  those numbers (an "unsafe" gate), or that is longer than the scanner reads, is keyed by its own text.
+- the shape: the key lower-cased with every digit made 0. Shapes with no gate (gates made the same way)
+  cannot hold a needle; the scanner looks for gates once per new shape and skips the lines of the others.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable, List, Optional, Sequence, Tuple
+
+_WHOLE_MARK = b"\x00\x03"  # starts the key of a line keyed by its own text
+_CHANNEL = re.compile(rb" NCCL INFO Channel \d+(?:/\d+)? : \d+\[\d+\] -> \d+\[\d+\]")
+_CANONICAL = b" NCCL INFO Channel 0/0 : 0[0] -> 0[0]"  # matches _CHANNEL: keying twice changes nothing
+
+# The text _CHANNEL replaces as the prefilter sees it (lower case); '#' is a run of digits.
+_TEMPLATES = (" nccl info channel #/# : #[#] -> #[#]", " nccl info channel # : #[#] -> #[#]")
+
+# lower case, and every digit a 0
+FOLD = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ123456789", b"abcdefghijklmnopqrstuvwxyz000000000")
+
+
+def unsafe_gates(gates: Iterable[bytes]) -> List[bytes]:
+    """The gates whose digits could lie on the numbers a key makes canonical."""
+    return [g for g in gates if any(_overlaps(g.decode("latin-1"), t) for t in _TEMPLATES)]
+
+
+def _overlaps(gate: str, template: str) -> bool:
+    """Could a run of digits of `gate` be one of the template's '#', at some alignment?"""
+    for gs, ge in ((m.start(), m.end()) for m in re.finditer(r"\d+", gate)):
+        for slot in (i for i, c in enumerate(template) if c == "#"):
+            if _fits(gate[:gs][::-1], template[:slot][::-1]) and _fits(gate[ge:], template[slot + 1:]):
+                return True
+    return False
+
+
+def _fits(side: str, template: str) -> bool:
+    """Does `side` (gate text walking away from the run) agree with `template` (walking the same way)?
+    Past the template's end anything goes: that is the rest of the line."""
+    i = j = 0
+    while i < len(side) and j < len(template):
+        if template[j] == "#":
+            if not side[i].isdigit():
+                return False
+            while i < len(side) and side[i].isdigit():
+                i += 1
+        elif side[i] != template[j]:
+            return False
+        else:
+            i += 1
+        j += 1
+    return True
+
+
+def shape_gates(gates: Iterable[bytes], rank) -> List[bytes]:
+    """What the shapes are searched for: each gate folded, from its rarest letter or sign (digits are all
+    0 in a shape, and common), at least 3 long. A shape holding none holds no gate."""
+    out = set()
+    for g in gates:
+        f = g.translate(FOLD)
+        keep = min(3, len(f))
+        best = max(range(len(f) - keep + 1), key=lambda i: (f[i] != 0x30, rank(f[i]), -i))
+        out.add(f[best:])
+    return sorted(out)
+
+
+def line_keys(block: bytes, raw_lines: Sequence[bytes], unsafe: Optional[re.Pattern[bytes]],
+              max_line: int) -> Optional[Tuple[List[bytes], List[bytes]]]:
+    """(keys, shapes): one of each per line of the block, in the order of `raw_lines`; None where the block
+    holds the mark of a whole-line key."""
+    if b"\x00" in block and _WHOLE_MARK in block:
+        return None
+    canon = _CHANNEL.sub(_CANONICAL, block)
+    keys = list(raw_lines) if canon is block else canon.split(b"\n")
+    shapes = canon.translate(FOLD).split(b"\n")
+    whole: List[int] = []
+    if max(map(len, raw_lines), default=0) > max_line:
+        whole = [i for i, raw in enumerate(raw_lines) if len(raw) > max_line]
+    if unsafe is not None:
+        low = block.lower()
+        pos = counted = line = 0
+        while True:
+            m = unsafe.search(low, pos)
+            if m is None:
+                break
+            line += low.count(b"\n", counted, m.start())
+            counted = m.start()
+            whole.append(line)
+            end = low.find(b"\n", m.end())
+            if end < 0:
+                break
+            pos = end + 1
+    for i in whole:
+        keys[i] = _WHOLE_MARK + raw_lines[i][:max_line]
+        shapes[i] = raw_lines[i][:max_line].translate(FOLD)
+    return keys, shapes
