@@ -153,13 +153,13 @@ def _rdma_active(s: Snapshot) -> Optional[float]:
     return float(sum(1 for d in s.network.rdma_devices if "ACTIVE" in str(d.state).upper()))
 
 
-# (what, read, how a value reads)
+# (what a lower value means, read, how a value reads)
 CAPACITIES: Tuple[Tuple[str, Callable[[Snapshot], Optional[float]], Callable[[float], str]], ...] = (
-    ("GPUs", _gpu_count, lambda v: f"{v:g} GPU(s)"),
-    ("slowest GPU PCIe link", _pcie_lanes, lambda v: f"gen x width = {v:g}"),
-    ("network interfaces up", _nic_count, lambda v: f"{v:g} up"),
-    ("fastest network interface", _nic_speed, lambda v: f"{v / 1000:g} Gb/s"),
-    ("active RDMA devices", _rdma_active, lambda v: f"{v:g} active"),
+    ("fewer GPUs", _gpu_count, lambda v: f"{v:g} GPU(s)"),
+    ("a slower GPU PCIe link", _pcie_lanes, lambda v: f"PCIe gen x width {v:g}"),
+    ("fewer network interfaces up", _nic_count, lambda v: f"{v:g} up"),
+    ("slower network interfaces", _nic_speed, lambda v: f"fastest {v / 1000:g} Gb/s"),
+    ("fewer active RDMA devices", _rdma_active, lambda v: f"{v:g} active"),
 )
 
 
@@ -179,8 +179,7 @@ def capacity_findings(nodes: Sequence[Node]) -> List[Finding]:
         if not low:
             continue
         listing = "; ".join(f"{n}: {show(v)}" for n, v in sorted(values.items()))
-        out.append(_finding(WEAKER, f"{', '.join(low)}: fewer or slower {what} than the others ({show(mid)})",
-                            f"Per node: {listing}.", low))
+        out.append(_finding(WEAKER, f"{what} on {', '.join(low)} (others: {show(mid)})", f"Per node: {listing}.", low))
     return out
 
 
