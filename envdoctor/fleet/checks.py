@@ -223,6 +223,6 @@ def bandwidth_findings(names: Sequence[str], matrix: Sequence[Sequence[Optional[
                             f"bandwidth matrix are all low.", [names[i]]))
     for i, j in verdict.slow_links:
         out.append(_finding(SLOW_LINK, f"link {names[i]} -> {names[j]} is slow: {matrix[i][j]:.2f} GB/s",
-                            f"Both ends reach at least {min(verdict.capacity_gbps[i] or 0, verdict.capacity_gbps[j] or 0):.2f} "
-                            f"GB/s with other nodes; this transfer is below {pct} of that.", [names[i], names[j]]))
+                            f"Below {pct} of what is typical for its two ends with the other nodes; neither end "
+                            "is slow itself.", [names[i], names[j]]))
     return out

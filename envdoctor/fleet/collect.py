@@ -62,6 +62,7 @@ class Collected:
     nbytes: int = 0
     rows: Optional[List[List[Optional[float]]]] = None
     bandwidth_error: Optional[str] = None
+    gathered: float = 0.0  # seconds from rank 0's start until the last node arrived (or the timeout)
     seconds: float = 0.0
 
 
@@ -159,7 +160,7 @@ def _lead(store: Any, rdzv: Rendezvous, own: Dict[str, Any], timeout: float, ban
     arrived = [r for r in range(rdzv.nnodes) if r not in waiting]
     payloads = {0: own}
     payloads.update({r: _get_json(store, f"node/{r}") for r in arrived if r})
-    got = Collected(rdzv, timeout, payloads, waiting)
+    got = Collected(rdzv, timeout, payloads, waiting, gathered=time.monotonic() - start)
     if bandwidth is not None and not waiting:
         got.backend = "nccl" if all(p.get("cuda_devices", 0) > 0 for p in payloads.values()) else "gloo"
         got.nbytes = bandwidth.nbytes

@@ -1,8 +1,10 @@
 """Reading a node-to-node bandwidth matrix: which node, or which link, is slow (pure).
 
 A transfer is bounded by its slower end, so a node's capacity is estimated as the best transfer it took
-part in (either direction). A node whose capacity is below `ratio` x the median capacity is slow; a link
-below `ratio` x the lesser capacity of its two ends is slow on its own (not explained by a slow node).
+part in (either direction). A node whose capacity is below `ratio` x the median capacity is slow. A link
+between two nodes that are not slow is slow on its own when it is below `ratio` x what is typical for its
+ends: the median of each end's transfers with the nodes that are not slow, the lesser of the two (a median,
+not the best, so that one lucky transfer elsewhere does not make an ordinary one look slow).
 """
 
 from __future__ import annotations
@@ -28,6 +30,12 @@ def _entries(matrix: Matrix, i: int) -> List[float]:
     return out
 
 
+def _typical(matrix: Matrix, i: int, slow: List[int]) -> Optional[float]:
+    vals = [v for j in range(len(matrix)) if j != i and j not in slow for v in (matrix[i][j], matrix[j][i])
+            if v is not None]
+    return median(vals) if vals else None
+
+
 def analyse(matrix: Matrix, ratio: float) -> MatrixVerdict:
     n = len(matrix)
     caps: List[Optional[float]] = []
@@ -39,13 +47,14 @@ def analyse(matrix: Matrix, ratio: float) -> MatrixVerdict:
         return MatrixVerdict(caps, median(known) if known else None)
     mid = median(known)
     slow_nodes = [i for i, c in enumerate(caps) if c is not None and c < ratio * mid]
+    typical = [_typical(matrix, i, slow_nodes) for i in range(n)]
     slow_links = []
     for i in range(n):
         for j in range(n):
             v = matrix[i][j]
             if i == j or v is None or i in slow_nodes or j in slow_nodes:
                 continue
-            ci, cj = caps[i], caps[j]
-            if ci is not None and cj is not None and v < ratio * min(ci, cj):
+            ti, tj = typical[i], typical[j]
+            if ti is not None and tj is not None and v < ratio * min(ti, tj):
                 slow_links.append((i, j))
     return MatrixVerdict(caps, mid, slow_nodes, slow_links)

@@ -67,7 +67,8 @@ def collect_document(got: Collected, names: Mapping[int, str], m: Measured, find
         "schema": FLEET_SCHEMA,
         "nodes": nodes,
         "collect": {"nnodes": got.rdzv.nnodes, "endpoint": got.rdzv.endpoint, "source": got.rdzv.source,
-                    "timeout_s": got.timeout, "seconds": round(got.seconds, 3), "missing": list(m.missing)},
+                    "timeout_s": got.timeout, "gathered_s": round(got.gathered, 3), "seconds": round(got.seconds, 3),
+                    "missing": list(m.missing)},
     }
     if got.backend is not None or got.bandwidth_error:
         bw: Dict[str, Any] = {"backend": got.backend, "message_bytes": got.nbytes, "nodes": list(m.names),

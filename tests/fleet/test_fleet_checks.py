@@ -226,3 +226,12 @@ def test_port_check_on_loopback():
         assert check_endpoint("127.0.0.1", port).reachable is True
     closed = check_endpoint("127.0.0.1", port, connect_timeout=0.3)
     assert closed.reachable is False and closed.connect_error
+
+
+def test_a_noisy_but_healthy_matrix_names_nothing():
+    # recorded: 4 processes on a loaded 2-core machine, loopback gloo, 32 MiB (bench/fleet_bench.py)
+    m = [[None, 0.31, 0.26, 0.42], [0.35, None, 0.29, 0.29], [0.55, 0.47, None, 0.38], [0.42, 0.67, 0.56, None]]
+    v = analyse(m, TH.slow_ratio)
+    assert v.slow_nodes == [] and v.slow_links == []
+    m[0][2] = 0.03  # ten times slower than that link's ends make it elsewhere
+    assert analyse(m, TH.slow_ratio).slow_links == [(0, 2)]

@@ -114,3 +114,36 @@ def test_without_torch_collect_is_a_clear_exit_2_and_check_still_runs(tmp_path):
     doc = json.loads(check.stdout)  # check probes this machine, whose torch does not import
     assert_valid(doc)
     assert check.returncode == 1 and "torch_broken" in {f["category"] for f in doc["findings"]}
+
+
+def test_when_rank_0_dies_the_others_exit_2_and_nothing_is_left(tmp_path):
+    import signal
+    import subprocess
+    import sys
+
+    from tests.fleet.conftest import assert_nothing_left, env_for
+
+    port = free_port()
+    snap = node_snapshot(tmp_path, "s")
+    start = [sys.executable, "-m", "envdoctor"]
+    # rank 0 waits up to 60 s for a third node that never comes; it is killed while it waits
+    lead = subprocess.Popen([*start, *collect_argv(3, 0, port, snap)], cwd=ROOT, env=env_for(),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    follower = subprocess.Popen([*start, *collect_argv(3, 1, port, snap)], cwd=ROOT, env=env_for(),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        for line in follower.stderr:
+            if "snapshot sent" in line:
+                break
+        lead.send_signal(signal.SIGKILL)
+        lead.wait(timeout=30)
+        _, err = follower.communicate(timeout=60)
+    finally:
+        for p in (lead, follower):
+            if p.poll() is None:
+                p.kill()
+            p.wait()
+            for stream in (p.stdout, p.stderr):
+                stream.close()
+    assert follower.returncode == 2 and "lost the rendezvous at 127.0.0.1" in err
+    assert_nothing_left([lead.pid, follower.pid])
