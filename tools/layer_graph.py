@@ -27,8 +27,10 @@ LAYERS: Tuple[Tuple[str, Tuple[str, ...]], ...] = (
               "envdoctor.atomic_write", "envdoctor.cpulist", "envdoctor.processes", "envdoctor.process_guard")),
     ("probes", ("envdoctor.probes",)),
     ("knowledge", ("envdoctor.compat", "envdoctor.wheels", "envdoctor.rules", "envdoctor.nccl", "envdoctor.diagnose",
-                   "envdoctor.knowledge")),
-    ("act", ("envdoctor.install", "envdoctor.selftest")),
+                   "envdoctor.knowledge", "envdoctor.fleet")),
+    # fleet: the checks are knowledge; meeting the other nodes and measuring them is acting
+    ("act", ("envdoctor.install", "envdoctor.selftest", "envdoctor.fleet.collect", "envdoctor.fleet.measure",
+             "envdoctor.fleet.endpoint", "envdoctor.fleet.report")),
     ("present", ("envdoctor.present",)),
     ("edges", ("envdoctor.settings", "envdoctor.commands", "envdoctor.tui", "envdoctor.cli", "envdoctor.__main__")),
 )

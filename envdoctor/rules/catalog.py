@@ -1,6 +1,6 @@
 """The one registry of everything envdoctor can find: machine rules (rules/*.json), NCCL root causes
 (rules/nccl/categories.json, with the signatures and context rules that point at them) and the drift and
-fleet checks (rules/drift.py). `envdoctor rules list/explain` and docs/rules.md are rendered from it."""
+fleet checks (rules/drift.py, fleet/checks.py). `envdoctor rules list/explain` and docs/rules.md are rendered from it."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import json
 from dataclasses import dataclass, field
 from typing import List, Optional, Sequence, Tuple
 
+from envdoctor.fleet.checks import RULES as FLEET_RULES
 from envdoctor.nccl.rules import RuleSet
 from envdoctor.rules.drift import DRIFT_RULE, FACTS, FLEET_RULE
 from envdoctor.rules.registry import Rulebook
@@ -127,6 +128,8 @@ def _drift() -> List[Entry]:
             else "Align the odd node with the others, then rerun `envdoctor fleet`",
             sections=((heading, lines),),
         ))
+    out += [Entry(id=r.id, name=r.name, kind="drift", severity=r.severity, category=r.category, what=r.what,
+                  why=r.why, fix=r.fix) for r in FLEET_RULES]
     return out
 
 

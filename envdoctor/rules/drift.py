@@ -75,7 +75,7 @@ FACTS: Tuple[DriftFact, ...] = (
        "info", "warning", "Install the same CUDA toolkit (CUDA_HOME) on every node"),
     _F("DeepSpeed", _pkg("deepspeed"), "warning", "warning", _SAME_STACK),
     _F("Triton", _pkg("triton"), "info", "warning", _SAME_STACK),
-    _F("NCCL_* settings", _nccl_env, "warning", "warning",
+    _F("NCCL_* settings", _nccl_env, "warning", None,  # the fleet compares them one variable at a time (ED903)
        "Set the same NCCL_* variables on every node (the job script or the image ENV, not one node's shell profile)"),
     _F("network interfaces", _interfaces, None, "warning",
        "Name the interfaces alike on every node (udev rules or predictable names), or give NCCL_SOCKET_IFNAME a prefix "

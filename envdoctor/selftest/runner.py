@@ -132,12 +132,33 @@ def _allreduce(options: SelftestOptions, target: Target, timeout: float, snapsho
     if backend == "nccl" and nproc > target.device_count:
         return TestResult("allreduce", "failed",
                           error=f"--nproc {nproc} with nccl needs {nproc} GPUs per node; torch sees {target.device_count}")
+    if options.rdzv_endpoint and options.nnodes > 1:
+        unresolved = _endpoint_precheck(options, progress)
+        if unresolved is not None:
+            return unresolved
     opts = ar.AllreduceOptions(
         nproc=nproc, backend=backend, sizes=power_of_two_sizes(*options.size_range()), nnodes=options.nnodes,
         node_rank=options.node_rank, rdzv_endpoint=options.rdzv_endpoint, rdzv_id=options.rdzv_id,
         iters=options.iters, timeout=timeout, scratch=options.scratch,
     )
     return ar.run_allreduce(target, opts, snapshot=snapshot, progress=progress)
+
+
+def _endpoint_precheck(options: SelftestOptions, progress: Progress) -> Optional[TestResult]:
+    """Before launching: the rendezvous host must resolve (a failed result with the DNS finding at once, not a
+    rendezvous timeout minutes later); a port that does not answer yet is only said, the peer may start later."""
+    from envdoctor.fleet.endpoint import check_endpoint, endpoint_findings, parse_endpoint
+
+    host, port = parse_endpoint(str(options.rdzv_endpoint))
+    check = check_endpoint(host, port, connect_timeout=3.0 if options.node_rank else None)
+    findings = endpoint_findings(check)
+    if findings:
+        return TestResult("allreduce", "failed", check.seconds, {"nnodes": options.nnodes},
+                          f"rendezvous host {host!r} does not resolve: {check.resolve_error}", findings)
+    if check.reachable is False:
+        progress(f"rendezvous endpoint {host}:{port} does not answer yet ({check.connect_error}); "
+                 "launching anyway, rank 0's node may not have started")
+    return None
 
 
 def link_snapshot(python: str, progress: Progress) -> SnapshotSource:

@@ -27,6 +27,7 @@ from envdoctor.probes.context import probe_context as make_probe_context
 from envdoctor.settings import Settings
 from envdoctor.snapshot import ProbeRecord, Snapshot, known_list, present
 from envdoctor.tui import messages as msg
+from envdoctor.tui.fleet_pane import FleetPane
 from envdoctor.tui.modals import ConfirmScreen, ErrorScreen, ExportScreen
 from envdoctor.tui.panes import (
     FindingsPane,
@@ -39,7 +40,8 @@ from envdoctor.tui.panes import (
 )
 
 TABS = (("overview", "Overview", "o"), ("gpus", "GPUs & topology", "g"), ("findings", "Findings", "f"),
-        ("fix", "Fix", "x"), ("selftest", "Self-tests", "s"), ("nccl", "NCCL", "n"))
+        ("fix", "Fix", "x"), ("selftest", "Self-tests", "s"), ("nccl", "NCCL", "n"),
+        ("fleet", "Fleet", "c"))
 NCCL_TEXTAREA_MAX = 2 << 20  # a log bigger than this is diagnosed (streamed) but not loaded into the editor
 
 
@@ -91,6 +93,8 @@ class EnvDoctorApp(App[int]):
                 yield SelftestPane(id="selftest-pane")
             with TabPane("NCCL", id="nccl"):
                 yield NcclPane(id="nccl-pane")
+            with TabPane("Fleet", id="fleet"):
+                yield FleetPane(id="fleet-pane")
         yield Footer(compact=True)
 
     def on_mount(self) -> None:

@@ -1,0 +1,259 @@
+"""`fleet collect`'s exchange over torch.distributed's c10d TCPStore (the store torchrun's rendezvous uses).
+
+Every node connects to the store at the rendezvous endpoint (rank 0 hosts it; under torchrun its agent
+does), posts `node/R` (its host name and snapshot) and then answers rank 0. Rank 0:
+
+1. waits for every node's snapshot until --timeout; the ones that never came are named, not waited for;
+2. posts `plan` (who arrived, whether to measure bandwidth and over which backend);
+3. measures each node's clock against its own, three round trips each through the store (best kept);
+4. with --bandwidth and every node present: a gloo (or NCCL, when every node has GPUs) process group and the
+   pairwise matrix (measure.py);
+5. decides (the caller's diagnosis) and posts `verdict`, the exit code every node then exits with; it keeps
+   the store up until each node has read it (bounded).
+
+Every wait is bounded; a node whose rank 0 died sees the store's connection fail and exits 2.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional
+
+from envdoctor.errors import InputError
+from envdoctor.fleet.checks import ClockReading
+from envdoctor.fleet.endpoint import Rendezvous, check_endpoint
+from envdoctor.fleet.measure import matrix_from_rows, measure_row
+
+PREFIX = "envdoctor.fleet/1"
+PINGS = 3
+PING_TIMEOUT = 5.0
+DONE_TIMEOUT = 10.0
+# Test hook at the clock boundary: seconds added to this node's wall clock.
+CLOCK_ENV = "ENVDOCTOR_TEST_FLEET_CLOCK_OFFSET_S"
+
+Progress = Callable[[str], None]
+
+
+class CollectError(Exception):
+    """This node could not take part (no torch, rank 0 unreachable or gone): exit 2 with this message."""
+
+
+@dataclass(frozen=True)
+class BandwidthPlan:
+    nbytes: int
+    iters: int
+
+
+@dataclass
+class Collected:
+    """What rank 0 gathered."""
+
+    rdzv: Rendezvous
+    timeout: float
+    payloads: Dict[int, Dict[str, Any]]
+    missing: List[int]
+    clocks: Dict[int, ClockReading] = field(default_factory=dict)
+    backend: Optional[str] = None
+    nbytes: int = 0
+    rows: Optional[List[List[Optional[float]]]] = None
+    bandwidth_error: Optional[str] = None
+    gathered: float = 0.0  # seconds from rank 0's start until the last node arrived (or the timeout)
+    seconds: float = 0.0
+
+
+def _wall_clock() -> float:
+    try:
+        return time.time() + float(os.environ.get(CLOCK_ENV, "0") or 0)
+    except ValueError:
+        return time.time()
+
+
+def _torch() -> Any:
+    try:
+        import torch
+        import torch.distributed as dist
+    except Exception as exc:  # not installed, or broken: either way this node cannot take part
+        raise InputError(f"fleet collect needs torch (torch.distributed) in {sys.executable}: "
+                         f"{type(exc).__name__}: {exc}") from None
+    if not dist.is_available():
+        raise InputError("fleet collect needs torch.distributed; this torch build has none")
+    return torch, dist
+
+
+def _td(seconds: float) -> datetime.timedelta:
+    return datetime.timedelta(seconds=max(0.1, seconds))
+
+
+def connect(rdzv: Rendezvous, timeout: float, progress: Progress) -> Any:
+    """The store, as its host (rank 0, outside torchrun) or a client; CollectError when unreachable in time."""
+    _, dist = _torch()
+    host_it = rdzv.rank == 0 and not rdzv.agent_store
+    if not host_it:
+        check = check_endpoint(rdzv.host, rdzv.port, connect_timeout=None)
+        if check.resolve_error:
+            raise CollectError(f"the rendezvous host {rdzv.host!r} does not resolve on this node "
+                               f"({check.resolve_error}); use an IP address or fix DNS / /etc/hosts")
+    progress(f"{'hosting' if host_it else 'connecting to'} the store at {rdzv.endpoint}")
+    try:
+        store = dist.TCPStore(rdzv.host, rdzv.port, world_size=None, is_master=host_it, timeout=_td(timeout),
+                              wait_for_workers=False)
+    except Exception as exc:
+        how = "could not listen on" if host_it else f"could not reach rank 0 within {timeout:g} s at"
+        raise CollectError(f"{how} {rdzv.endpoint}: {_one_line(exc)}") from None
+    return dist.PrefixStore(PREFIX, store)
+
+
+def _one_line(exc: BaseException) -> str:
+    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+    return f"{type(exc).__name__}: {lines[0][:300] if lines else ''}"
+
+
+def _get_json(store: Any, key: str) -> Any:
+    return json.loads(store.get(key).decode("utf-8"))
+
+
+def _set_json(store: Any, key: str, value: Any) -> None:
+    store.set(key, json.dumps(value))
+
+
+def _cuda_devices(torch: Any, dist: Any) -> int:
+    try:
+        return int(torch.cuda.device_count()) if dist.is_nccl_available() and torch.cuda.is_available() else 0
+    except Exception:
+        return 0
+
+
+def run(rdzv: Rendezvous, payload: Callable[[], Dict[str, Any]], timeout: float, bandwidth: Optional[BandwidthPlan],
+        decide: Callable[[Collected], int], progress: Progress) -> int:
+    """This node's part; rank 0 calls `decide` on what it gathered. The exit code every node ends with."""
+    torch, dist = _torch()
+    start = time.monotonic()
+    store = connect(rdzv, timeout, progress)
+    body = payload()
+    if bandwidth is not None:
+        body["cuda_devices"] = _cuda_devices(torch, dist)
+    try:
+        _set_json(store, f"node/{rdzv.rank}", body)
+        if rdzv.rank == 0:
+            return _lead(store, rdzv, body, timeout, bandwidth, decide, progress, start, torch, dist)
+        return _follow(store, rdzv, timeout, bandwidth, progress, torch, dist)
+    except CollectError:
+        raise
+    except Exception as exc:  # the store's connection broke (rank 0 gone) or a wait ran out
+        raise CollectError(f"lost the rendezvous at {rdzv.endpoint}: {_one_line(exc)}") from None
+
+
+def _lead(store: Any, rdzv: Rendezvous, own: Dict[str, Any], timeout: float, bandwidth: Optional[BandwidthPlan],
+          decide: Callable[[Collected], int], progress: Progress, start: float, torch: Any, dist: Any) -> int:
+    deadline = start + timeout
+    waiting = list(range(1, rdzv.nnodes))
+    progress(f"waiting up to {timeout:g} s for {len(waiting)} node(s)")
+    while waiting and time.monotonic() < deadline:
+        waiting = [r for r in waiting if not store.check([f"node/{r}"])]
+        if waiting:
+            time.sleep(0.05)
+    arrived = [r for r in range(rdzv.nnodes) if r not in waiting]
+    payloads = {0: own}
+    payloads.update({r: _get_json(store, f"node/{r}") for r in arrived if r})
+    got = Collected(rdzv, timeout, payloads, waiting, gathered=time.monotonic() - start)
+    if bandwidth is not None and not waiting:
+        got.backend = "nccl" if all(p.get("cuda_devices", 0) > 0 for p in payloads.values()) else "gloo"
+        got.nbytes = bandwidth.nbytes
+    elif bandwidth is not None:
+        got.bandwidth_error = f"not measured: rank(s) {', '.join(map(str, waiting))} never arrived"
+    _set_json(store, "plan", {"arrived": arrived, "backend": got.backend})
+    progress(f"{len(arrived)}/{rdzv.nnodes} node(s) arrived; measuring clocks")
+    for r in arrived[1:]:
+        reading = _ping(store, r)
+        if reading is not None:
+            got.clocks[r] = reading
+    if got.backend is not None and bandwidth is not None:
+        progress(f"measuring node-to-node bandwidth over {got.backend}")
+        row, error = _bandwidth(store, rdzv, got.backend, bandwidth, timeout, progress, torch, dist)
+        if error is None:
+            rows = [row] + [_wait_json(store, f"bw/{r}", timeout) for r in range(1, rdzv.nnodes)]
+            got.rows = matrix_from_rows(rows)
+        else:
+            got.bandwidth_error = error
+    got.seconds = time.monotonic() - start
+    code = decide(got)
+    store.set("verdict", str(code))
+    _await_done(store, len(arrived) - 1)
+    return code
+
+
+def _wait_json(store: Any, key: str, timeout: float) -> Any:
+    store.wait([key], _td(timeout))
+    return _get_json(store, key)
+
+
+def _ping(store: Any, rank: int) -> Optional[ClockReading]:
+    best: Optional[ClockReading] = None
+    for k in range(PINGS):
+        key = f"clock/{rank}/{k}"
+        t0 = time.time()
+        store.set(key, "1")
+        try:
+            store.wait([f"{key}/ack"], _td(PING_TIMEOUT))
+        except Exception:
+            return best  # the node stopped answering: its clock stays unknown
+        t1 = time.time()
+        theirs = float(store.get(f"{key}/ack").decode())
+        reading = ClockReading(offset_s=round(theirs - (t0 + t1) / 2, 4), bound_s=round((t1 - t0) / 2, 4))
+        if best is None or reading.bound_s < best.bound_s:
+            best = reading
+    return best
+
+
+def _await_done(store: Any, followers: int) -> None:
+    deadline = time.monotonic() + DONE_TIMEOUT
+    while followers > 0 and store.add("done", 0) < followers and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+def _follow(store: Any, rdzv: Rendezvous, timeout: float, bandwidth: Optional[BandwidthPlan], progress: Progress,
+            torch: Any, dist: Any) -> int:
+    progress("snapshot sent; waiting for rank 0")
+    plan = _wait_json(store, "plan", timeout + 30)
+    if rdzv.rank in plan["arrived"]:
+        for k in range(PINGS):
+            key = f"clock/{rdzv.rank}/{k}"
+            store.wait([key], _td(timeout))
+            store.set(f"{key}/ack", repr(_wall_clock()))
+        if plan.get("backend") and bandwidth is not None:
+            row, error = _bandwidth(store, rdzv, plan["backend"], bandwidth, timeout, progress, torch, dist)
+            _set_json(store, f"bw/{rdzv.rank}", row if error is None else [None] * rdzv.nnodes)
+    # rank 0 decides after the bandwidth rounds; those can take a while on a big fleet
+    store.wait(["verdict"], _td(3 * timeout + 60))
+    code = int(store.get("verdict").decode())
+    store.add("done", 1)
+    return code
+
+
+def _bandwidth(store: Any, rdzv: Rendezvous, backend: str, plan: BandwidthPlan, timeout: float, progress: Progress,
+               torch: Any, dist: Any) -> tuple:
+    """(this rank's row, None) or (None, why not): a failed measurement is reported, not fatal."""
+    device = "cpu"
+    if backend == "nccl":
+        local = int(os.environ.get("LOCAL_RANK", "0") or 0)
+        device = f"cuda:{local % max(1, torch.cuda.device_count())}"
+        torch.cuda.set_device(device)
+    try:
+        dist.init_process_group(backend, store=dist.PrefixStore("pg", store), rank=rdzv.rank,
+                                world_size=rdzv.nnodes, timeout=_td(timeout))
+    except Exception as exc:
+        return None, f"process group ({backend}) did not form: {_one_line(exc)}"
+    try:
+        return measure_row(dist, torch, rdzv.rank, rdzv.nnodes, device, plan.nbytes, plan.iters, progress), None
+    except Exception as exc:
+        return None, f"bandwidth measurement over {backend} failed: {_one_line(exc)}"
+    finally:
+        try:
+            dist.destroy_process_group()
+        except Exception:
+            pass

@@ -1,0 +1,98 @@
+"""What `fleet collect` gathered, as nodes to diagnose and as the `envdoctor.fleet/1` document (pure)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from envdoctor.findings import Finding, summary
+from envdoctor.fleet.collect import Collected
+from envdoctor.fleet.diagnose import Measured
+from envdoctor.fleet.matrix import analyse
+from envdoctor.fleet.thresholds import FleetThresholds
+from envdoctor.snapshot import Snapshot, SnapshotError, snapshot_from_json
+
+FLEET_SCHEMA = "envdoctor.fleet/1"
+
+
+def node_names(hosts: Mapping[int, Optional[str]]) -> Dict[int, str]:
+    """Each rank's name: its host name, or `rankR` when the name is unknown or another rank has it too."""
+    counts = Counter(h for h in hosts.values() if h)
+    return {r: h if h and counts[h] == 1 else f"rank{r}" for r, h in hosts.items()}
+
+
+def _host(payload: Mapping[str, Any], snap: Optional[Snapshot]) -> Optional[str]:
+    if snap is not None and isinstance(snap.host.hostname, str) and snap.host.hostname:
+        return snap.host.hostname
+    return str(payload.get("hostname") or "") or None
+
+
+def gathered_nodes(got: Collected) -> Tuple[Dict[int, str], List[Tuple[int, str, Snapshot]], List[str]]:
+    """(every rank's name, the (rank, name, snapshot) that arrived intact, problems with the others)."""
+    snaps: Dict[int, Optional[Snapshot]] = {}
+    problems = []
+    for r, p in sorted(got.payloads.items()):
+        try:
+            snaps[r] = snapshot_from_json(p.get("snapshot"), f"rank {r}'s snapshot")
+        except SnapshotError as exc:
+            snaps[r] = None
+            problems.append(str(exc))
+    hosts = {r: (_host(got.payloads[r], snaps.get(r)) if r in got.payloads else None) for r in range(got.rdzv.nnodes)}
+    names = node_names(hosts)
+    nodes = [(r, names[r], s) for r, s in sorted(snaps.items()) if s is not None]
+    return names, nodes, problems
+
+
+def measured(got: Collected, names: Mapping[int, str], thresholds: FleetThresholds) -> Measured:
+    m = Measured(missing=[names[r] for r in got.missing], timeout=got.timeout, endpoint=got.rdzv.endpoint,
+                 clocks={names[r]: c for r, c in got.clocks.items()})
+    if got.rows is not None:
+        m.names = [names[r] for r in range(got.rdzv.nnodes)]
+        m.matrix = got.rows
+        m.verdict = analyse(got.rows, thresholds.slow_ratio)
+    return m
+
+
+def collect_document(got: Collected, names: Mapping[int, str], m: Measured, findings: Sequence[Finding],
+                     hostnames: Mapping[int, Optional[str]]) -> Dict[str, Any]:
+    nodes = []
+    for r in range(got.rdzv.nnodes):
+        p = got.payloads.get(r, {})
+        entry: Dict[str, Any] = {"host": names[r], "file": str(p.get("file") or ""), "rank": r,
+                                 "hostname": hostnames.get(r), "arrived": r in got.payloads}
+        if r in got.clocks:
+            entry["clock_offset_s"], entry["clock_bound_s"] = got.clocks[r].offset_s, got.clocks[r].bound_s
+        nodes.append(entry)
+    doc: Dict[str, Any] = {
+        "schema": FLEET_SCHEMA,
+        "nodes": nodes,
+        "collect": {"nnodes": got.rdzv.nnodes, "endpoint": got.rdzv.endpoint, "source": got.rdzv.source,
+                    "timeout_s": got.timeout, "gathered_s": round(got.gathered, 3), "seconds": round(got.seconds, 3),
+                    "missing": list(m.missing)},
+    }
+    if got.backend is not None or got.bandwidth_error:
+        bw: Dict[str, Any] = {"backend": got.backend, "message_bytes": got.nbytes, "nodes": list(m.names),
+                              "matrix_gbps": m.matrix, "error": got.bandwidth_error}
+        if m.verdict is not None:
+            bw.update(median_gbps=_r(m.verdict.median_gbps), capacity_gbps=[_r(c) for c in m.verdict.capacity_gbps],
+                      slow_nodes=[m.names[i] for i in m.verdict.slow_nodes],
+                      slow_links=[[m.names[i], m.names[j]] for i, j in m.verdict.slow_links])
+        doc["bandwidth"] = bw
+    doc["findings"] = [f.to_json() for f in findings]
+    doc["summary"] = summary(findings)
+    return doc
+
+
+def _r(v: Optional[float]) -> Optional[float]:
+    return None if v is None else round(v, 3)
+
+
+def render_matrix(names: Sequence[str], matrix: Sequence[Sequence[Optional[float]]]) -> str:
+    """The matrix as text: rows send, columns receive, GB/s."""
+    width = max(8, *(len(n) for n in names))
+    head = " " * width + " " + " ".join(f"{n[:width]:>{width}}" for n in names)
+    lines = ["bandwidth GB/s (row sends to column)", head]
+    for name, row in zip(names, matrix):
+        cells = " ".join(f"{'-' if v is None else f'{v:.2f}':>{width}}" for v in row)
+        lines.append(f"{name[:width]:<{width}} {cells}")
+    return "\n".join(lines) + "\n"
