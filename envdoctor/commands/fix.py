@@ -174,6 +174,8 @@ def run(args: argparse.Namespace) -> int:
         doc["target"] = target.to_json()
         doc["notes"].append("planned for the target's GPUs and driver: the GPU check runs at the first "
                             "`envdoctor check` there (this machine's GPUs are not the target's)")
+    if args.format:
+        return write_lock(args, the_plan, settings, python_path or sys.executable, say)
     if python_path and the_plan.status == "planned":
         from envdoctor.install.preview import install_report
         from envdoctor.probes.pip_config import pip_index_url
@@ -181,8 +183,6 @@ def run(args: argparse.Namespace) -> int:
         pip_index = pip_index_url(settings.pip_index_url, python_path)
         doc["installs"], notes = install_report(the_plan, python_path, os.environ, pip_index)
         doc["notes"] += notes
-    if args.format:
-        return write_lock(args, the_plan, doc, settings, python_path, say)
     install = the_plan.status == "planned" and not args.dry_run and not args.snapshot
     if install and not args.yes:
         if sys.stdin.isatty() and sys.stdout.isatty():
@@ -233,26 +233,30 @@ def check_lock_options(args: argparse.Namespace) -> None:
         raise InputError(f"-o {args.output!r}: PEP 751 names a lock file pylock.toml or pylock.<name>.toml")
 
 
-def write_lock(args: argparse.Namespace, the_plan: Any, doc: Dict[str, Any], settings: Settings,
-               python_path: Optional[str], say: Any) -> int:
-    """`fix --format`: the plan, as pip resolved it, as a lock. Exit 1 when there is no plan or no resolution."""
+def write_lock(args: argparse.Namespace, the_plan: Any, settings: Settings, python_path: str, say: Any) -> int:
+    """`fix --format`: the plan with what it keeps, every file as pip resolves it from scratch (installed
+    packages ignored, so the lock is whole), as a lock. Exit 1 when there is no plan or no resolution."""
+    from envdoctor.install.preview import install_report
     from envdoctor.present import lockfiles
     from envdoctor.probes.pip_config import pip_index_url
 
     if the_plan.status == "impossible":
         say(f"no lock: {the_plan.reason}")
         return 1
-    installs = doc.get("installs") or []
-    if the_plan.packages and not installs:
-        say("no lock: " + ("; ".join(n for n in doc["notes"] if "could not list" in n) or "pip resolved nothing"))
+    base = settings.torch_index_base(args.index_base, settings.wheel_index().default_index_base)
+    locked = lockfiles.lock_plan(the_plan, base)
+    pip_index = pip_index_url(settings.pip_index_url, python_path)
+    installs, notes = install_report(locked, python_path, {**os.environ, "PIP_IGNORE_INSTALLED": "1"}, pip_index)
+    if locked.packages and not installs:
+        say("no lock: " + ("; ".join(notes) or "pip resolved nothing"))
         return 1
     try:
         if args.format == "requirements":
-            text = lockfiles.requirements(the_plan, installs, pip_index_url(settings.pip_index_url, python_path or ""))
+            text = lockfiles.requirements(locked, installs, pip_index)
         elif args.format == "pylock":
-            text = lockfiles.pylock(the_plan, installs)
+            text = lockfiles.pylock(locked, installs)
         else:
-            text = lockfiles.uv_snippet(the_plan)
+            text = lockfiles.uv_snippet(locked)
     except lockfiles.LockError as exc:
         say(f"no lock: {exc}")
         return 1

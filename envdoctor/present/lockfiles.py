@@ -7,12 +7,13 @@ take them from netrc, keyring or their environment)."""
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 import urllib.parse
 from typing import Any, Dict, List, Optional, Sequence
 
-from envdoctor.wheels.planner import Plan
+from envdoctor.wheels.planner import Plan, PlannedPackage
 
 FORMATS = ("requirements", "pylock", "uv")
 PYLOCK_NAME = re.compile(r"pylock(\.[^.\s/\\]+)?\.toml")  # PEP 751's file name
@@ -33,14 +34,30 @@ def public_url(url: str) -> str:
     return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
 
 
+def lock_plan(plan: Plan, index_base: str) -> Plan:
+    """The plan with the packages it keeps pinned too ('torch 2.9.1+cu128' from `index_base`/cu128): a lock
+    names everything the environment needs, not only what changes."""
+    locked = copy.deepcopy(plan)
+    for kept in plan.kept:
+        name, _, version = kept.partition(" ")
+        if not version or any(p.name == name for p in plan.packages):
+            continue
+        variant = version.partition("+")[2]
+        url = f"{index_base.rstrip('/')}/{variant}" if variant else None
+        locked.packages.append(PlannedPackage(name, version.partition("+")[0], variant, url, "installed and kept",
+                                              f"{name}=={version}"))
+    locked.kept = []
+    return locked
+
+
 def _indexes(plan: Plan) -> List[str]:
     return list(dict.fromkeys(public_url(p.index_url) for p in plan.packages if p.index_url))
 
 
 def _header(plan: Plan, fmt: str, comment: str = "#") -> List[str]:
+    """What the lock is for; the same for the same pins, so a lock regenerated unchanged does not differ."""
     pins = ", ".join(p.pin for p in plan.packages) or "nothing to install"
-    lines = [f"{comment} envdoctor fix --format {fmt}: {pins} for Python {plan.python} on {plan.platform}",
-             f"{comment} why: {plan.reason}"]
+    lines = [f"{comment} envdoctor fix --format {fmt}: {pins} for Python {plan.python} on {plan.platform}"]
     if plan.env:
         lines.append(f"{comment} install with: " + " ".join(f"{k}={v}" for k, v in plan.env.items()))
     return lines
