@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from envdoctor.errors import InputError
-from envdoctor.snapshot import is_unknown, load_snapshot
+from envdoctor.snapshot import ProbeFailed, Unavailable, is_unknown, load_snapshot
 from envdoctor.wheels import target
 from envdoctor.wheels.index import load_index
 from envdoctor.wheels.planner import plan
@@ -57,6 +57,18 @@ def test_a_target_snapshot_gives_its_gpus_and_driver_only():
     moved = target.retarget(here, tgt)
     assert moved.python.version == here.python.version and moved.host.arch == here.host.arch
     assert plan_for(here, tgt).python == "3.11"
+
+
+def test_a_target_snapshot_that_does_not_know_its_gpus_is_refused():
+    snap = load_snapshot(fixture_path("cpu_only_this_machine"))
+    snap.gpus = ProbeFailed("nvml probe timeout")
+    with pytest.raises(InputError, match="snap.json: its GPU list is probe failed"):
+        target.from_snapshot(snap, "snap.json")
+    snap.gpus, snap.driver = [], ProbeFailed("nvidia-smi hung")
+    with pytest.raises(InputError, match="empty and its driver probe failed"):
+        target.from_snapshot(snap, "snap.json")
+    snap.driver = Unavailable("no NVIDIA driver installed")  # known: a machine without NVIDIA GPUs
+    assert target.from_snapshot(snap, "snap.json").gpus == []
 
 
 def test_the_installed_torch_is_judged_for_the_target():

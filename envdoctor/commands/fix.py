@@ -224,6 +224,8 @@ def check_lock_options(args: argparse.Namespace) -> None:
         raise InputError("-o/--output goes with --format")
     if not args.format:
         return
+    if args.json:
+        raise InputError("--format and --json are two outputs: give one")
     if args.yes:
         raise InputError("--format writes a lock and installs nothing: drop --yes, or install from the lock")
     if args.snapshot:

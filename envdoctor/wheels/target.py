@@ -11,7 +11,7 @@ from typing import Any, Dict, List, Optional
 
 from envdoctor import compat
 from envdoctor.errors import InputError
-from envdoctor.snapshot import Driver, Gpu, Snapshot, Unknown, known_list, present
+from envdoctor.snapshot import Driver, Gpu, Snapshot, Unknown, is_unknown, known_list, present
 
 _DRIVER = re.compile(r"\d{2,4}\.\d{1,3}(\.\d{1,3})?")
 ON_TARGET = Unknown("planned for another machine: known there, at its first `envdoctor check`")
@@ -67,7 +67,12 @@ def from_options(gpu: str, driver: Optional[str], count: Optional[int] = None, n
 
 
 def from_snapshot(snap: Snapshot, source: str) -> Target:
-    """The GPUs and driver of a snapshot taken on the target; what it does not know stays unknown."""
+    """The GPUs and driver of a snapshot taken on the target; what it does not know stays unknown. A GPU list
+    that is unknown there cannot be planned for (it is not 'no GPU')."""
+    if not isinstance(snap.gpus, list) or (not snap.gpus and is_unknown(snap.driver)):
+        what = snap.gpus if not isinstance(snap.gpus, list) else f"empty and its driver {snap.driver}"
+        raise InputError(f"{source}: its GPU list is {what}; take the snapshot where the NVIDIA driver runs, "
+                         "or name the GPUs with --gpu CC --driver VERSION")
     driver = str(snap.driver.version) if present(snap.driver) and snap.driver.version else None
     return Target(source, driver, [g for g in known_list(snap.gpus) if present(g.compute_capability)])
 
