@@ -6,8 +6,10 @@ import argparse
 import os
 import re
 import sys
+from pathlib import Path
 from typing import Any, Dict, Optional, Tuple
 
+from envdoctor.atomic_write import write_atomic
 from envdoctor.commands.common import add_timeouts, current_settings, obtain_snapshot
 from envdoctor.errors import InputError
 from envdoctor.present.output import ask, emit, emit_json
@@ -29,12 +31,61 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help=f"PyTorch wheel index or mirror laid out as URL/<variant>/<package>/ (or ${TORCH_INDEX_ENV})")
     p.add_argument("--break-system-packages", action="store_true", help="allow installing into a PEP 668 system environment")
     p.add_argument("--json", action="store_true", help="print the envdoctor.plan/1 JSON document")
+    add_target_options(p)
+    add_lock_options(p)
     add_timeouts(p)
     p.set_defaults(func=run)
 
 
-def make_plan(args: argparse.Namespace, settings: Settings, warn: Any = None) -> Tuple[Any, Snapshot, Optional[str]]:
-    """(plan with its commands, snapshot, target python path or None)."""
+def add_target_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--target", metavar="SNAPSHOT",
+                   help="plan for the GPUs and driver of this snapshot's machine, with this environment's Python "
+                        "(a Docker build); --yes installs that plan here")
+    p.add_argument("--gpu", metavar="CC[,CC...]", help="plan for GPUs of these compute capabilities (with --driver)")
+    p.add_argument("--driver", metavar="VERSION", help="with --gpu: the target's NVIDIA driver version, e.g. 570.133.07")
+    p.add_argument("--gpu-count", metavar="N", help="with --gpu CC: the target has N such GPUs")
+    p.add_argument("--gpu-name", metavar="NAME", help="with --gpu: the GPU's name, for the messages")
+
+
+def add_lock_options(p: argparse.ArgumentParser) -> None:
+    from envdoctor.present.lockfiles import FORMATS
+
+    p.add_argument("--format", choices=FORMATS,
+                   help="print the plan as a pinned requirements file, a PEP 751 pylock.toml or a uv project snippet "
+                        "(installs nothing)")
+    p.add_argument("-o", "--output", metavar="FILE", help="with --format: write here instead of stdout")
+
+
+def planned_target(args: argparse.Namespace) -> Optional[Any]:
+    """The other machine of --target or --gpu/--driver (a wheels.target.Target), or None: plan for this one."""
+    from envdoctor.wheels import target
+
+    given = [o for o, v in (("--target", args.target), ("--gpu", args.gpu)) if v]
+    if len(given) > 1:
+        raise InputError("--target and --gpu both name the target machine: give one")
+    if given and args.snapshot:
+        raise InputError(f"{given[0]} plans for another machine with this environment's Python; --snapshot plans "
+                         "for the snapshot's own environment: give one")
+    if not args.gpu:
+        stray = [o for o, v in (("--driver", args.driver), ("--gpu-count", args.gpu_count), ("--gpu-name", args.gpu_name)) if v]
+        if stray:
+            raise InputError(f"{stray[0]} goes with --gpu CC")
+    if args.target:
+        return target.from_snapshot(load_snapshot(args.target), args.target)
+    if args.gpu:
+        count = None
+        if args.gpu_count is not None:
+            if not re.fullmatch(r"\s*\d{1,4}\s*", args.gpu_count):
+                raise InputError(f"--gpu-count {args.gpu_count!r}: not a number of GPUs")
+            count = int(args.gpu_count)
+        return target.from_options(args.gpu, args.driver, count, args.gpu_name)
+    return None
+
+
+def make_plan(args: argparse.Namespace, settings: Settings, warn: Any = None,
+              target: Optional[Any] = None) -> Tuple[Any, Snapshot, Optional[str]]:
+    """(plan with its commands, snapshot, target python path or None). `target`: plan for that machine's GPUs and
+    driver with this environment (planned_target)."""
     from envdoctor.install.preview import attach_commands
     from envdoctor.wheels.planner import plan
     from envdoctor.wheels.wishes import Wishes
@@ -49,6 +100,10 @@ def make_plan(args: argparse.Namespace, settings: Settings, warn: Any = None) ->
     else:
         python_path = target_python(args.python)
         snap = obtain_snapshot(argparse.Namespace(snapshot=None, python=python_path, timeout=args.timeout), settings)
+        if target is not None:
+            from envdoctor.wheels.target import retarget
+
+            snap = retarget(snap, target)
     index = settings.wheel_index(warn=warn)
     wishes = Wishes.from_options(args.torch, args.deepspeed, python_version,
                                  settings.torch_index_base(args.index_base, index.default_index_base))
@@ -111,8 +166,16 @@ def run(args: argparse.Namespace) -> int:
         print(f"envdoctor: {msg}", file=sys.stderr, flush=True)
 
     settings = current_settings()
-    the_plan, snap, python_path = make_plan(args, settings, warn=say)
+    check_lock_options(args)
+    target = planned_target(args)
+    the_plan, snap, python_path = make_plan(args, settings, warn=say, target=target)
     doc = the_plan.to_json()
+    if target is not None:
+        doc["target"] = target.to_json()
+        doc["notes"].append("planned for the target's GPUs and driver: the GPU check runs at the first "
+                            "`envdoctor check` there (this machine's GPUs are not the target's)")
+    if args.format:
+        return write_lock(args, the_plan, settings, python_path or sys.executable, say)
     if python_path and the_plan.status == "planned":
         from envdoctor.install.preview import install_report
         from envdoctor.probes.pip_config import pip_index_url
@@ -132,7 +195,9 @@ def run(args: argparse.Namespace) -> int:
             say("not installing: stdin is not a terminal and --yes was not given")
             install = False
     if install:
-        ccs = [str(g.compute_capability) for g in known_list(snap.gpus) if present(g.compute_capability)]
+        # For a target, this machine's GPUs (if any) are not the ones planned for: torch is checked without them.
+        ccs = [] if target is not None else [str(g.compute_capability) for g in known_list(snap.gpus)
+                                              if present(g.compute_capability)]
         try:
             out = execute(the_plan, python_path or sys.executable, ccs, say, settings.writable_state_root(), settings.use_uv,
                           break_system_packages=args.break_system_packages)
@@ -144,7 +209,62 @@ def run(args: argparse.Namespace) -> int:
         doc["message"] = out.message
         doc["rollback_ok"] = out.rollback_ok
         say(out.message)
+        if target is not None and out.status == "installed":
+            say("the GPUs were not checked here: run `envdoctor check` on the target machine")
     emit_json(doc) if args.json else emit(render(doc))
     if doc["status"] == "rolled_back":
         return 3
     return 1 if doc["status"] == "impossible" else 0
+
+
+def check_lock_options(args: argparse.Namespace) -> None:
+    from envdoctor.present.lockfiles import PYLOCK_NAME
+
+    if args.output and not args.format:
+        raise InputError("-o/--output goes with --format")
+    if not args.format:
+        return
+    if args.json:
+        raise InputError("--format and --json are two outputs: give one")
+    if args.yes:
+        raise InputError("--format writes a lock and installs nothing: drop --yes, or install from the lock")
+    if args.snapshot:
+        raise InputError("--format resolves the files with this environment's pip: use --target SNAPSHOT "
+                         "instead of --snapshot")
+    if args.format == "pylock" and args.output and not PYLOCK_NAME.fullmatch(Path(args.output).name):
+        raise InputError(f"-o {args.output!r}: PEP 751 names a lock file pylock.toml or pylock.<name>.toml")
+
+
+def write_lock(args: argparse.Namespace, the_plan: Any, settings: Settings, python_path: str, say: Any) -> int:
+    """`fix --format`: the plan with what it keeps, every file as pip resolves it from scratch (installed
+    packages ignored, so the lock is whole), as a lock. Exit 1 when there is no plan or no resolution."""
+    from envdoctor.install.preview import install_report
+    from envdoctor.present import lockfiles
+    from envdoctor.probes.pip_config import pip_index_url
+
+    if the_plan.status == "impossible":
+        say(f"no lock: {the_plan.reason}")
+        return 1
+    base = settings.torch_index_base(args.index_base, settings.wheel_index().default_index_base)
+    locked = lockfiles.lock_plan(the_plan, base)
+    pip_index = pip_index_url(settings.pip_index_url, python_path)
+    installs, notes = install_report(locked, python_path, {**os.environ, "PIP_IGNORE_INSTALLED": "1"}, pip_index)
+    if locked.packages and not installs:
+        say("no lock: " + ("; ".join(notes) or "pip resolved nothing"))
+        return 1
+    try:
+        if args.format == "requirements":
+            text = lockfiles.requirements(locked, installs, pip_index)
+        elif args.format == "pylock":
+            text = lockfiles.pylock(locked, installs)
+        else:
+            text = lockfiles.uv_snippet(locked)
+    except lockfiles.LockError as exc:
+        say(f"no lock: {exc}")
+        return 1
+    if args.output:
+        write_atomic(Path(args.output), text)
+        say(f"{args.format} lock written to {args.output}")
+    else:
+        emit(text)
+    return 0

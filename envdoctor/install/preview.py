@@ -72,6 +72,8 @@ def install_report(plan: Plan, python_path: str, environ: Mapping[str, str], pip
         name = canonicalize_name(str(meta.get("name", "?")))
         entry = {"name": name, "version": str(meta.get("version", "?")), "url": scrub_secrets(url),
                  "hashed": _link_hashed(url, name, indexes, pages), "requested": bool(item.get("requested"))}
+        if entry["hashed"]:  # pip checked the index's hash: its report carries it
+            entry["hashes"] = dict(((item.get("download_info") or {}).get("archive_info") or {}).get("hashes") or {})
         installs.append(entry)
         if entry["hashed"] is False:
             notes.append(f"{name} {entry['version']}: its index link has no hash ({entry['url']}); "

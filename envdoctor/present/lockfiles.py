@@ -1,0 +1,136 @@
+"""A plan as a lock for provisioning (`fix --format`): a pip requirements file, a PEP 751 `pylock.toml`, or the
+`[tool.uv.sources]`/`[[tool.uv.index]]` snippet of a uv project.
+
+Pure: the exact files come from `installs`, what pip resolved for the plan (envdoctor.install.preview), each
+{name, version, url, hashed, requested, hashes}. Index URLs are written without their credentials (pip and uv
+take them from netrc, keyring or their environment)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import urllib.parse
+from typing import Any, Dict, List, Optional, Sequence
+
+from envdoctor.wheels.planner import Plan, PlannedPackage
+
+FORMATS = ("requirements", "pylock", "uv")
+PYLOCK_NAME = re.compile(r"pylock(\.[^.\s/\\]+)?\.toml")  # PEP 751's file name
+_MARKER = {"linux_x86_64": ("linux", "x86_64"), "linux_aarch64": ("linux", "aarch64"), "win_amd64": ("win32", "AMD64")}
+
+
+class LockError(ValueError):
+    """The plan cannot be written in this format (a file without a hash for pylock.toml)."""
+
+
+def public_url(url: str) -> str:
+    """The URL without user name and password."""
+    parts = urllib.parse.urlsplit(url)
+    if not (parts.username or parts.password):
+        return url
+    host = parts.hostname or ""
+    netloc = (f"[{host}]" if ":" in host else host) + (f":{parts.port}" if parts.port else "")
+    return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
+
+
+def lock_plan(plan: Plan, index_base: str) -> Plan:
+    """The plan with the packages it keeps pinned too ('torch 2.9.1+cu128' from `index_base`/cu128): a lock
+    names everything the environment needs, not only what changes."""
+    locked = copy.deepcopy(plan)
+    for kept in plan.kept:
+        name, _, version = kept.partition(" ")
+        if not version or any(p.name == name for p in plan.packages):
+            continue
+        variant = version.partition("+")[2]
+        url = f"{index_base.rstrip('/')}/{variant}" if variant else None
+        locked.packages.append(PlannedPackage(name, version.partition("+")[0], variant, url, "installed and kept",
+                                              f"{name}=={version}"))
+    locked.kept = []
+    return locked
+
+
+def _indexes(plan: Plan) -> List[str]:
+    return list(dict.fromkeys(public_url(p.index_url) for p in plan.packages if p.index_url))
+
+
+def _header(plan: Plan, fmt: str, comment: str = "#") -> List[str]:
+    """What the lock is for; the same for the same pins, so a lock regenerated unchanged does not differ."""
+    pins = ", ".join(p.pin for p in plan.packages) or "nothing to install"
+    lines = [f"{comment} envdoctor fix --format {fmt}: {pins} for Python {plan.python} on {plan.platform}"]
+    if plan.env:
+        lines.append(f"{comment} install with: " + " ".join(f"{k}={v}" for k, v in plan.env.items()))
+    return lines
+
+
+def requirements(plan: Plan, installs: Sequence[Dict[str, Any]], pip_index: Optional[str]) -> str:
+    """Every file pinned; `--hash` on all of them when the index gave a hash for each (pip's hash-checking mode
+    takes all or none), else on none, saying which lack one."""
+    lines = _header(plan, "requirements")
+    if pip_index:
+        lines.append(f"--index-url {public_url(pip_index)}")
+    lines += [f"--extra-index-url {u}" for u in _indexes(plan)]
+    unhashed = [i["name"] for i in installs if not i.get("hashes")]
+    if unhashed:
+        lines.append(f"# no --hash lines: the index gives no hash for {', '.join(unhashed)}")
+    for i in sorted(installs, key=lambda i: (not i["requested"], i["name"])):
+        pin = f"{i['name']}=={i['version']}"
+        if not unhashed:
+            pin += "".join(f" \\\n    --hash={algo}:{digest}" for algo, digest in sorted(i["hashes"].items()))
+        lines.append(pin)
+    return "\n".join(lines) + "\n"
+
+
+def _toml(value: Any) -> str:
+    """A TOML value: JSON's strings are TOML basic strings; a dict is an inline table."""
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{k} = {_toml(v)}" for k, v in value.items()) + " }"
+    return json.dumps(value)
+
+
+def pylock(plan: Plan, installs: Sequence[Dict[str, Any]], created_by: str = "envdoctor") -> str:
+    """A PEP 751 lock (lock-version 1.0): one wheel or sdist per package, each with its index's hash."""
+    unhashed = [i["name"] for i in installs if not i.get("hashes")]
+    if unhashed:
+        raise LockError(f"the index gives no hash for {', '.join(unhashed)}, and pylock.toml needs one for every "
+                        "file; use --format requirements")
+    lines = _header(plan, "pylock")
+    lines += ['lock-version = "1.0"', f"created-by = {_toml(created_by)}"]
+    if plan.python and not plan.python.endswith("t"):
+        lines.append(f"requires-python = {_toml('==' + plan.python + '.*')}")
+    marker = _MARKER.get(plan.platform or "")
+    if marker and plan.python:
+        env = f"python_version == '{plan.python.rstrip('t')}' and sys_platform == '{marker[0]}' and " \
+              f"platform_machine == '{marker[1]}'"
+        lines.append(f"environments = [{_toml(env)}]")
+    index_of = {p.name: public_url(p.index_url) for p in plan.packages if p.index_url}
+    for i in installs:
+        url = public_url(i["url"])
+        filename = urllib.parse.unquote(url.split("#", 1)[0].rsplit("/", 1)[-1])
+        lines += ["", "[[packages]]", f"name = {_toml(i['name'])}", f"version = {_toml(i['version'])}"]
+        if i["name"] in index_of:
+            lines.append(f"index = {_toml(index_of[i['name']])}")
+        file_entry = {"name": filename, "url": url.split("#", 1)[0], "hashes": dict(sorted(i["hashes"].items()))}
+        if filename.endswith(".whl"):
+            lines.append(f"wheels = [{_toml(file_entry)}]")
+        else:
+            lines.append(f"sdist = {_toml(file_entry)}")
+    return "\n".join(lines) + "\n"
+
+
+def uv_snippet(plan: Plan) -> str:
+    """What a uv project's pyproject.toml needs: the pins, each torch package from its own explicit index."""
+    lines = _header(plan, "uv")
+    deps = ", ".join(_toml(p.pin) for p in plan.packages)
+    lines.append(f"# [project] dependencies: {deps}" if deps else "# [project] dependencies: nothing to add")
+    names: Dict[str, str] = {}
+    for p in plan.packages:
+        if p.index_url:
+            names.setdefault(public_url(p.index_url), f"pytorch-{p.variant}" if p.variant else f"pytorch-{len(names)}")
+    if names:
+        lines += ["", "[tool.uv.sources]"]
+        by_url = {p.name: names[public_url(p.index_url)] for p in plan.packages if p.index_url}
+        lines += [f"{name} = {_toml({'index': index})}" for name, index in by_url.items()]
+        for url, name in names.items():
+            lines += ["", "[[tool.uv.index]]", f"name = {_toml(name)}", f"url = {_toml(url)}", "explicit = true"]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,80 @@
+"""The lock formats of `fix --format` (envdoctor.present.lockfiles), from a plan and pip's resolution: what is
+pinned, which index lines, hashes all-or-none, kept packages locked too, and no credentials in any output."""
+
+from __future__ import annotations
+
+import pytest
+
+from envdoctor.present import lockfiles
+from envdoctor.wheels.planner import Plan, PlannedPackage
+
+tomllib = pytest.importorskip("tomllib")
+
+SECRET = "s3cr3t-pw"
+BASE = f"https://user:{SECRET}@mirror.example/whl"
+
+
+def a_plan() -> Plan:
+    p = Plan(status="planned", python="3.12", platform="linux_x86_64", kept=["deepspeed 0.19.8"])
+    p.packages.append(PlannedPackage("torch", "2.11.0", "cu128", f"{BASE}/cu128", "why", "torch==2.11.0+cu128"))
+    return p
+
+
+def installs(hashed=True):
+    torch_url = "https://mirror.example/files/torch-2.11.0%2Bcu128-cp312-cp312-manylinux_2_28_x86_64.whl"
+    rows = [("torch", "2.11.0+cu128", torch_url, True),
+            ("filelock", "3.20.0", "https://pypi.example/f/filelock-3.20.0-py3-none-any.whl", False),
+            ("deepspeed", "0.19.8", "https://pypi.example/f/deepspeed-0.19.8.tar.gz", False)]
+    return [{"name": n, "version": v, "url": u, "hashed": hashed, "requested": r,
+             **({"hashes": {"sha256": f"{i:064x}"}} if hashed else {})} for i, (n, v, u, r) in enumerate(rows)]
+
+
+def test_lock_plan_pins_what_the_plan_keeps():
+    locked = lockfiles.lock_plan(a_plan(), BASE)
+    assert [p.pin for p in locked.packages] == ["torch==2.11.0+cu128", "deepspeed==0.19.8"]
+    assert locked.packages[1].index_url is None and locked.kept == []
+    kept_torch = Plan(status="nothing_to_do", python="3.12", platform="linux_x86_64", kept=["torch 2.14.1+cu130"])
+    (torch,) = lockfiles.lock_plan(kept_torch, "https://m.example/whl/").packages
+    assert (torch.pin, torch.index_url) == ("torch==2.14.1+cu130", "https://m.example/whl/cu130")
+
+
+def test_requirements_pins_every_file_with_its_hash_and_the_index_lines():
+    text = lockfiles.requirements(a_plan(), installs(), f"https://u:{SECRET}@pypi.example/simple")
+    assert "--index-url https://pypi.example/simple\n--extra-index-url https://mirror.example/whl/cu128\n" in text
+    assert text.index("torch==2.11.0+cu128 \\\n    --hash=sha256:") < text.index("filelock==3.20.0 \\\n    --hash=")
+    assert text.count("--hash=sha256:") == 3 and SECRET not in text
+
+
+def test_requirements_without_every_hash_has_none_and_pip_default_index_is_not_named():
+    rows = installs()
+    del rows[1]["hashes"]
+    text = lockfiles.requirements(a_plan(), rows, None)
+    assert "--hash=" not in text and "no hash for filelock" in text and "--index-url" not in text.replace("--extra-index-url", "")
+
+
+def test_pylock_is_pep_751():
+    lock = tomllib.loads(lockfiles.pylock(a_plan(), installs()))
+    assert lock["lock-version"] == "1.0" and lock["created-by"] == "envdoctor" and lock["requires-python"] == "==3.12.*"
+    assert lock["environments"] == ["python_version == '3.12' and sys_platform == 'linux' and platform_machine == 'x86_64'"]
+    torch, filelock, deepspeed = lock["packages"]
+    assert torch["index"] == "https://mirror.example/whl/cu128" and torch["version"] == "2.11.0+cu128"
+    assert torch["wheels"][0]["name"] == "torch-2.11.0+cu128-cp312-cp312-manylinux_2_28_x86_64.whl"
+    assert filelock["wheels"][0]["hashes"] == {"sha256": f"{1:064x}"} and "index" not in filelock
+    assert deepspeed["sdist"]["url"].endswith("deepspeed-0.19.8.tar.gz") and "wheels" not in deepspeed
+    with pytest.raises(lockfiles.LockError, match="no hash for torch, filelock, deepspeed"):
+        lockfiles.pylock(a_plan(), installs(hashed=False))
+
+
+def test_uv_snippet_has_an_explicit_index_for_torch_only():
+    text = lockfiles.uv_snippet(lockfiles.lock_plan(a_plan(), BASE))
+    doc = tomllib.loads(text)
+    assert doc["tool"]["uv"]["sources"] == {"torch": {"index": "pytorch-cu128"}}
+    assert doc["tool"]["uv"]["index"] == [{"name": "pytorch-cu128", "url": "https://mirror.example/whl/cu128",
+                                           "explicit": True}]
+    assert '# [project] dependencies: "torch==2.11.0+cu128", "deepspeed==0.19.8"' in text and SECRET not in text
+
+
+@pytest.mark.parametrize("name,ok", [("pylock.toml", True), ("pylock.gpu.toml", True), ("lock.toml", False),
+                                     ("pylock.a.b.toml", False)])
+def test_pylock_file_names(name, ok):
+    assert bool(lockfiles.PYLOCK_NAME.fullmatch(name)) == ok
