@@ -12,8 +12,10 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 from packaging.utils import canonicalize_name
 
 from envdoctor.fix_journal import state_dir
+from envdoctor.install.constraints import check as check_constraints
 from envdoctor.install.indexes import index_options
-from envdoctor.install.installer import build_commands, describe_env, find_uv, repairs_for, versions
+from envdoctor.install.installer import build_commands, built_on_torch, describe_env, find_uv, repairs_for, versions
+from envdoctor.install.resolve import first_unreachable
 from envdoctor.processes import run_command
 from envdoctor.redact import scrub_secrets
 from envdoctor.snapshot import Snapshot
@@ -30,8 +32,10 @@ def attach_commands(plan: Plan, snapshot: Snapshot, python_path: Optional[str], 
         desc = describe_env(python_path)
         wheelhouse = str(state_dir(desc["prefix"], state_root) / "wheelhouse")
         pins = [p.pin for p in plan.packages]
+        installed = versions(desc)
         plan.commands = build_commands(plan, python_path, wheelhouse, find_uv(use_uv), pins, has_pip=desc["has_pip"],
-                                       repairs=repairs_for(pins, versions(desc)))
+                                       repairs=repairs_for(pins, installed), pip_version=installed.get("pip"),
+                                       needs_setuptools=bool(built_on_torch(plan)) and "setuptools" not in installed)
     else:
         exe = getattr(snapshot.python, "executable", None)
         plan.commands = build_commands(plan, exe if isinstance(exe, str) and exe else "python", "WHEELHOUSE", None)
@@ -48,6 +52,11 @@ def install_report(plan: Plan, python_path: str, environ: Mapping[str, str], pip
     if not pins:
         return [], []
     torch_indexes = [p.index_url for p in plan.packages if p.index_url]
+    env_with_plan = {**environ, **plan.env}
+    stop = (first_unreachable(f"{u}/{p.name}" for p in plan.packages for u in [p.index_url] if u)
+            or check_constraints(pins, python_path, env_with_plan))
+    if stop:
+        return [], [stop]
     extra, index_vars = index_options(torch_indexes, environ)
     argv = [python_path, "-m", "pip", "install", "--dry-run", "--quiet", "--report", "-", "--progress-bar", "off",
             "--disable-pip-version-check", *extra, *pins]
