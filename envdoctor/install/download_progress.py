@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import time
+import urllib.parse
 from typing import Callable, Optional
 
 from packaging.version import InvalidVersion, Version
@@ -55,9 +56,9 @@ class DownloadMeter:
             return
         m = _START.match(text)
         if m:
-            self.file, self.started, self.total = m["file"], self.clock(), 0
+            self.file, self.started, self.total = urllib.parse.unquote(m["file"]), self.clock(), 0
             self.last_live = float("-inf")
-            self.say(f"downloading {m['file']}" + (f" ({m['size']})" if m["size"] else ""))
+            self.say(f"downloading {self.file}" + (f" ({m['size']})" if m["size"] else ""))
             return
         self.say(text)
 

@@ -49,6 +49,8 @@ from envdoctor.install.backup import (
     roots_of,
     undo_files,
 )
+from envdoctor.install.conda_env import conda_torch, overlaps
+from envdoctor.install.conda_env import why as conda_why
 from envdoctor.install.constraints import check as check_constraints
 from envdoctor.install.download_progress import DownloadMeter, progress_bar_option
 from envdoctor.install.indexes import index_options
@@ -64,6 +66,7 @@ from envdoctor.install.state import (
     write_journal,
     write_private,
 )
+from envdoctor.install.uv_project import project_of, refusal
 from envdoctor.probes.children_run import CHILDREN
 from envdoctor.processes import run_command, sigterm_as_interrupt
 from envdoctor.redact import scrub_secrets
@@ -291,6 +294,17 @@ def _interrupted(journal: Dict[str, Any], python: str) -> str:
             f"run `envdoctor undo --python {python}` to put it back")
 
 
+def refuse_foreign_owner(desc: Dict[str, Any], plan: Plan) -> None:
+    """InputError when another tool owns what the plan would change: a uv project's environment, or conda's
+    torch in a conda environment. Nothing has changed by then."""
+    project = project_of(desc["prefix"], os.getcwd(), os.environ)
+    if project is not None:
+        raise InputError(refusal(project, desc["prefix"]))
+    conda = conda_torch(desc["prefix"])
+    if conda is not None and overlaps(conda, plan):
+        raise InputError(conda_why(conda, plan))
+
+
 def open_state(desc: Dict[str, Any], python: str, state_root: Path) -> Tuple[Path, EnvLock, Optional[Dict[str, Any]]]:
     """Lock the environment's state (EnvBusy when another envdoctor holds it) and read the journal of an
     interrupted fix or undo (None: there is none). A journal of a fix that was recorded as done is dropped."""
@@ -332,6 +346,7 @@ def execute(plan: Plan, python: str, ccs: List[str], progress: Progress, state_r
     if desc["externally_managed"] and not break_system_packages:
         raise InputError(f"{python}: this environment is managed by the system (PEP 668); use a virtual environment, "
                          "or pass --break-system-packages")
+    refuse_foreign_owner(desc, plan)
     sdir, lock, journal = open_state(desc, python, state_root)
     try:
         if journal is not None:
