@@ -49,10 +49,10 @@ def test_deepspeed_from_the_registry_builds_against_the_torch_in_place(torch_ven
     doc = json.loads(res.stdout)
     assert doc["status"] == "installed", doc["message"]
     assert [p["name"] for p in doc["packages"]] == ["deepspeed"]
-    out = subprocess.run([python, "-c", "import torch, deepspeed; print(torch.__version__, deepspeed.__version__)"],
+    out = subprocess.run([python, "-c", "import torch, deepspeed; print('VERSIONS', torch.__version__, deepspeed.__version__)"],
                          capture_output=True, text=True, env=env, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
-    torch_version, ds_version = out.stdout.split()
+    _, torch_version, ds_version = out.stdout.splitlines()[-1].split()
     assert torch_version == "2.13.0+cpu"
     assert ds_version == doc["packages"][0]["version"]
     report = subprocess.run([str(torch_venv / "bin" / "ds_report")], capture_output=True, text=True, env=env, timeout=300)
