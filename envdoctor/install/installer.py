@@ -5,9 +5,12 @@ into a wheelhouse: the torch index is added with --extra-index-url, everything e
 user's own pip configuration (mirrors, certificates), and pip checks the index's hashes. A failure
 here has changed nothing. (3) keep the files of every installed distribution the wheelhouse replaces
 (hard links, copies across file systems) and list the install directories; (4) install from the
-wheelhouse only (`pip install --no-index --find-links`, or `uv pip install --python`); (5) verify in
-a child of the target interpreter. Any failure or interruption in (4)-(5): files that were not there
-are removed, files that were are put back, and the distribution list must equal the one before.
+wheelhouse only (`pip install --no-index --find-links`, or `uv pip install --python`); a package built
+on torch (DeepSpeed, an sdist) comes last, built without isolation against the torch in place, its own
+dependencies from the user's index, every installed distribution held at its version by a constraints
+file; (5) verify in a child of the target interpreter (DeepSpeed: `import deepspeed` and ds_report).
+Any failure or interruption in (4)-(5): files that were not there are removed, files that were are put
+back, and the distribution list must equal the one before.
 
 Before (4) the environment's lock is held and a journal is fsync'd (envdoctor.install.state): a fix killed
 in (4)-(5), even by SIGKILL, is found by the next `fix`, `undo` or `check`, and `undo` finishes its rollback.
@@ -207,6 +210,7 @@ def _stream(argv: List[str], env: Dict[str, str], progress: Progress, timeout: f
     Raises InstallFailed when it cannot start or runs past `timeout`; KeyboardInterrupt passes through
     (the gateway has killed the command's whole tree by then)."""
     progress("$ " + " ".join(argv))
+
     def echo(line: str) -> None:
         text = scrub_secrets(line.rstrip())
         meter.line(text) if meter else progress("  " + text)
@@ -376,6 +380,7 @@ def _execute(plan: Plan, python: str, ccs: List[str], progress: Progress, sdir: 
         try:
             found, notes = resolve_versions(base, wants, plan.python or desc["python"], plan.platform)
         except IndexUnreachable as exc:
+            shutil.rmtree(wheelhouse, ignore_errors=True)
             return Outcome("rolled_back", f"{exc}; nothing was changed", before=before_versions, rollback_ok=True)
         for n in notes:
             progress(scrub_secrets(n))
@@ -401,6 +406,7 @@ def _execute(plan: Plan, python: str, ccs: List[str], progress: Progress, sdir: 
     outcome = Outcome("rolled_back", "", commands, before=before_versions)
     conflict = check_constraints(pins, python if desc["has_pip"] else sys.executable, env)
     if conflict:
+        shutil.rmtree(wheelhouse, ignore_errors=True)
         outcome.message, outcome.rollback_ok = f"{conflict}; nothing was changed", True
         return outcome
     if on_torch:
