@@ -116,3 +116,19 @@ def test_raw_progress_only_with_a_pip_that_has_it():
     assert progress_bar_option("24.1") == "raw" and progress_bar_option("26.3") == "raw"
     assert progress_bar_option("23.2.1") == "off" and progress_bar_option(None) == "off"
     assert progress_bar_option("not-a-version") == "off"
+
+
+def test_the_live_line_is_rewritten_in_place_and_cleared_without_escape_sequences():
+    import io
+
+    from envdoctor.present.output import LiveLine
+
+    out = io.StringIO()
+    line = LiveLine(out)
+    line.show("torch: 1.0 MB of 9.0 MB")
+    line.show("torch: 2.0 MB\x1b[31m")
+    line.clear()
+    text = out.getvalue()
+    assert "\x1b" not in text
+    assert text.startswith("\rtorch: 1.0 MB of 9.0 MB\rtorch: 2.0 MB") and text.endswith("\r")
+    assert line.shown == 0
