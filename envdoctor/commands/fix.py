@@ -12,7 +12,7 @@ from typing import Any, Dict, Optional, Tuple
 from envdoctor.atomic_write import write_atomic
 from envdoctor.commands.common import add_timeouts, current_settings, obtain_snapshot
 from envdoctor.errors import InputError
-from envdoctor.present.output import ask, emit, emit_json
+from envdoctor.present.output import LiveLine, ask, emit, emit_json
 from envdoctor.probes.context import target_python
 from envdoctor.settings import TORCH_INDEX_ENV, Settings
 from envdoctor.snapshot import Snapshot, known_list, load_snapshot, present
@@ -162,7 +162,11 @@ def run(args: argparse.Namespace) -> int:
     from envdoctor.install.installer import execute
     from envdoctor.install.state import EnvStateError
 
+    live = LiveLine(sys.stderr) if sys.stderr.isatty() else None
+
     def say(msg: str) -> None:
+        if live:
+            live.clear()
         print(f"envdoctor: {msg}", file=sys.stderr, flush=True)
 
     settings = current_settings()
@@ -200,7 +204,7 @@ def run(args: argparse.Namespace) -> int:
                                               if present(g.compute_capability)]
         try:
             out = execute(the_plan, python_path or sys.executable, ccs, say, settings.writable_state_root(), settings.use_uv,
-                          break_system_packages=args.break_system_packages)
+                          break_system_packages=args.break_system_packages, live=live.show if live else None)
         except EnvStateError as exc:  # busy, or half-changed by an interrupted fix: nothing was done
             say(f"error: {exc}")
             return 3

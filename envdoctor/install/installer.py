@@ -5,9 +5,12 @@ into a wheelhouse: the torch index is added with --extra-index-url, everything e
 user's own pip configuration (mirrors, certificates), and pip checks the index's hashes. A failure
 here has changed nothing. (3) keep the files of every installed distribution the wheelhouse replaces
 (hard links, copies across file systems) and list the install directories; (4) install from the
-wheelhouse only (`pip install --no-index --find-links`, or `uv pip install --python`); (5) verify in
-a child of the target interpreter. Any failure or interruption in (4)-(5): files that were not there
-are removed, files that were are put back, and the distribution list must equal the one before.
+wheelhouse only (`pip install --no-index --find-links`, or `uv pip install --python`); a package built
+on torch (DeepSpeed, an sdist) comes last, built without isolation against the torch in place, its own
+dependencies from the user's index, every installed distribution held at its version by a constraints
+file; (5) verify in a child of the target interpreter (DeepSpeed: `import deepspeed` and ds_report).
+Any failure or interruption in (4)-(5): files that were not there are removed, files that were are put
+back, and the distribution list must equal the one before.
 
 Before (4) the environment's lock is held and a journal is fsync'd (envdoctor.install.state): a fix killed
 in (4)-(5), even by SIGKILL, is found by the next `fix`, `undo` or `check`, and `undo` finishes its rollback.
@@ -49,7 +52,12 @@ from envdoctor.install.backup import (
     roots_of,
     undo_files,
 )
+from envdoctor.install.conda_env import conda_torch, overlaps
+from envdoctor.install.conda_env import why as conda_why
+from envdoctor.install.constraints import check as check_constraints
+from envdoctor.install.download_progress import DownloadMeter, progress_bar_option
 from envdoctor.install.indexes import index_options
+from envdoctor.install.resolve import IndexUnreachable
 from envdoctor.install.state import (
     BackupDamaged,
     EnvLock,
@@ -61,12 +69,14 @@ from envdoctor.install.state import (
     write_journal,
     write_private,
 )
+from envdoctor.install.uv_project import project_of, refusal
 from envdoctor.probes.children_run import CHILDREN
 from envdoctor.processes import run_command, sigterm_as_interrupt
 from envdoctor.redact import scrub_secrets
 from envdoctor.wheels.planner import Plan
 
 Progress = Callable[[str], None]
+CONSTRAINTS = "constraints.txt"
 
 
 class InstallFailed(Exception):
@@ -106,32 +116,82 @@ def find_uv(use_uv: bool = True) -> Optional[str]:
     return shutil.which("uv") if use_uv else None
 
 
+def built_on_torch(plan: Plan) -> List[str]:
+    """The planned packages from the user's own index (DeepSpeed, an sdist): installed last, built against the
+    torch in place, never with a torch of their own."""
+    return [p.name for p in plan.packages if not p.index_url]
+
+
 def build_commands(plan: Plan, python: str, wheelhouse: str, uv: Optional[str], pins: Optional[List[str]] = None,
-                   has_pip: bool = True, repairs: Optional[List[str]] = None) -> List[List[str]]:
-    """The exact argv lists `fix --yes` runs: download (pip), then install from the wheelhouse only, and
+                   has_pip: bool = True, repairs: Optional[List[str]] = None, pip_version: Optional[str] = None,
+                   needs_setuptools: bool = False) -> List[List[str]]:
+    """The exact argv lists `fix --yes` runs: downloads (pip), then installs from the wheelhouse only, and
     reinstall (`repairs`: pins of the version already installed, whose files are broken) without dependencies.
+    A package built on torch (DeepSpeed) is downloaded alone and installed last without build isolation, with
+    every installed distribution pinned by WHEELHOUSE/constraints.txt (see `constraints_text`), so that its
+    own dependencies are added but nothing installed changes, torch least of all.
     An index URL with credentials is not in them: it goes to pip through `index_env`."""
     pins = pins or [p.pin for p in plan.packages]
-    repairs = [p for p in (repairs or []) if p in pins]
+    on_torch = set(built_on_torch(plan))
+    built = [pin for pin in pins if canonicalize_name(pin.partition("==")[0]) in on_torch]
+    wheels = [pin for pin in pins if pin not in built]
+    built_repairs = [p for p in (repairs or []) if p in built]
+    repairs = [p for p in (repairs or []) if p in wheels]
     extra, _env = index_options((p.index_url for p in plan.packages if p.index_url), {})
+    bar = progress_bar_option(pip_version if has_pip else _own_pip_version())
     if has_pip:
-        download = [python, "-m", "pip", "download", "--dest", wheelhouse, "--progress-bar", "off", *extra, *pins]
+        download = [python, "-m", "pip", "download", "--dest", wheelhouse, "--progress-bar", bar]
     else:  # a uv-made venv without pip: envdoctor's own pip downloads binary wheels for the target's Python
-        download = [sys.executable, "-m", "pip", "download", "--dest", wheelhouse, "--only-binary=:all:",
-                    "--python-version", plan.python.rstrip("t"), *extra, *pins]
+        download = [sys.executable, "-m", "pip", "download", "--dest", wheelhouse, "--progress-bar", bar,
+                    "--python-version", plan.python.rstrip("t")]
     if uv:
         install = [uv, "pip", "install", "--python", python, "--no-index", "--find-links", wheelhouse]
         reinstall = ["--reinstall", "--no-deps"]
+        on_top = [uv, "pip", "install", "--python", python, "--no-build-isolation", "--find-links", wheelhouse]
     else:
         install = [python, "-m", "pip", "install", "--no-index", "--find-links", wheelhouse, "--progress-bar", "off"]
         reinstall = ["--force-reinstall", "--no-deps"]
-    commands = [download]
-    changes = [p for p in pins if p not in repairs]
+        on_top = [python, "-m", "pip", "install", "--no-build-isolation", "--find-links", wheelhouse,
+                  "--progress-bar", "off"]
+    commands = []
+    if wheels:
+        commands.append(download + (["--only-binary=:all:"] if not has_pip else []) + extra + wheels)
+    if built:
+        commands.append(download + ["--no-deps"] + built + (["setuptools"] if needs_setuptools else []))
+    changes = [p for p in wheels if p not in repairs] + (["setuptools"] if built and needs_setuptools else [])
     if changes:
         commands.append(install + changes)
     if repairs:
         commands.append(install + reinstall + repairs)
+    constrained = on_top + ["--constraint", str(Path(wheelhouse) / CONSTRAINTS)]
+    if [p for p in built if p not in built_repairs]:
+        commands.append(constrained + [p for p in built if p not in built_repairs])
+    if built_repairs:
+        commands.append(constrained + reinstall + built_repairs)
     return commands
+
+
+def is_download(argv: List[str]) -> bool:
+    return argv[1:4] == ["-m", "pip", "download"]
+
+
+def constraints_text(before: Mapping[str, str], pins: List[str]) -> str:
+    """Every installed distribution at its version, the planned ones at their pins: what a package built on
+    torch may add to, never change."""
+    want = dict(before)
+    for pin in pins:
+        name, _, version = pin.partition("==")
+        want[canonicalize_name(name)] = version
+    return "".join(f"{name}=={version}\n" for name, version in sorted(want.items()) if version)
+
+
+def _own_pip_version() -> Optional[str]:
+    try:
+        from importlib.metadata import version
+
+        return version("pip")
+    except Exception:
+        return None
 
 
 def index_env(plan: Plan, environ: Mapping[str, str]) -> Dict[str, str]:
@@ -142,15 +202,20 @@ def index_env(plan: Plan, environ: Mapping[str, str]) -> Dict[str, str]:
 # --- running the tools --------------------------------------------------------------------------
 
 
-def _stream(argv: List[str], env: Dict[str, str], progress: Progress, timeout: float) -> int:
-    """Run argv, echo its output as progress; its exit code (negative: killed by that signal).
+def _stream(argv: List[str], env: Dict[str, str], progress: Progress, timeout: float,
+            meter: Optional[DownloadMeter] = None) -> int:
+    """Run argv, echo its output as progress (through `meter`: a download); its exit code (negative: killed by
+    that signal).
 
     Raises InstallFailed when it cannot start or runs past `timeout`; KeyboardInterrupt passes through
     (the gateway has killed the command's whole tree by then)."""
     progress("$ " + " ".join(argv))
-    res = run_command(argv, timeout, env=env, merge_stderr=True,
-                      on_line=lambda line: progress("  " + scrub_secrets(line.rstrip())),
-                      max_bytes=0)
+
+    def echo(line: str) -> None:
+        text = scrub_secrets(line.rstrip())
+        meter.line(text) if meter else progress("  " + text)
+
+    res = run_command(argv, timeout, env=env, merge_stderr=True, on_line=echo, max_bytes=0)
     if res.timed_out:
         raise InstallFailed(f"{Path(argv[0]).name} timed out after {timeout:g}s")
     if res.error or res.returncode is None:
@@ -175,7 +240,8 @@ def wheelhouse_names(wheelhouse: Path) -> List[str]:
 def verify(python: str, plan: Plan, exact: Dict[str, str], ccs: List[str], timeout: float) -> List[str]:
     torch = plan.torch
     want = {"torch": exact.get("torch") if torch else None, "cuda": None, "gpus": bool(torch and ccs),
-            "packages": {p.name: exact[p.name] for p in plan.packages if p.name in exact and "*" not in exact[p.name]}}
+            "packages": {p.name: exact[p.name] for p in plan.packages if p.name in exact and "*" not in exact[p.name]},
+            "deepspeed": any(p.name == "deepspeed" for p in plan.packages)}
     if torch is not None:
         want["cuda"] = variant_cuda(torch.variant)
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
@@ -232,6 +298,17 @@ def _interrupted(journal: Dict[str, Any], python: str) -> str:
             f"run `envdoctor undo --python {python}` to put it back")
 
 
+def refuse_foreign_owner(desc: Dict[str, Any], plan: Plan) -> None:
+    """InputError when another tool owns what the plan would change: a uv project's environment, or conda's
+    torch in a conda environment. Nothing has changed by then."""
+    project = project_of(desc["prefix"], os.getcwd(), os.environ)
+    if project is not None:
+        raise InputError(refusal(project, desc["prefix"]))
+    conda = conda_torch(desc["prefix"])
+    if conda is not None and overlaps(conda, plan):
+        raise InputError(conda_why(conda, plan))
+
+
 def open_state(desc: Dict[str, Any], python: str, state_root: Path) -> Tuple[Path, EnvLock, Optional[Dict[str, Any]]]:
     """Lock the environment's state (EnvBusy when another envdoctor holds it) and read the journal of an
     interrupted fix or undo (None: there is none). A journal of a fix that was recorded as done is dropped."""
@@ -263,25 +340,28 @@ def _drop_old_backups(sdir: Path, keep: List[str]) -> None:
 
 
 def execute(plan: Plan, python: str, ccs: List[str], progress: Progress, state_root: Path, use_uv: bool = True,
-            break_system_packages: bool = False, timeout: float = 3600.0, verify_timeout: float = 300.0) -> Outcome:
+            break_system_packages: bool = False, timeout: float = 3600.0, verify_timeout: float = 300.0,
+            live: Optional[Progress] = None) -> Outcome:
     """Install a plan in the target interpreter; on any failure put the environment back (status rolled_back).
-    `state_root` holds the per-environment state (Settings.state_root); `use_uv` False means pip only.
+    `state_root` holds the per-environment state (Settings.state_root); `use_uv` False means pip only; `live`
+    (a terminal) gets a download's bytes, rate and ETA as they change.
     Raises EnvBusy while another envdoctor changes the environment, InterruptedFix after one was killed."""
     desc = describe_env(python, files=True)
     if desc["externally_managed"] and not break_system_packages:
         raise InputError(f"{python}: this environment is managed by the system (PEP 668); use a virtual environment, "
                          "or pass --break-system-packages")
+    refuse_foreign_owner(desc, plan)
     sdir, lock, journal = open_state(desc, python, state_root)
     try:
         if journal is not None:
             raise InterruptedFix(_interrupted(journal, python))
-        return _execute(plan, python, ccs, progress, sdir, desc, use_uv, timeout, verify_timeout)
+        return _execute(plan, python, ccs, progress, sdir, desc, use_uv, timeout, verify_timeout, live)
     finally:
         lock.release()
 
 
 def _execute(plan: Plan, python: str, ccs: List[str], progress: Progress, sdir: Path, desc: Dict[str, Any],
-             use_uv: bool, timeout: float, verify_timeout: float) -> Outcome:
+             use_uv: bool, timeout: float, verify_timeout: float, live: Optional[Progress]) -> Outcome:
     from envdoctor.install.resolve import resolve_versions
 
     before_versions = versions(desc)
@@ -297,7 +377,11 @@ def _execute(plan: Plan, python: str, ccs: List[str], progress: Progress, sdir: 
     wants = {p.name: (".".join(p.version.split(".")[:2]), p.variant) for p in plan.packages if p.variant and p.index_url}
     base = next((p.index_url.rsplit("/", 1)[0] for p in plan.packages if p.index_url), "")
     if wants and base:
-        found, notes = resolve_versions(base, wants, plan.python or desc["python"], plan.platform)
+        try:
+            found, notes = resolve_versions(base, wants, plan.python or desc["python"], plan.platform)
+        except IndexUnreachable as exc:
+            shutil.rmtree(wheelhouse, ignore_errors=True)
+            return Outcome("rolled_back", f"{exc}; nothing was changed", before=before_versions, rollback_ok=True)
         for n in notes:
             progress(scrub_secrets(n))
         for name, ver in found.items():
@@ -312,11 +396,22 @@ def _execute(plan: Plan, python: str, ccs: List[str], progress: Progress, sdir: 
     uv = find_uv(use_uv)
     if not desc["has_pip"] and not uv:
         raise InputError(f"{python}: neither pip in the environment nor uv on PATH")
-    commands = build_commands(plan, python, str(wheelhouse), uv, pins, has_pip=desc["has_pip"], repairs=repairs)
+    on_torch = built_on_torch(plan)
+    commands = build_commands(plan, python, str(wheelhouse), uv, pins, has_pip=desc["has_pip"], repairs=repairs,
+                              pip_version=before_versions.get("pip"),
+                              needs_setuptools=bool(on_torch) and "setuptools" not in before_versions)
     env = dict(os.environ)
     env.update(plan.env)
     env.update(index_env(plan, os.environ))
     outcome = Outcome("rolled_back", "", commands, before=before_versions)
+    conflict = check_constraints(pins, python if desc["has_pip"] else sys.executable, env)
+    if conflict:
+        shutil.rmtree(wheelhouse, ignore_errors=True)
+        outcome.message, outcome.rollback_ok = f"{conflict}; nothing was changed", True
+        return outcome
+    if on_torch:
+        write_private(wheelhouse / CONSTRAINTS, constraints_text(before_versions, pins))
+    downloads = [c for c in commands if is_download(c)]
 
     # SIGTERM rolls back like Ctrl-C; signal handlers can only be set from the main thread (the TUI runs this in a worker).
     in_main = threading.current_thread() is threading.main_thread()
@@ -326,7 +421,11 @@ def _execute(plan: Plan, python: str, ccs: List[str], progress: Progress, sdir: 
     try:
         try:
             progress("downloading (nothing in the environment changes yet)")
-            rc = _stream(commands[0], env, progress, timeout)
+            rc = 0
+            for cmd in downloads:
+                rc = _stream(cmd, env, progress, timeout, DownloadMeter(lambda line: progress("  " + line), live))
+                if rc != 0:
+                    break
         except KeyboardInterrupt:
             outcome.message = "interrupted while downloading; nothing was changed"
             outcome.rollback_ok = True
@@ -359,7 +458,7 @@ def _execute(plan: Plan, python: str, ccs: List[str], progress: Progress, sdir: 
             return outcome
         error = ""
         try:
-            for cmd in commands[1:]:
+            for cmd in commands[len(downloads):]:
                 rc = _stream(cmd, env, progress, timeout)
                 if rc != 0:
                     error = f"install failed (exit {rc})" if rc > 0 else f"installer killed by signal {-rc}"

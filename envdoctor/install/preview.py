@@ -4,6 +4,7 @@ and everything pip would install."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import urllib.parse
 from pathlib import Path
@@ -12,8 +13,13 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 from packaging.utils import canonicalize_name
 
 from envdoctor.fix_journal import state_dir
+from envdoctor.install.conda_env import conda_torch, overlaps, switch_command
+from envdoctor.install.conda_env import why as conda_why
+from envdoctor.install.constraints import check as check_constraints
 from envdoctor.install.indexes import index_options
-from envdoctor.install.installer import build_commands, describe_env, find_uv, repairs_for, versions
+from envdoctor.install.installer import build_commands, built_on_torch, describe_env, find_uv, repairs_for, versions
+from envdoctor.install.resolve import first_unreachable
+from envdoctor.install.uv_project import project_commands, project_of, refusal
 from envdoctor.processes import run_command
 from envdoctor.redact import scrub_secrets
 from envdoctor.snapshot import Snapshot
@@ -21,17 +27,29 @@ from envdoctor.wheels.planner import Plan
 
 
 def attach_commands(plan: Plan, snapshot: Snapshot, python_path: Optional[str], state_root: Path,
-                    use_uv: bool = True) -> None:
+                    use_uv: bool = True, environ: Optional[Mapping[str, str]] = None) -> None:
     """Set `plan.commands`: for the interpreter at `python_path`, or (a snapshot from elsewhere, python_path None)
-    with the snapshot's interpreter and a WHEELHOUSE placeholder."""
+    with the snapshot's interpreter and a WHEELHOUSE placeholder. The environment of a uv project gets the
+    project's commands, a conda environment with conda's torch the switch to pip's first (and a note why)."""
     if not plan.packages:
         return
     if python_path:
         desc = describe_env(python_path)
+        project = project_of(desc["prefix"], os.getcwd(), os.environ if environ is None else environ)
+        if project is not None:
+            plan.commands = project_commands(plan, project)
+            plan.notes.append(refusal(project, desc["prefix"]))
+            return
         wheelhouse = str(state_dir(desc["prefix"], state_root) / "wheelhouse")
         pins = [p.pin for p in plan.packages]
+        installed = versions(desc)
         plan.commands = build_commands(plan, python_path, wheelhouse, find_uv(use_uv), pins, has_pip=desc["has_pip"],
-                                       repairs=repairs_for(pins, versions(desc)))
+                                       repairs=repairs_for(pins, installed), pip_version=installed.get("pip"),
+                                       needs_setuptools=bool(built_on_torch(plan)) and "setuptools" not in installed)
+        conda = conda_torch(desc["prefix"])
+        if conda is not None and overlaps(conda, plan):
+            plan.commands.insert(0, switch_command(conda))
+            plan.notes.append(conda_why(conda, plan))
     else:
         exe = getattr(snapshot.python, "executable", None)
         plan.commands = build_commands(plan, exe if isinstance(exe, str) and exe else "python", "WHEELHOUSE", None)
@@ -48,6 +66,11 @@ def install_report(plan: Plan, python_path: str, environ: Mapping[str, str], pip
     if not pins:
         return [], []
     torch_indexes = [p.index_url for p in plan.packages if p.index_url]
+    env_with_plan = {**environ, **plan.env}
+    stop = (first_unreachable(f"{u}/{p.name}" for p in plan.packages for u in [p.index_url] if u)
+            or check_constraints(pins, python_path, env_with_plan))
+    if stop:
+        return [], [stop]
     extra, index_vars = index_options(torch_indexes, environ)
     argv = [python_path, "-m", "pip", "install", "--dry-run", "--quiet", "--report", "-", "--progress-bar", "off",
             "--disable-pip-version-check", *extra, *pins]

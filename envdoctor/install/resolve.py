@@ -7,6 +7,7 @@ Wheel file names are read by `packaging.utils` and matched to the target Python 
 from __future__ import annotations
 
 import functools
+import re
 import urllib.parse
 from pathlib import Path
 from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
@@ -17,6 +18,7 @@ from packaging.version import InvalidVersion, Version
 
 from envdoctor.errors import InputError
 from envdoctor.redact import scrub_secrets
+from envdoctor.settings import TORCH_INDEX_ENV
 from envdoctor.versions import major_minor, require_major_minor
 from envdoctor.wheels.remote import page_files
 
@@ -46,8 +48,21 @@ def check_index_url(url: str, what: str = "--index-base") -> str:
     return url.rstrip("/")
 
 
+class IndexUnreachable(OSError):
+    """No answer at all from the index's host (refused, no such host, timed out); an HTTP error is an answer."""
+
+
+_ERRNO = re.compile(r"\[Errno -?\d+\] [^'\")]+|Name or service not known|timed out|Connection refused")
+
+
+def _short_reason(exc: Exception) -> str:
+    m = _ERRNO.search(str(exc))
+    return m.group(0).strip() if m else type(exc).__name__
+
+
 def fetch_page(url: str, timeout: float = 30.0) -> str:
-    """The text of an index page; raises OSError (offline, 404, ...)."""
+    """The text of an index page; raises IndexUnreachable when its host does not answer, OSError for the rest
+    (404, TLS, ...). TLS failures are not IndexUnreachable: pip may have certificates that requests lacks."""
     if url.startswith("file://"):
         path = Path(urllib.parse.unquote(urllib.parse.urlsplit(url).path))
         return (path / "index.html").read_text(encoding="utf-8") if path.is_dir() else path.read_text(encoding="utf-8")
@@ -55,6 +70,10 @@ def fetch_page(url: str, timeout: float = 30.0) -> str:
 
     try:
         resp = requests.get(url + "/", timeout=timeout, headers={"Accept": "text/html"})
+    except requests.exceptions.SSLError as exc:
+        raise OSError(str(exc)) from None
+    except (requests.exceptions.ConnectionError, requests.exceptions.Timeout) as exc:
+        raise IndexUnreachable(_short_reason(exc)) from None
     except requests.RequestException as exc:
         raise OSError(str(exc)) from None
     if resp.status_code != 200:
@@ -114,15 +133,37 @@ def newest_version(page: str, package: str, series: str, local: Optional[str], p
     return str(best) if best is not None else None
 
 
+def unreachable_message(url: str, why: str) -> str:
+    """The one line for an index that does not answer: the URL without credentials, the error, the way out."""
+    return scrub_secrets(f"cannot reach the PyTorch index {url}/ ({why}); point {TORCH_INDEX_ENV} or --index-base at a "
+                         "reachable index or a mirror of it (laid out as URL/<variant>/<package>/)")
+
+
+def first_unreachable(urls: Iterable[str], timeout: float = 15.0) -> Optional[str]:
+    """unreachable_message for the first of these index pages whose host does not answer; None: all answered."""
+    for url in dict.fromkeys(u.rstrip("/") for u in urls):
+        try:
+            fetch_page(url, timeout)
+        except IndexUnreachable as exc:
+            return unreachable_message(url, str(exc))
+        except OSError:
+            continue  # it answered (404, TLS): pip has the last word
+    return None
+
+
 def resolve_versions(base: str, wants: Dict[str, Tuple[str, str]], python: str, platform: Optional[str],
                      timeout: float = 30.0) -> Tuple[Dict[str, str], List[str]]:
-    """{package: exact version} for each {package: (series, variant)}, and notes on what could not be read."""
+    """{package: exact version} for each {package: (series, variant)}, and notes on what could not be read.
+    Raises IndexUnreachable (with unreachable_message) when the index's host does not answer: pip could not
+    download from it either."""
     found: Dict[str, str] = {}
     notes: List[str] = []
     for pkg, (series, variant) in wants.items():
         url = f"{base}/{variant}/{pkg}"
         try:
             page = fetch_page(url, timeout)
+        except IndexUnreachable as exc:
+            raise IndexUnreachable(unreachable_message(url, str(exc))) from None
         except OSError as exc:
             notes.append(scrub_secrets(f"could not read {url}/ ({exc}); using the wheel index's version"))
             continue

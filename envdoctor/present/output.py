@@ -31,3 +31,26 @@ def ask(question: str) -> str:
         sys.stdout.write("\n")
         raise InputError(f"no answer to {question.split('?')[0].strip()!r} (end of input); nothing was changed")
     return line.rstrip("\n")
+
+
+class LiveLine:
+    """One status line on a terminal, rewritten in place (carriage return, no escape sequences); `clear`
+    before any other output."""
+
+    def __init__(self, stream: TextIO = sys.stderr) -> None:
+        self.stream = stream
+        self.shown = 0
+
+    def show(self, text: str) -> None:
+        import shutil
+
+        width = max(shutil.get_terminal_size((80, 24)).columns - 1, 20)
+        line = for_terminal(text).replace("\n", " ")[:width]
+        self.stream.write("\r" + line.ljust(self.shown))
+        self.stream.flush()
+        self.shown = len(line)
+
+    def clear(self) -> None:
+        if self.shown:
+            self.stream.write("\r" + " " * self.shown + "\r")
+            self.shown = 0

@@ -1,12 +1,17 @@
 """Check a fresh torch install from inside the target interpreter; prints one JSON object.
 
-argv[1]: JSON {"torch": "2.9.1+cu128", "cuda": "12.8" or null, "gpus": true, "packages": {"name": "version"}}.
+argv[1]: JSON {"torch": "2.9.1+cu128", "cuda": "12.8" or null, "gpus": true, "packages": {"name": "version"},
+"deepspeed": true}. With "deepspeed": `import deepspeed` and its `ds_report` (env_report.main, output kept) run.
 Reports torch's arch list and each device's compute capability; whether the arch list serves the GPUs is
 decided by the parent (envdoctor.compat.serving_kernel), not here.
 Stdlib only besides the torch under test, Python 3.8+.
 """
+import io
 import json
+import os
 import sys
+import sysconfig
+from contextlib import redirect_stderr, redirect_stdout
 
 
 def main():
@@ -54,7 +59,30 @@ def main():
                                           for i in range(torch.cuda.device_count())]
         except Exception as exc:
             problems.append("reading the devices' compute capabilities failed: %s: %s" % (type(exc).__name__, exc))
+    if want.get("deepspeed"):
+        check_deepspeed(out, problems)
     print(json.dumps(out))
+
+
+def check_deepspeed(out, problems):
+    try:
+        import deepspeed
+    except BaseException as exc:
+        problems.append("import deepspeed failed: %s: %s" % (type(exc).__name__, str(exc)[:300]))
+        return
+    out["deepspeed"] = str(getattr(deepspeed, "__version__", "?"))
+    script = os.path.join(sysconfig.get_path("scripts") or "", "ds_report")
+    if not os.path.isfile(script):
+        problems.append("deepspeed has no ds_report script in %s" % os.path.dirname(script))
+    from deepspeed import env_report
+
+    buf = io.StringIO()
+    try:
+        with redirect_stdout(buf), redirect_stderr(buf):
+            env_report.main()
+    except BaseException as exc:
+        problems.append("ds_report failed: %s: %s" % (type(exc).__name__, str(exc)[:300]))
+    out["ds_report_lines"] = len(buf.getvalue().splitlines())
 
 
 if __name__ == "__main__":
