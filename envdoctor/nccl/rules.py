@@ -251,6 +251,8 @@ def _check_needles(entry: Mapping[str, Any], regex: Optional[re.Pattern[str]]) -
     for n in needles:
         if n != n.lower() or len(n) < MIN_NEEDLE:
             out.append(f"needle {n!r} must be lower case and at least {MIN_NEEDLE} characters")
+        elif n.strip().isdigit():  # the line scan reads digits as one class: this would gate every number
+            out.append(f"needle {n!r} is digits only: add the text around them")
         elif not any(n in x.lower() for x in examples):
             out.append(f"needle {n!r} occurs in no example (add the line it is for to 'more_examples')")
     return out
