@@ -14,7 +14,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 from itertools import compress
-from operator import and_, not_
+from operator import not_
 from pathlib import Path
 from typing import Any, BinaryIO, Dict, List, Optional, Sequence, Set, Tuple, Union
 
@@ -35,7 +35,7 @@ from envdoctor.nccl.inputs import expand, open_log
 from envdoctor.nccl.needles import Prefilter
 from envdoctor.nccl.reader import CHUNK_BYTES, MAX_LINE, decode_line, iter_blocks
 from envdoctor.nccl.rules import RuleSet, load_rules
-from envdoctor.nccl.shapes import line_keys
+from envdoctor.nccl.shapes import has_whole_mark, line_keys, line_shapes
 from envdoctor.rules.conditions import PREDICATES, Context, Found, holds
 from envdoctor.snapshot import Snapshot
 
@@ -147,11 +147,11 @@ class Scanner:
 
     def _shaped_block(self, index: int, label: str, first: int, block: bytes) -> bool:
         """Scan a block reading each key once (see shapes.py); False when it cannot be keyed (nothing done)."""
-        raw = block.split(b"\n")
-        keyed = line_keys(block, raw, self.prefilter.unsafe_re, self.max_line)
-        if keyed is None:
+        if has_whole_mark(block):
             return False
-        keys, shapes = keyed
+        raw = block.split(b"\n")
+        cap = self.max_line
+        shapes = line_shapes(block, raw, cap)
         hits, misses, done, found_for = self._hits, self._misses, self._done, self._found
         if self._memo_bytes > self.MEMO_BYTES:
             for memo in (hits, misses, done, found_for):
@@ -163,11 +163,13 @@ class Scanner:
             hits |= new_hits
             misses |= fresh - new_hits
             self._memo_bytes += sum(map(len, fresh))
-        cap = self.max_line
+        rows = list(compress(range(len(shapes)), map(hits.__contains__, shapes)))  # lines that may hold a gate
+        if not rows:
+            return True
+        keys = line_keys(list(map(raw.__getitem__, rows)), self.prefilter.unsafe_re, cap)
         candidates = self.prefilter.candidates
-        todo = map(and_, map(hits.__contains__, shapes), map(not_, map(done.__contains__, keys)))  # lazy, in C
-        for i in compress(range(len(keys)), todo):
-            key = keys[i]
+        for n in compress(range(len(rows)), map(not_, map(done.__contains__, keys))):  # lazy, in C
+            i, key = rows[n], keys[n]
             found = found_for.get(key)
             if found is None:
                 found = found_for[key] = candidates(raw[i][:cap])
@@ -176,21 +178,26 @@ class Scanner:
                 done.add(key)
                 continue
             line = decode_line(raw[i], cap)
-            if self._line(index, label, first, i, raw, line, found):
+            signalled, told = self._line(index, label, first, i, raw, line, found)
+            if signalled:
                 continue  # a signature matched: each such line counts
-            if all(name in REPEATABLE_FACTS for kind, name in found if kind == "f") and (
-                    key == raw[i] or all(kind == "f" for kind, _ in found)) and not self._joinable(i, raw):
+            if told.issubset(REPEATABLE_FACTS) and (key == raw[i] or all(kind == "f" for kind, _ in found)) \
+                    and not self._joinable(i, raw):
                 done.add(key)  # lines of this key add nothing now (a signature might read a canonical key's numbers)
         return True
 
-    def _line(self, index: int, label: str, first: int, i: int, raw: List[bytes], line: str, keys: List) -> bool:
-        """Try the patterns `keys` on line i of a block (`raw`, its first line numbered `first`); True when a
-        signature matched. A message split over this line and a neighbour is tried joined too."""
+    def _line(self, index: int, label: str, first: int, i: int, raw: List[bytes], line: str,
+              keys: List) -> Tuple[bool, Set[str]]:
+        """Try the patterns `keys` on line i of a block (`raw`, its first line numbered `first`): (did a signature
+        match, the kinds of fact the line told). A message split over this line and a neighbour is tried joined too."""
         sigs = self.rules.signatures
         touched = signalled = False
+        told: Set[str] = set()
         for kind, key in keys:
             if kind == "f":
-                touched = self.facts.feed(key, line, label) or touched
+                if self.facts.feed(key, line, label):
+                    touched = True
+                    told.add(key)
                 continue
             sig = sigs[key]
             if sig.regex.search(line) is None:
@@ -204,7 +211,7 @@ class Scanner:
             signalled = self._join(index, label, first, i, raw, line, decode_line(raw[i + 1], cap)) or signalled
         if i > 0 and opens(raw[i - 1][:cap]):
             signalled = self._join(index, label, first, i - 1, raw, decode_line(raw[i - 1], cap), line) or signalled
-        return signalled
+        return signalled, told
 
     def _joinable(self, i: int, raw: List[bytes]) -> bool:
         """Does line i end a message the next line continues, or continue the previous one's?"""
