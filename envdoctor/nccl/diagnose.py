@@ -28,6 +28,7 @@ from envdoctor.nccl.facts import (
     STAMP_WITHIN,
     NcclFacts,
     Stamp,
+    first_failure_line,
     line_origin,
     timestamp,
 )
@@ -60,6 +61,7 @@ class NcclReport:
     inputs: List[str]
     lines: int = 0
     bytes: int = 0
+    first_failure: Optional[str] = None  # the rank that failed first, as said (None: no rank stands out)
 
     @property
     def failed(self) -> bool:
@@ -80,7 +82,7 @@ class NcclReport:
             "facts": self.facts.as_dict(),
             "inputs": list(self.inputs),
             "summary": {"failure_diagnosed": self.failed, "lines": self.lines, "bytes": self.bytes,
-                        "message": None if self.failed else NO_FAILURE},
+                        "message": None if self.failed else NO_FAILURE, "first_failure": self.first_failure},
         }
 
 
@@ -247,11 +249,17 @@ class Scanner:
             hit.lines.append(f"{label}:{lineno}\t{line.strip()}")
         if self._error_sig[key]:
             origin = line_origin(label, line)
-            if origin not in self.facts.first_errors:
-                self.facts.error_seen(origin, self._stamp(label, origin, i, raw, line), line, f"{label}:{lineno}")
+            seen = self.facts.first_errors.get(origin)
+            where = f"{label}:{lineno}"
+            if seen is None:
+                self.facts.error_seen(origin, self._stamp(label, origin, i, raw, line), line, where, label, sig.id)
+            elif seen.location == where:
+                self.facts.error_seen(origin, seen.stamp, line, where, label, sig.id)
 
     def _stamp(self, label: str, origin: str, i: int, raw: List[bytes], line: str) -> Optional[Stamp]:
-        """The time of line i: its own timestamp, else that of the nearest line before it from the same origin."""
+        """The time of line i: its own timestamp, else that of the nearest line before it from the same origin
+        (or from no origin but the file), else that of the nearest timed line before it in the input (the
+        rank's torch and NCCL lines carry different prefixes): a lower bound."""
         stamp = timestamp(line)
         if stamp is not None:
             return stamp
@@ -259,19 +267,23 @@ class Scanner:
             self._stamped = STAMP_BYTES.search(self._block_bytes) is not None
         if not self._stamped:
             return None
+        nearest: Optional[Stamp] = None
         for j in range(i - 1, max(0, i - LOOKBACK) - 1, -1):
-            if stamp is not None:
-                break
             if STAMP_BYTES.search(raw[j], 0, STAMP_WITHIN) is None:
                 continue
             before = decode_line(raw[j][:STAMP_WITHIN + 128], self.max_line)
-            if line_origin(label, before) == origin:
-                stamp = timestamp(before)
-        return stamp
+            stamp = timestamp(before)
+            if stamp is None:
+                continue
+            if line_origin(label, before) in (origin, label):
+                return stamp
+            nearest = nearest or stamp
+        return nearest
 
     def report(self, snapshot: Optional[Snapshot] = None) -> NcclReport:
+        ff = told_first_failure(self.rules, self.facts)
         return NcclReport(rank(self.rules, self.signals, self.facts, snapshot), self.facts, list(self.inputs),
-                          self.lines, self.bytes)
+                          self.lines, self.bytes, first_failure_line(ff) if ff else None)
 
 
 def opens(raw: bytes) -> bool:
@@ -337,6 +349,7 @@ def rank(rules: RuleSet, signals: Dict[str, SignalHit], facts: NcclFacts,
             if w > 0:
                 support.setdefault(cat, {})[f"rule:{rule.id}"] = (w, rule.note)
         scales.extend((cat, f, rule.note, ev) for cat, f in rule.scale.items())
+    _first_failure(rules, signals, facts, scores, why, extra, support)
     lowered: Dict[str, List[str]] = {}
     for cat, factor, note, ev in scales:
         if cat in scores:
@@ -389,6 +402,42 @@ def rank(rules: RuleSet, signals: Dict[str, SignalHit], facts: NcclFacts,
 
 
 _CONFIDENCE = ("high", "medium", "low")
+
+
+def told_first_failure(rules: RuleSet, facts: NcclFacts) -> Optional[Dict[str, Any]]:
+    """facts.first_failure() where it says something: an error the later ranks did not report, or the same
+    error at least `first_failure_min_lead_s` before the next rank's (within moments, no rank stands out)."""
+    ff = facts.first_failure()
+    if ff is None:
+        return None
+    if set(ff["signals"]) - set(ff["later_signals"]):
+        return ff
+    return ff if ff["lead_seconds"] >= float(rules.settings["first_failure_min_lead_s"]) else None
+
+
+def _first_failure(rules: RuleSet, signals: Dict[str, SignalHit], facts: NcclFacts, scores: Dict[str, float],
+                   why: Dict[str, List[str]], extra: Dict[str, List[str]],
+                   support: Dict[str, Dict[str, Tuple[float, str]]]) -> None:
+    """The rank whose error came first, by the timestamps of the rank logs: said beside the causes its error
+    points to; the causes only it points to (not the later ranks' errors: those are its consequences) gain
+    the `first_failure_weight` setting."""
+    ff = told_first_failure(rules, facts)
+    if ff is None:
+        return
+    own = set(ff["signals"]) - set(ff["later_signals"])
+    line = first_failure_line(ff)
+    by_sig = {s.id: s for s in rules.signatures}
+    mine = {c for s in ff["signals"] if s in by_sig for c, w in by_sig[s].weights.items() if w > 0}
+    later = {c for s in ff["later_signals"] if s in by_sig for c, w in by_sig[s].weights.items() if w > 0}
+    weight = float(rules.settings["first_failure_weight"])
+    note = (f"{ff['who']} failed first; the errors of the other ranks came after it, "
+            "as its consequence")
+    for cat in sorted(mine):
+        extra.setdefault(cat, []).insert(0, line)  # the first thing said after the log's own lines
+        if own and cat not in later and cat in scores and weight > 0:
+            scores[cat] += weight
+            why.setdefault(cat, []).append(note)
+            support.setdefault(cat, {})["first-failure"] = (weight, note)
 
 
 def _against(cat: str, rival: Optional[str], support: Dict[str, Dict[str, Tuple[float, str]]],

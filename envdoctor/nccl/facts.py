@@ -129,6 +129,15 @@ def timestamp(line: str) -> Optional[Stamp]:
     return Stamp(kind, value, m.group(0))
 
 
+_RANK_IN_LINE = re.compile(r"\[(?:PG [^\]]*?)?Rank (\d+)\]")
+
+
+def _rank_of(e: FirstError) -> Optional[int]:
+    """The rank an error line names: its `[rankN]:` prefix, else torch's `[Rank N]`."""
+    m = RANK_PREFIX.match(e.line) or _RANK_IN_LINE.search(e.line)
+    return int(m.group(1)) if m else None
+
+
 def line_origin(file: str, line: str) -> str:
     """Who printed a line, as far as it says: `file [rank N]`, `file host:pid`, else the file."""
     m = RANK_PREFIX.match(line)
@@ -142,12 +151,14 @@ def line_origin(file: str, line: str) -> str:
 
 @dataclass(frozen=True)
 class FirstError:
-    """The first error line of one origin, and its time where the log gives one."""
+    """The first error line of one origin, its time where the log gives one, and the signatures it matched."""
 
     origin: str
     stamp: Optional[Stamp]
     line: str
     location: str
+    file: str = ""
+    signals: List[str] = field(default_factory=list)
 
 
 @dataclass
@@ -177,13 +188,18 @@ class NcclFacts:
     dist: DistFacts = field(default_factory=DistFacts)
     first_errors: Dict[str, FirstError] = field(default_factory=dict)  # origin (line_origin) -> its first error
 
-    def error_seen(self, origin: str, stamp: Optional[Stamp], line: str, location: str) -> None:
-        """Note an error line of an origin (only its first one is kept)."""
-        if origin not in self.first_errors and len(self.first_errors) < MAX_ITEMS:
-            self.first_errors[origin] = FirstError(origin, stamp, line.strip()[:300], location)
+    def error_seen(self, origin: str, stamp: Optional[Stamp], line: str, location: str, file: str,
+                   signal: str) -> None:
+        """Note an error line of an origin and a signature it matched (only the origin's first line is kept)."""
+        e = self.first_errors.get(origin)
+        if e is None and len(self.first_errors) < MAX_ITEMS:
+            self.first_errors[origin] = FirstError(origin, stamp, line.strip()[:300], location, file, [signal])
+        elif e is not None and e.location == location and signal not in e.signals:
+            e.signals.append(signal)
 
     def first_failure(self) -> Optional[Dict[str, Any]]:
-        """The origin whose first error came strictly before every other origin's, by their timestamps.
+        """The origin whose first error came strictly before every other origin's, by their timestamps: who
+        (rank and host where the log says), when, its line and signatures, and how long before the next origin's.
 
         None unless at least two origins have a timed error of one kind (the commoner kind when both occur).
         """
@@ -196,9 +212,21 @@ class NcclFacts:
         if len(same) < 2 or same[0][0].value >= same[1][0].value:
             return None
         (when, first), (then, second) = same[0], same[1]
-        return {"origin": first.origin, "time": when.text, "line": first.line, "location": first.location,
-                "next_origin": second.origin, "lead_seconds": round(then.value - when.value, 3),
-                "origins_compared": len(same)}
+        later = sorted({s for _, e in same[1:] for s in e.signals})
+        rank, host = _rank_of(first), self._host_of(first)
+        return {"origin": first.origin, "who": _who(rank, host, first.origin), "rank": rank, "host": host,
+                "time": when.text,
+                "line": first.line, "location": first.location, "signals": list(first.signals),
+                "next_origin": second.origin, "next_rank": _rank_of(second), "lead_seconds": round(then.value - when.value, 3),
+                "origins_compared": len(same), "later_signals": later}
+
+    def _host_of(self, e: FirstError) -> Optional[str]:
+        """The host an error came from: its line's NCCL prefix, else the one host its file's lines named."""
+        m = HOST_PREFIX.search(e.line, 0, 128)
+        if m:
+            return m.group(1)
+        hosts = {o.host for (file, host), o in self.origins.items() if file == e.file and host}
+        return hosts.pop() if len(hosts) == 1 else None
 
     # --- feeding --------------------------------------------------------------------------
 
@@ -396,3 +424,16 @@ def _vkey(v: str) -> Any:
         return Version(v)
     except InvalidVersion:
         return Version("0")
+
+
+def _who(rank: Optional[int], host: Optional[str], origin: str) -> str:
+    if rank is None and host is None:
+        return origin
+    return " on ".join(x for x in (f"rank {rank}" if rank is not None else None, host) if x)
+
+
+def first_failure_line(ff: Dict[str, Any]) -> str:
+    """One line for a first failure (facts.first_failure): who, when, what, and the lead over the next."""
+    nxt = _who(ff["next_rank"], None, ff["next_origin"])
+    return (f"first failure: {ff['who']}, {ff['lead_seconds']:g} s before the next error ({nxt}); at {ff['time']} "
+            f"in {ff['location']}: {ff['line'][:160]}")

@@ -30,6 +30,8 @@ DEFAULT_SETTINGS: Dict[str, Any] = {
     "confidence": {"high": 9.0, "medium": 5.0},
     "max_evidence": 4,
     "max_findings": 5,
+    "first_failure_weight": 0.0,  # added to the causes only the error of the rank that failed first points to
+    "first_failure_min_lead_s": 1.0,  # a first failure of the same error as the others' is said only with this lead
 }
 _ID = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
 
