@@ -23,6 +23,7 @@ from envdoctor.findings import Finding
 from envdoctor.nccl.facts import (
     FACT_NEEDLES,
     FACT_PATTERNS,
+    LAST_WINS_FACTS,
     REPEATABLE_FACTS,
     STAMP_BYTES,
     STAMP_WITHIN,
@@ -113,6 +114,8 @@ class Scanner:
         self._misses: Set[bytes] = set()  # shapes that hold none
         self._found: Dict[bytes, List] = {}  # key -> the patterns to try on its lines
         self._done: Set[bytes] = set()  # keys whose lines can add nothing more
+        # key -> (its last-wins kinds' changes when read, the signatures it matched): see _shaped_block
+        self._settled: Dict[bytes, Tuple[Tuple[Tuple[str, int], ...], Tuple[str, ...]]] = {}
         self._memo_bytes = 0
         self._joined: Set[Tuple[int, int]] = set()  # (input, line) pairs already tried joined
         self._block_bytes = b""  # the block being read
@@ -125,17 +128,17 @@ class Scanner:
         index = len(self.inputs)
         self.inputs.append(label)
         self.facts.files.append(label)
-        for memo in (self._hits, self._misses, self._found, self._done):
+        for memo in (self._hits, self._misses, self._found, self._done, self._settled):
             memo.clear()
         self._memo_bytes = 0
-        last = 0
+        first, block = 1, None
         for first, block in iter_blocks(stream, self.max_line, self.chunk_bytes):
             self._block_bytes, self._stamped = block, None
             if not self.shaped or not self._shaped_block(index, label, first, block):
                 self._block(index, label, first, block)
-            last = first + block.count(b"\n")
             self.bytes += len(block) + 1
-        self.lines += last
+        if block is not None:
+            self.lines += first + block.count(b"\n")  # the number of the last line
 
     def _block(self, index: int, label: str, first: int, block: bytes) -> None:
         raw = block.split(b"\n")
@@ -154,9 +157,10 @@ class Scanner:
         raw = block.split(b"\n")
         cap = self.max_line
         shapes = line_shapes(block, raw, cap)
-        hits, misses, done, found_for = self._hits, self._misses, self._done, self._found
+        hits, misses, done, found_for, settled = self._hits, self._misses, self._done, self._found, self._settled
+        changes = self.facts.changes
         if self._memo_bytes > self.MEMO_BYTES:
-            for memo in (hits, misses, done, found_for):
+            for memo in (hits, misses, done, found_for, settled):
                 memo.clear()
             self._memo_bytes = 0
         fresh = set(shapes).difference(hits, misses)
@@ -172,6 +176,12 @@ class Scanner:
         candidates = self.prefilter.candidates
         for n in compress(range(len(rows)), map(not_, map(done.__contains__, keys))):  # lazy, in C
             i, key = rows[n], keys[n]
+            read = settled.get(key)
+            if read is not None and all(changes.get(kind, 0) == count for kind, count in read[0]) and \
+                    all(len(self.signals[sig].lines) >= self.max_evidence for sig in read[1]):
+                for sig in read[1]:  # read before; no value of its kinds has changed since, its evidence is full
+                    self.signals[sig].count += 1
+                continue
             found = found_for.get(key)
             if found is None:
                 found = found_for[key] = candidates(raw[i][:cap])
@@ -180,21 +190,26 @@ class Scanner:
                 done.add(key)
                 continue
             line = decode_line(raw[i], cap)
-            signalled, told = self._line(index, label, first, i, raw, line, found)
-            if signalled:
-                continue  # a signature matched: each such line counts
-            if told.issubset(REPEATABLE_FACTS) and (key == raw[i] or all(kind == "f" for kind, _ in found)) \
-                    and not self._joinable(i, raw):
-                done.add(key)  # lines of this key add nothing now (a signature might read a canonical key's numbers)
+            signalled, told, matched = self._line(index, label, first, i, raw, line, found)
+            if (key == raw[i] or not signalled and all(kind == "f" for kind, _ in found)) \
+                    and not self._joinable(i, raw):  # (a signature might read a canonical key's numbers)
+                if told.issubset(REPEATABLE_FACTS) and not signalled:
+                    done.add(key)  # lines of this key add nothing now
+                elif told.issubset(REPEATABLE_FACTS | LAST_WINS_FACTS):
+                    settled[key] = (tuple((kind, changes.get(kind, 0)) for kind in told & LAST_WINS_FACTS),
+                                    tuple(matched))
+                    self._memo_bytes += len(key)
         return True
 
     def _line(self, index: int, label: str, first: int, i: int, raw: List[bytes], line: str,
-              keys: List) -> Tuple[bool, Set[str]]:
+              keys: List) -> Tuple[bool, Set[str], List[str]]:
         """Try the patterns `keys` on line i of a block (`raw`, its first line numbered `first`): (did a signature
-        match, the kinds of fact the line told). A message split over this line and a neighbour is tried joined too."""
+        match, the kinds of fact the line told, the signatures it matched alone). A message split over this line
+        and a neighbour is tried joined too."""
         sigs = self.rules.signatures
         touched = signalled = False
         told: Set[str] = set()
+        matched: List[str] = []
         for kind, key in keys:
             if kind == "f":
                 if self.facts.feed(key, line, label):
@@ -205,6 +220,7 @@ class Scanner:
             if sig.regex.search(line) is None:
                 continue
             touched = signalled = True
+            matched.append(sig.id)
             self._signal(index, label, first, i, raw, line, key)
         if touched:
             self.facts.origin(label, line)  # note the host that printed it
@@ -213,7 +229,7 @@ class Scanner:
             signalled = self._join(index, label, first, i, raw, line, decode_line(raw[i + 1], cap)) or signalled
         if i > 0 and opens(raw[i - 1][:cap]):
             signalled = self._join(index, label, first, i - 1, raw, decode_line(raw[i - 1], cap), line) or signalled
-        return signalled, told
+        return signalled, told, matched
 
     def _joinable(self, i: int, raw: List[bytes]) -> bool:
         """Does line i end a message the next line continues, or continue the previous one's?"""

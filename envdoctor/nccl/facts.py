@@ -79,9 +79,11 @@ FACT_NEEDLES: Dict[str, Tuple[str, ...]] = {
 }
 
 # The kinds whose line, read a second time, changes nothing: the scanner reads such a line once per shape.
-# The others count lines (version) or let the last line win (device, env, nvls, cuda_driver).
 REPEATABLE_FACTS = frozenset(("comm", "channel", "socket_if", "bootstrap_if", "ib_devices", "ib_none", "network",
                               "plugin_path", "plugin_loaded", "plugin_none", "hpcx", "ofed"))
+# The kinds where the last line wins: a line read again changes nothing while no line of its kind has changed
+# a value since (NcclFacts.changes counts those changes). Version lines are counted: every one is read.
+LAST_WINS_FACTS = frozenset(("device", "env", "nvls", "cuda_driver"))
 
 _FACT_RE = {name: re.compile(p) for name, p in FACT_PATTERNS.items()}
 _DIST_RE = {name: re.compile(p) for name, p in DIST_PATTERNS.items()}
@@ -187,6 +189,7 @@ class NcclFacts:
     files: List[str] = field(default_factory=list)
     dist: DistFacts = field(default_factory=DistFacts)
     first_errors: Dict[str, FirstError] = field(default_factory=dict)  # origin (line_origin) -> its first error
+    changes: Dict[str, int] = field(default_factory=dict)  # last-wins kind -> how often a line changed its values
 
     def error_seen(self, origin: str, stamp: Optional[Stamp], line: str, location: str, file: str,
                    signal: str) -> None:
@@ -279,7 +282,7 @@ class NcclFacts:
     def _on_device(self, m: re.Match, line: str, file: str) -> None:
         if len(self.devices) < MAX_ITEMS:
             host = self.origin(file, line).host or file
-            self.devices[(host, int(m.group(1)))] = m.group(2).lower()
+            self._set(self.devices, (host, int(m.group(1))), m.group(2).lower(), "device")
 
     def _on_channel(self, m: re.Match, line: str, file: str) -> None:
         kind, rest = m.group(1).strip(), m.group(2)
@@ -319,16 +322,16 @@ class NcclFacts:
 
     def _on_nvls(self, m: re.Match, line: str, file: str) -> None:
         if m.group(0).startswith("NVLS comm"):
-            self.nvls_used = True
+            self._set_attr("nvls_used", True, "nvls")
         else:
-            self.nvls_available = not m.group(1)
+            self._set_attr("nvls_available", not m.group(1), "nvls")
 
     def _on_env(self, m: re.Match, line: str, file: str) -> None:
         value = m.group(2).strip()
         if value.endswith(".") and len(value) > 1:
             value = value[:-1]
         if m.group(1) in self.env or len(self.env) < 256:
-            self.env[m.group(1)] = value[:256]
+            self._set(self.env, m.group(1), value[:256], "env")
 
     def _on_plugin_path(self, m: re.Match, line: str, file: str) -> None:
         _append(self.plugin_paths, m.group(1))
@@ -346,7 +349,18 @@ class NcclFacts:
         self.origin(file, line).plugins.add("none")
 
     def _on_cuda_driver(self, m: re.Match, line: str, file: str) -> None:
-        self.cuda_driver = int(m.group(1))
+        self._set_attr("cuda_driver", int(m.group(1)), "cuda_driver")
+
+    def _set(self, where: Dict[Any, Any], key: Any, value: Any, kind: str) -> None:
+        """A last-wins value; a change is counted in `changes`."""
+        if key not in where or where[key] != value:
+            where[key] = value
+            self.changes[kind] = self.changes.get(kind, 0) + 1
+
+    def _set_attr(self, name: str, value: Any, kind: str) -> None:
+        if getattr(self, name) != value:
+            setattr(self, name, value)
+            self.changes[kind] = self.changes.get(kind, 0) + 1
 
     def _on_hpcx(self, m: re.Match, line: str, file: str) -> None:
         self.hpcx_ofed.add(m.group(1))
