@@ -278,12 +278,15 @@ def main() -> int:
             plain = measure(path, traced=False)
             traced = measure(path, traced=True)
             ratio = round(plain["seconds"] / grep["seconds"], 1) if grep.get("seconds") else None
+            cpu_ratio = round(plain["cpu_seconds"] / grep["cpu_seconds"], 1) if grep.get("cpu_seconds") else None
             runs[name] = {"size_mib": round(size / 2**20, 1), "generate_seconds": round(gen, 1), **plain,
                           "tracemalloc_peak_mib": traced["tracemalloc_peak_mib"],
-                          "traced_seconds": traced["seconds"], "grep": grep, "times_grep": ratio}
+                          "traced_seconds": traced["seconds"], "grep": grep, "times_grep": ratio,
+                          "times_grep_cpu": cpu_ratio, "load_average": round(os.getloadavg()[0], 1)}
             print(f"{name}: {size / 2**20:.0f} MiB in {plain['seconds']:.1f}s = {plain['mb_per_s']} MB/s "
                   f"(CPU {plain['cpu_seconds']:.1f}s = {plain['cpu_mb_per_s']} MB/s); grep -c -F NCCL "
-                  f"{grep.get('seconds')}s: {ratio}x grep's time; peak RSS {plain['peak_rss_mib']} MiB "
+                  f"{grep.get('seconds')}s: {ratio}x grep's time (CPU: {cpu_ratio}x); "
+                  f"load average {runs[name]['load_average']}; peak RSS {plain['peak_rss_mib']} MiB "
                   f"(baseline {result['baseline_rss_mib']} MiB); tracemalloc peak {traced['tracemalloc_peak_mib']} MiB; "
                   f"findings {plain['findings'][:2]}")
             path.unlink()

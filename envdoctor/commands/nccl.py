@@ -83,6 +83,8 @@ def render(report, style: Style, snapshot_used: bool = False) -> str:
     facts = _facts_line(report)
     if facts:
         out.append(f"  facts: {facts}")
+    if report.first_failure:
+        out.append("  " + _clip(report.first_failure, 200))
     out.append("")
     if not report.failed:
         out.append(style("No recognisable NCCL failure in the input.", "green")

@@ -14,7 +14,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 from itertools import compress
-from operator import and_, not_
+from operator import not_
 from pathlib import Path
 from typing import Any, BinaryIO, Dict, List, Optional, Sequence, Set, Tuple, Union
 
@@ -23,11 +23,13 @@ from envdoctor.findings import Finding
 from envdoctor.nccl.facts import (
     FACT_NEEDLES,
     FACT_PATTERNS,
+    LAST_WINS_FACTS,
     REPEATABLE_FACTS,
     STAMP_BYTES,
     STAMP_WITHIN,
     NcclFacts,
     Stamp,
+    first_failure_line,
     line_origin,
     timestamp,
 )
@@ -35,7 +37,7 @@ from envdoctor.nccl.inputs import expand, open_log
 from envdoctor.nccl.needles import Prefilter
 from envdoctor.nccl.reader import CHUNK_BYTES, MAX_LINE, decode_line, iter_blocks
 from envdoctor.nccl.rules import RuleSet, load_rules
-from envdoctor.nccl.shapes import line_keys
+from envdoctor.nccl.shapes import has_whole_mark, line_keys, line_shapes
 from envdoctor.rules.conditions import PREDICATES, Context, Found, holds
 from envdoctor.snapshot import Snapshot
 
@@ -60,6 +62,7 @@ class NcclReport:
     inputs: List[str]
     lines: int = 0
     bytes: int = 0
+    first_failure: Optional[str] = None  # the rank that failed first, as said (None: no rank stands out)
 
     @property
     def failed(self) -> bool:
@@ -80,7 +83,7 @@ class NcclReport:
             "facts": self.facts.as_dict(),
             "inputs": list(self.inputs),
             "summary": {"failure_diagnosed": self.failed, "lines": self.lines, "bytes": self.bytes,
-                        "message": None if self.failed else NO_FAILURE},
+                        "message": None if self.failed else NO_FAILURE, "first_failure": self.first_failure},
         }
 
 
@@ -111,6 +114,8 @@ class Scanner:
         self._misses: Set[bytes] = set()  # shapes that hold none
         self._found: Dict[bytes, List] = {}  # key -> the patterns to try on its lines
         self._done: Set[bytes] = set()  # keys whose lines can add nothing more
+        # key -> (its last-wins kinds' changes when read, the signatures it matched): see _shaped_block
+        self._settled: Dict[bytes, Tuple[Tuple[Tuple[str, int], ...], Tuple[str, ...]]] = {}
         self._memo_bytes = 0
         self._joined: Set[Tuple[int, int]] = set()  # (input, line) pairs already tried joined
         self._block_bytes = b""  # the block being read
@@ -123,17 +128,17 @@ class Scanner:
         index = len(self.inputs)
         self.inputs.append(label)
         self.facts.files.append(label)
-        for memo in (self._hits, self._misses, self._found, self._done):
+        for memo in (self._hits, self._misses, self._found, self._done, self._settled):
             memo.clear()
         self._memo_bytes = 0
-        last = 0
+        first, block = 1, None
         for first, block in iter_blocks(stream, self.max_line, self.chunk_bytes):
             self._block_bytes, self._stamped = block, None
             if not self.shaped or not self._shaped_block(index, label, first, block):
                 self._block(index, label, first, block)
-            last = first + block.count(b"\n")
             self.bytes += len(block) + 1
-        self.lines += last
+        if block is not None:
+            self.lines += first + block.count(b"\n")  # the number of the last line
 
     def _block(self, index: int, label: str, first: int, block: bytes) -> None:
         raw = block.split(b"\n")
@@ -147,14 +152,15 @@ class Scanner:
 
     def _shaped_block(self, index: int, label: str, first: int, block: bytes) -> bool:
         """Scan a block reading each key once (see shapes.py); False when it cannot be keyed (nothing done)."""
-        raw = block.split(b"\n")
-        keyed = line_keys(block, raw, self.prefilter.unsafe_re, self.max_line)
-        if keyed is None:
+        if has_whole_mark(block):
             return False
-        keys, shapes = keyed
-        hits, misses, done, found_for = self._hits, self._misses, self._done, self._found
+        raw = block.split(b"\n")
+        cap = self.max_line
+        shapes = line_shapes(block, raw, cap)
+        hits, misses, done, found_for, settled = self._hits, self._misses, self._done, self._found, self._settled
+        changes = self.facts.changes
         if self._memo_bytes > self.MEMO_BYTES:
-            for memo in (hits, misses, done, found_for):
+            for memo in (hits, misses, done, found_for, settled):
                 memo.clear()
             self._memo_bytes = 0
         fresh = set(shapes).difference(hits, misses)
@@ -163,11 +169,19 @@ class Scanner:
             hits |= new_hits
             misses |= fresh - new_hits
             self._memo_bytes += sum(map(len, fresh))
-        cap = self.max_line
+        rows = list(compress(range(len(shapes)), map(hits.__contains__, shapes)))  # lines that may hold a gate
+        if not rows:
+            return True
+        keys = line_keys(list(map(raw.__getitem__, rows)), self.prefilter.unsafe_re, cap)
         candidates = self.prefilter.candidates
-        todo = map(and_, map(hits.__contains__, shapes), map(not_, map(done.__contains__, keys)))  # lazy, in C
-        for i in compress(range(len(keys)), todo):
-            key = keys[i]
+        for n in compress(range(len(rows)), map(not_, map(done.__contains__, keys))):  # lazy, in C
+            i, key = rows[n], keys[n]
+            read = settled.get(key)
+            if read is not None and all(changes.get(kind, 0) == count for kind, count in read[0]) and \
+                    all(len(self.signals[sig].lines) >= self.max_evidence for sig in read[1]):
+                for sig in read[1]:  # read before; no value of its kinds has changed since, its evidence is full
+                    self.signals[sig].count += 1
+                continue
             found = found_for.get(key)
             if found is None:
                 found = found_for[key] = candidates(raw[i][:cap])
@@ -176,26 +190,37 @@ class Scanner:
                 done.add(key)
                 continue
             line = decode_line(raw[i], cap)
-            if self._line(index, label, first, i, raw, line, found):
-                continue  # a signature matched: each such line counts
-            if all(name in REPEATABLE_FACTS for kind, name in found if kind == "f") and (
-                    key == raw[i] or all(kind == "f" for kind, _ in found)) and not self._joinable(i, raw):
-                done.add(key)  # lines of this key add nothing now (a signature might read a canonical key's numbers)
+            signalled, told, matched = self._line(index, label, first, i, raw, line, found)
+            if (key == raw[i] or not signalled and all(kind == "f" for kind, _ in found)) \
+                    and not self._joinable(i, raw):  # (a signature might read a canonical key's numbers)
+                if told.issubset(REPEATABLE_FACTS) and not signalled:
+                    done.add(key)  # lines of this key add nothing now
+                elif told.issubset(REPEATABLE_FACTS | LAST_WINS_FACTS):
+                    settled[key] = (tuple((kind, changes.get(kind, 0)) for kind in told & LAST_WINS_FACTS),
+                                    tuple(matched))
+                    self._memo_bytes += len(key)
         return True
 
-    def _line(self, index: int, label: str, first: int, i: int, raw: List[bytes], line: str, keys: List) -> bool:
-        """Try the patterns `keys` on line i of a block (`raw`, its first line numbered `first`); True when a
-        signature matched. A message split over this line and a neighbour is tried joined too."""
+    def _line(self, index: int, label: str, first: int, i: int, raw: List[bytes], line: str,
+              keys: List) -> Tuple[bool, Set[str], List[str]]:
+        """Try the patterns `keys` on line i of a block (`raw`, its first line numbered `first`): (did a signature
+        match, the kinds of fact the line told, the signatures it matched alone). A message split over this line
+        and a neighbour is tried joined too."""
         sigs = self.rules.signatures
         touched = signalled = False
+        told: Set[str] = set()
+        matched: List[str] = []
         for kind, key in keys:
             if kind == "f":
-                touched = self.facts.feed(key, line, label) or touched
+                if self.facts.feed(key, line, label):
+                    touched = True
+                    told.add(key)
                 continue
             sig = sigs[key]
             if sig.regex.search(line) is None:
                 continue
             touched = signalled = True
+            matched.append(sig.id)
             self._signal(index, label, first, i, raw, line, key)
         if touched:
             self.facts.origin(label, line)  # note the host that printed it
@@ -204,7 +229,7 @@ class Scanner:
             signalled = self._join(index, label, first, i, raw, line, decode_line(raw[i + 1], cap)) or signalled
         if i > 0 and opens(raw[i - 1][:cap]):
             signalled = self._join(index, label, first, i - 1, raw, decode_line(raw[i - 1], cap), line) or signalled
-        return signalled
+        return signalled, told, matched
 
     def _joinable(self, i: int, raw: List[bytes]) -> bool:
         """Does line i end a message the next line continues, or continue the previous one's?"""
@@ -240,11 +265,17 @@ class Scanner:
             hit.lines.append(f"{label}:{lineno}\t{line.strip()}")
         if self._error_sig[key]:
             origin = line_origin(label, line)
-            if origin not in self.facts.first_errors:
-                self.facts.error_seen(origin, self._stamp(label, origin, i, raw, line), line, f"{label}:{lineno}")
+            seen = self.facts.first_errors.get(origin)
+            where = f"{label}:{lineno}"
+            if seen is None:
+                self.facts.error_seen(origin, self._stamp(label, origin, i, raw, line), line, where, label, sig.id)
+            elif seen.location == where:
+                self.facts.error_seen(origin, seen.stamp, line, where, label, sig.id)
 
     def _stamp(self, label: str, origin: str, i: int, raw: List[bytes], line: str) -> Optional[Stamp]:
-        """The time of line i: its own timestamp, else that of the nearest line before it from the same origin."""
+        """The time of line i: its own timestamp, else that of the nearest line before it from the same origin
+        (or from no origin but the file), else that of the nearest timed line before it in the input (the
+        rank's torch and NCCL lines carry different prefixes): a lower bound."""
         stamp = timestamp(line)
         if stamp is not None:
             return stamp
@@ -252,19 +283,23 @@ class Scanner:
             self._stamped = STAMP_BYTES.search(self._block_bytes) is not None
         if not self._stamped:
             return None
+        nearest: Optional[Stamp] = None
         for j in range(i - 1, max(0, i - LOOKBACK) - 1, -1):
-            if stamp is not None:
-                break
             if STAMP_BYTES.search(raw[j], 0, STAMP_WITHIN) is None:
                 continue
             before = decode_line(raw[j][:STAMP_WITHIN + 128], self.max_line)
-            if line_origin(label, before) == origin:
-                stamp = timestamp(before)
-        return stamp
+            stamp = timestamp(before)
+            if stamp is None:
+                continue
+            if line_origin(label, before) in (origin, label):
+                return stamp
+            nearest = nearest or stamp
+        return nearest
 
     def report(self, snapshot: Optional[Snapshot] = None) -> NcclReport:
+        ff = told_first_failure(self.rules, self.facts)
         return NcclReport(rank(self.rules, self.signals, self.facts, snapshot), self.facts, list(self.inputs),
-                          self.lines, self.bytes)
+                          self.lines, self.bytes, first_failure_line(ff) if ff else None)
 
 
 def opens(raw: bytes) -> bool:
@@ -330,6 +365,7 @@ def rank(rules: RuleSet, signals: Dict[str, SignalHit], facts: NcclFacts,
             if w > 0:
                 support.setdefault(cat, {})[f"rule:{rule.id}"] = (w, rule.note)
         scales.extend((cat, f, rule.note, ev) for cat, f in rule.scale.items())
+    _first_failure(rules, signals, facts, scores, why, extra, support)
     lowered: Dict[str, List[str]] = {}
     for cat, factor, note, ev in scales:
         if cat in scores:
@@ -382,6 +418,42 @@ def rank(rules: RuleSet, signals: Dict[str, SignalHit], facts: NcclFacts,
 
 
 _CONFIDENCE = ("high", "medium", "low")
+
+
+def told_first_failure(rules: RuleSet, facts: NcclFacts) -> Optional[Dict[str, Any]]:
+    """facts.first_failure() where it says something: an error the later ranks did not report, or the same
+    error at least `first_failure_min_lead_s` before the next rank's (within moments, no rank stands out)."""
+    ff = facts.first_failure()
+    if ff is None:
+        return None
+    if set(ff["signals"]) - set(ff["later_signals"]):
+        return ff
+    return ff if ff["lead_seconds"] >= float(rules.settings["first_failure_min_lead_s"]) else None
+
+
+def _first_failure(rules: RuleSet, signals: Dict[str, SignalHit], facts: NcclFacts, scores: Dict[str, float],
+                   why: Dict[str, List[str]], extra: Dict[str, List[str]],
+                   support: Dict[str, Dict[str, Tuple[float, str]]]) -> None:
+    """The rank whose error came first, by the timestamps of the rank logs: said beside the causes its error
+    points to; the causes only it points to (not the later ranks' errors: those are its consequences) gain
+    the `first_failure_weight` setting."""
+    ff = told_first_failure(rules, facts)
+    if ff is None:
+        return
+    own = set(ff["signals"]) - set(ff["later_signals"])
+    line = first_failure_line(ff)
+    by_sig = {s.id: s for s in rules.signatures}
+    mine = {c for s in ff["signals"] if s in by_sig for c, w in by_sig[s].weights.items() if w > 0}
+    later = {c for s in ff["later_signals"] if s in by_sig for c, w in by_sig[s].weights.items() if w > 0}
+    weight = float(rules.settings["first_failure_weight"])
+    note = (f"{ff['who']} failed first; the errors of the other ranks came after it, "
+            "as its consequence")
+    for cat in sorted(mine):
+        extra.setdefault(cat, []).insert(0, line)  # the first thing said after the log's own lines
+        if own and cat not in later and cat in scores and weight > 0:
+            scores[cat] += weight
+            why.setdefault(cat, []).append(note)
+            support.setdefault(cat, {})["first-failure"] = (weight, note)
 
 
 def _against(cat: str, rival: Optional[str], support: Dict[str, Dict[str, Tuple[float, str]]],

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from envdoctor.nccl.dist_facts import DistFacts, RankExit, Timeout, odd_address
+from envdoctor.nccl.facts import first_failure_line
 from envdoctor.rules.conditions import Context, predicate
 
 Result = Optional[Dict[str, Any]]
@@ -287,3 +288,17 @@ def dist_store_lost(ctx: Context) -> Result:
     lines = [f"TCPStore at {e.host}:{e.port} went away ({e.why}): the process hosting it (rank 0 or the torchrun "
              "agent) exited first" for e in d.stores_lost[:2]]
     return {"evidence": lines}
+
+
+# --- the rank that failed first -----------------------------------------------------------------
+
+
+@predicate(log=True)
+def first_failure_differs(ctx: Context) -> Result:
+    """By the timestamps of the rank logs, one rank's error came first and is not the error the others reported
+    after it (an OOM, a crash or an NCCL error on one rank, then timeouts on the rest)."""
+    first = getattr(ctx.log, "first_failure", None)
+    ff = first() if callable(first) else None
+    if not ff or not set(ff["signals"]) - set(ff["later_signals"]):
+        return None
+    return {"evidence": [first_failure_line(ff)]}

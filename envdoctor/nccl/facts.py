@@ -79,9 +79,11 @@ FACT_NEEDLES: Dict[str, Tuple[str, ...]] = {
 }
 
 # The kinds whose line, read a second time, changes nothing: the scanner reads such a line once per shape.
-# The others count lines (version) or let the last line win (device, env, nvls, cuda_driver).
 REPEATABLE_FACTS = frozenset(("comm", "channel", "socket_if", "bootstrap_if", "ib_devices", "ib_none", "network",
                               "plugin_path", "plugin_loaded", "plugin_none", "hpcx", "ofed"))
+# The kinds where the last line wins: a line read again changes nothing while no line of its kind has changed
+# a value since (NcclFacts.changes counts those changes). Version lines are counted: every one is read.
+LAST_WINS_FACTS = frozenset(("device", "env", "nvls", "cuda_driver"))
 
 _FACT_RE = {name: re.compile(p) for name, p in FACT_PATTERNS.items()}
 _DIST_RE = {name: re.compile(p) for name, p in DIST_PATTERNS.items()}
@@ -129,6 +131,15 @@ def timestamp(line: str) -> Optional[Stamp]:
     return Stamp(kind, value, m.group(0))
 
 
+_RANK_IN_LINE = re.compile(r"\[(?:PG [^\]]*?)?Rank (\d+)\]")
+
+
+def _rank_of(e: FirstError) -> Optional[int]:
+    """The rank an error line names: its `[rankN]:` prefix, else torch's `[Rank N]`."""
+    m = RANK_PREFIX.match(e.line) or _RANK_IN_LINE.search(e.line)
+    return int(m.group(1)) if m else None
+
+
 def line_origin(file: str, line: str) -> str:
     """Who printed a line, as far as it says: `file [rank N]`, `file host:pid`, else the file."""
     m = RANK_PREFIX.match(line)
@@ -142,12 +153,14 @@ def line_origin(file: str, line: str) -> str:
 
 @dataclass(frozen=True)
 class FirstError:
-    """The first error line of one origin, and its time where the log gives one."""
+    """The first error line of one origin, its time where the log gives one, and the signatures it matched."""
 
     origin: str
     stamp: Optional[Stamp]
     line: str
     location: str
+    file: str = ""
+    signals: List[str] = field(default_factory=list)
 
 
 @dataclass
@@ -176,14 +189,20 @@ class NcclFacts:
     files: List[str] = field(default_factory=list)
     dist: DistFacts = field(default_factory=DistFacts)
     first_errors: Dict[str, FirstError] = field(default_factory=dict)  # origin (line_origin) -> its first error
+    changes: Dict[str, int] = field(default_factory=dict)  # last-wins kind -> how often a line changed its values
 
-    def error_seen(self, origin: str, stamp: Optional[Stamp], line: str, location: str) -> None:
-        """Note an error line of an origin (only its first one is kept)."""
-        if origin not in self.first_errors and len(self.first_errors) < MAX_ITEMS:
-            self.first_errors[origin] = FirstError(origin, stamp, line.strip()[:300], location)
+    def error_seen(self, origin: str, stamp: Optional[Stamp], line: str, location: str, file: str,
+                   signal: str) -> None:
+        """Note an error line of an origin and a signature it matched (only the origin's first line is kept)."""
+        e = self.first_errors.get(origin)
+        if e is None and len(self.first_errors) < MAX_ITEMS:
+            self.first_errors[origin] = FirstError(origin, stamp, line.strip()[:300], location, file, [signal])
+        elif e is not None and e.location == location and signal not in e.signals:
+            e.signals.append(signal)
 
     def first_failure(self) -> Optional[Dict[str, Any]]:
-        """The origin whose first error came strictly before every other origin's, by their timestamps.
+        """The origin whose first error came strictly before every other origin's, by their timestamps: who
+        (rank and host where the log says), when, its line and signatures, and how long before the next origin's.
 
         None unless at least two origins have a timed error of one kind (the commoner kind when both occur).
         """
@@ -196,9 +215,21 @@ class NcclFacts:
         if len(same) < 2 or same[0][0].value >= same[1][0].value:
             return None
         (when, first), (then, second) = same[0], same[1]
-        return {"origin": first.origin, "time": when.text, "line": first.line, "location": first.location,
-                "next_origin": second.origin, "lead_seconds": round(then.value - when.value, 3),
-                "origins_compared": len(same)}
+        later = sorted({s for _, e in same[1:] for s in e.signals})
+        rank, host = _rank_of(first), self._host_of(first)
+        return {"origin": first.origin, "who": _who(rank, host, first.origin), "rank": rank, "host": host,
+                "time": when.text,
+                "line": first.line, "location": first.location, "signals": list(first.signals),
+                "next_origin": second.origin, "next_rank": _rank_of(second), "lead_seconds": round(then.value - when.value, 3),
+                "origins_compared": len(same), "later_signals": later}
+
+    def _host_of(self, e: FirstError) -> Optional[str]:
+        """The host an error came from: its line's NCCL prefix, else the one host its file's lines named."""
+        m = HOST_PREFIX.search(e.line, 0, 128)
+        if m:
+            return m.group(1)
+        hosts = {o.host for (file, host), o in self.origins.items() if file == e.file and host}
+        return hosts.pop() if len(hosts) == 1 else None
 
     # --- feeding --------------------------------------------------------------------------
 
@@ -251,7 +282,7 @@ class NcclFacts:
     def _on_device(self, m: re.Match, line: str, file: str) -> None:
         if len(self.devices) < MAX_ITEMS:
             host = self.origin(file, line).host or file
-            self.devices[(host, int(m.group(1)))] = m.group(2).lower()
+            self._set(self.devices, (host, int(m.group(1))), m.group(2).lower(), "device")
 
     def _on_channel(self, m: re.Match, line: str, file: str) -> None:
         kind, rest = m.group(1).strip(), m.group(2)
@@ -291,16 +322,16 @@ class NcclFacts:
 
     def _on_nvls(self, m: re.Match, line: str, file: str) -> None:
         if m.group(0).startswith("NVLS comm"):
-            self.nvls_used = True
+            self._set_attr("nvls_used", True, "nvls")
         else:
-            self.nvls_available = not m.group(1)
+            self._set_attr("nvls_available", not m.group(1), "nvls")
 
     def _on_env(self, m: re.Match, line: str, file: str) -> None:
         value = m.group(2).strip()
         if value.endswith(".") and len(value) > 1:
             value = value[:-1]
         if m.group(1) in self.env or len(self.env) < 256:
-            self.env[m.group(1)] = value[:256]
+            self._set(self.env, m.group(1), value[:256], "env")
 
     def _on_plugin_path(self, m: re.Match, line: str, file: str) -> None:
         _append(self.plugin_paths, m.group(1))
@@ -318,7 +349,18 @@ class NcclFacts:
         self.origin(file, line).plugins.add("none")
 
     def _on_cuda_driver(self, m: re.Match, line: str, file: str) -> None:
-        self.cuda_driver = int(m.group(1))
+        self._set_attr("cuda_driver", int(m.group(1)), "cuda_driver")
+
+    def _set(self, where: Dict[Any, Any], key: Any, value: Any, kind: str) -> None:
+        """A last-wins value; a change is counted in `changes`."""
+        if key not in where or where[key] != value:
+            where[key] = value
+            self.changes[kind] = self.changes.get(kind, 0) + 1
+
+    def _set_attr(self, name: str, value: Any, kind: str) -> None:
+        if getattr(self, name) != value:
+            setattr(self, name, value)
+            self.changes[kind] = self.changes.get(kind, 0) + 1
 
     def _on_hpcx(self, m: re.Match, line: str, file: str) -> None:
         self.hpcx_ofed.add(m.group(1))
@@ -396,3 +438,16 @@ def _vkey(v: str) -> Any:
         return Version(v)
     except InvalidVersion:
         return Version("0")
+
+
+def _who(rank: Optional[int], host: Optional[str], origin: str) -> str:
+    if rank is None and host is None:
+        return origin
+    return " on ".join(x for x in (f"rank {rank}" if rank is not None else None, host) if x)
+
+
+def first_failure_line(ff: Dict[str, Any]) -> str:
+    """One line for a first failure (facts.first_failure): who, when, what, and the lead over the next."""
+    nxt = _who(ff["next_rank"], None, ff["next_origin"])
+    return (f"first failure: {ff['who']}, {ff['lead_seconds']:g} s before the next error ({nxt}); at {ff['time']} "
+            f"in {ff['location']}: {ff['line'][:160]}")

@@ -30,6 +30,8 @@ DEFAULT_SETTINGS: Dict[str, Any] = {
     "confidence": {"high": 9.0, "medium": 5.0},
     "max_evidence": 4,
     "max_findings": 5,
+    "first_failure_weight": 0.0,  # added to the causes only the error of the rank that failed first points to
+    "first_failure_min_lead_s": 1.0,  # a first failure of the same error as the others' is said only with this lead
 }
 _ID = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
 
@@ -251,6 +253,8 @@ def _check_needles(entry: Mapping[str, Any], regex: Optional[re.Pattern[str]]) -
     for n in needles:
         if n != n.lower() or len(n) < MIN_NEEDLE:
             out.append(f"needle {n!r} must be lower case and at least {MIN_NEEDLE} characters")
+        elif n.strip().isdigit():  # the line scan reads digits as one class: this would gate every number
+            out.append(f"needle {n!r} is digits only: add the text around them")
         elif not any(n in x.lower() for x in examples):
             out.append(f"needle {n!r} occurs in no example (add the line it is for to 'more_examples')")
     return out

@@ -7,16 +7,18 @@ block's lines, both built in C over the whole block:
 - the key: the line with a connection's numbers made canonical (they are read by no fact), so that two
   lines of one key yield the same facts and hold the same needles. A line whose needles could lie on
   those numbers (an "unsafe" gate), or that is longer than the scanner reads, is keyed by its own text.
-- the shape: the key lower-cased with every digit made 0. Shapes with no gate (gates made the same way)
+- the shape: the line lower-cased with every digit made 0. Shapes with no gate (gates made the same way)
   cannot hold a needle; the scanner looks for gates once per new shape and skips the lines of the others.
+  Only the lines of shapes that may hold a gate are keyed: in a training log, a few in a hundred.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Iterable, List, Optional, Sequence, Tuple
+from itertools import compress
+from typing import Iterable, List, Optional, Sequence
 
-_WHOLE_MARK = b"\x00\x03"  # starts the key of a line keyed by its own text
+WHOLE_MARK = b"\x00\x03"  # starts the key of a line keyed by its own text
 _CHANNEL = re.compile(rb" NCCL INFO Channel \d+(?:/\d+)? : \d+\[\d+\] -> \d+\[\d+\]")
 _CANONICAL = b" NCCL INFO Channel 0/0 : 0[0] -> 0[0]"  # matches _CHANNEL: keying twice changes nothing
 
@@ -71,20 +73,26 @@ def shape_gates(gates: Iterable[bytes], rank) -> List[bytes]:
     return sorted(out)
 
 
-def line_keys(block: bytes, raw_lines: Sequence[bytes], unsafe: Optional[re.Pattern[bytes]],
-              max_line: int) -> Optional[Tuple[List[bytes], List[bytes]]]:
-    """(keys, shapes): one of each per line of the block, in the order of `raw_lines`; None where the block
-    holds the mark of a whole-line key."""
-    if b"\x00" in block and _WHOLE_MARK in block:
-        return None
-    canon = _CHANNEL.sub(_CANONICAL, block)
-    keys = list(raw_lines) if canon is block else canon.split(b"\n")
-    shapes = canon.translate(FOLD).split(b"\n")
-    whole: List[int] = []
+def line_shapes(block: bytes, raw_lines: Sequence[bytes], max_line: int) -> List[bytes]:
+    """The shape of each line of the block, in the order of `raw_lines` (a line past the cap: of its head)."""
+    shapes = block.translate(FOLD).split(b"\n")
     if max(map(len, raw_lines), default=0) > max_line:
-        whole = [i for i, raw in enumerate(raw_lines) if len(raw) > max_line]
+        for i in compress(range(len(raw_lines)), map(max_line.__lt__, map(len, raw_lines))):
+            shapes[i] = shapes[i][:max_line]
+    return shapes
+
+
+def line_keys(lines: Sequence[bytes], unsafe: Optional[re.Pattern[bytes]], max_line: int) -> List[bytes]:
+    """The key of each line (whole lines, no newline in them); the caller makes sure no line holds the
+    mark of a whole-line key."""
+    joined = b"\n".join(lines)
+    canon = _CHANNEL.sub(_CANONICAL, joined)
+    keys = list(lines) if canon is joined else canon.split(b"\n")
+    whole: List[int] = []
+    if max(map(len, lines), default=0) > max_line:
+        whole = list(compress(range(len(lines)), map(max_line.__lt__, map(len, lines))))
     if unsafe is not None:
-        low = block.lower()
+        low = joined.lower()
         pos = counted = line = 0
         while True:
             m = unsafe.search(low, pos)
@@ -98,6 +106,10 @@ def line_keys(block: bytes, raw_lines: Sequence[bytes], unsafe: Optional[re.Patt
                 break
             pos = end + 1
     for i in whole:
-        keys[i] = _WHOLE_MARK + raw_lines[i][:max_line]
-        shapes[i] = raw_lines[i][:max_line].translate(FOLD)
-    return keys, shapes
+        keys[i] = WHOLE_MARK + lines[i][:max_line]
+    return keys
+
+
+def has_whole_mark(block: bytes) -> bool:
+    """Does the block hold the mark that starts a whole-line key (then its lines cannot be keyed)?"""
+    return b"\x00" in block and WHOLE_MARK in block

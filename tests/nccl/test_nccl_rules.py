@@ -82,6 +82,8 @@ def test_a_needle_missing_from_its_examples_is_a_load_error(tmp_path: Path) -> N
         doc["signatures"][1]["needles"] = ["Failed To Extend"]
         doc["signatures"][2]["needles"] = []
         doc["signatures"][3]["more_examples"] = ["a line the pattern does not match"]
+        doc["signatures"][4]["needles"] = ["10048"]
+        doc["signatures"][4]["more_examples"] = ["errno 10048"]
 
     _edit(d / "signatures.json", break_needles)
     with pytest.raises(InputError) as info:
@@ -92,6 +94,7 @@ def test_a_needle_missing_from_its_examples_is_a_load_error(tmp_path: Path) -> N
     assert "(#2): needle 'Failed To Extend' must be lower case" in msg
     assert "(#3): 'needles' must list the literals" in msg
     assert "(#4): 'more_examples': pattern does not match 'a line the pattern does not match'" in msg
+    assert "(#5): needle '10048' is digits only" in msg  # it would gate every line with a number in it
 
 
 def test_declared_needles_cover_every_matching_fixture_line() -> None:
