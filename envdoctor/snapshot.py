@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as _dt
 import json
+import re
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -572,6 +573,7 @@ def snapshot_from_json(data: Any, source: str = "<snapshot>") -> Snapshot:
 # Versions that planning and the rules compute with. Others are left alone: an unreadable driver version is a
 # finding (ED110), and the runner writes python.version "unknown" when the Python probe fails.
 _VERSION_FIELDS = (("torch", "version"), ("torch", "cuda"), ("torch", "hip"), ("deepspeed", "version"))
+_HIP_VERSION = re.compile(r"\d+\.\d+(\.\d+)*(-[0-9A-Za-z]+)?")  # torch.version.hip: '5.7.31921-d1770ee1b'
 
 
 def _check_versions(snap: Snapshot, source: str) -> None:
@@ -579,7 +581,10 @@ def _check_versions(snap: Snapshot, source: str) -> None:
 
     for section, name in _VERSION_FIELDS:
         value = getattr(getattr(snap, section), name, None)
-        if isinstance(value, str) and value and major_minor(value.rstrip("+")) is None:  # "" is not recorded
+        if not isinstance(value, str) or not value:  # "" is not recorded
+            continue
+        readable = _HIP_VERSION.fullmatch(value) if name == "hip" else major_minor(value.rstrip("+")) is not None
+        if not readable:
             raise SnapshotError(f"{source}: invalid snapshot: {section}.{name} {value!r} is not a version")
 
 

@@ -186,7 +186,7 @@ def test_wheel_index_with_wrongly_typed_entries(tmp_path, where, value):
     assert res.returncode == 0 and "ignoring the user copy" in res.stderr, res.stderr
 
 
-@pytest.mark.parametrize("field", [("torch", "cuda"), ("torch", "version"), ("deepspeed", "version")])
+@pytest.mark.parametrize("field", [("torch", "cuda"), ("torch", "version"), ("torch", "hip"), ("deepspeed", "version")])
 @pytest.mark.parametrize("value", [".", "+", "abc"])
 def test_snapshot_version_that_is_not_a_version_is_exit_2(tmp_path, field, value):
     data = json.loads(fixture_path("h200_8x_healthy").read_text())
@@ -320,3 +320,13 @@ def test_torch_that_raises_without_metadata_is_broken_not_missing(tmp_path):
     t = out.sections["torch"]
     assert not isinstance(t, ProbeFailed) and t.importable is False
     assert "undefined symbol: _ZN3c1017RegisterOperators" in t.error
+
+
+def test_rocm_hip_version_as_torch_reports_it_is_read(tmp_path):
+    data = json.loads(fixture_path("h200_8x_healthy").read_text())
+    data["torch"]["hip"] = "5.7.31921-d1770ee1b"  # torch.version.hip on a ROCm 5.7 build: not PEP 440
+    p = tmp_path / "s.json"
+    p.write_text(json.dumps(data))
+    res = run_cli(["check", "--snapshot", str(p), "--json"])
+    assert res.returncode in (0, 1), res.stderr
+    assert json.loads(res.stdout)["snapshot"]["torch"]["hip"] == "5.7.31921-d1770ee1b"

@@ -339,6 +339,12 @@ def _conflicts(s: Snapshot) -> List[Any]:
     return out
 
 
+def _pinned_nvidia_wheels(s: Snapshot) -> set:
+    t = _torch(s)
+    wheels = t.nvidia_wheels if t is not None and present(t.nvidia_wheels) else None
+    return {canonicalize_name(d) for d, w in (wheels or {}).items() if present(w.required) and w.required}
+
+
 def _describe(conflicts: List[Any]) -> str:
     return "; ".join(f"{c.package} requires {c.requirement}, installed: "
                      f"{c.installed if present(c.installed) and c.installed else 'none'}" for c, _ in conflicts)
@@ -349,7 +355,9 @@ def torch_dependency_conflict(ctx: Context) -> Result:
     """A requirement of torch itself (sympy, typing_extensions, triton, nvidia-*) that is not met -- or torch's
     import failing on a name its dependency lacks (an old typing_extensions without ParamSpec)."""
     s = ctx.snapshot
-    hits = [(c, w) for c, w in _conflicts(s) if canonicalize_name(c.package) == "torch" and _is_torch_dep(w)]
+    judged = _pinned_nvidia_wheels(s)  # ED507 speaks for those, with what was loaded
+    hits = [(c, w) for c, w in _conflicts(s)
+            if canonicalize_name(c.package) == "torch" and _is_torch_dep(w) and w not in judged]
     if hits:
         return {"conflicts": _describe(hits), "pins": " ".join(f'"{c.requirement}"' for c, _ in hits)}
     t = _torch(s)

@@ -1,5 +1,6 @@
-"""`fix` repairs a real torch of the release it already has, whose files were damaged: it reinstalls that
-distribution (`--force-reinstall --no-deps`) from a local index and verifies it.
+"""`fix` repairs a real torch of the release it already has, whose files were damaged: `check` finds it broken,
+`fix` reinstalls that distribution (`--force-reinstall --no-deps`) from a local index and verifies it, and `check`
+is then clean.
 
 The real torch 2.13.0+cpu and its dependencies come from tools/fetch_test_wheels.py's folder (as in
 tests/probes/test_broken_envs.py), served as a PEP 503 index on 127.0.0.1: the torch index at /whl/cpu/torch/,
@@ -69,6 +70,13 @@ def venv(tmp_path_factory, wheelhouse):
     return d
 
 
+def _check(python: str, env: dict) -> dict:
+    res = subprocess.run([sys.executable, "-m", "envdoctor", "check", "--python", python, "--json"], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=600)
+    assert res.returncode in (0, 1), res.stderr[-3000:]
+    return json.loads(res.stdout)
+
+
 def _freeze(python: str) -> str:
     return subprocess.run([python, "-m", "pip", "freeze", "--all"], capture_output=True, text=True, check=True,
                           env=clean_env()).stdout
@@ -84,6 +92,11 @@ def test_fix_reinstalls_a_damaged_torch_of_the_same_release(venv, index, tmp_pat
                     PIP_CACHE_DIR=str(tmp_path / "pipc"), ENVDOCTOR_INSTALLER="pip", PYTHONDONTWRITEBYTECODE="1")
     broken = subprocess.run([python, "-c", "import torch"], capture_output=True, text=True, env=env)
     assert broken.returncode != 0
+    before = _check(python, env)
+    assert [f["severity"] for f in before["findings"] if f["category"] == "torch_broken"] == ["error"]
+    assert before["snapshot"]["torch"]["importable"] is False
+    if damaged.endswith(".so"):
+        assert before["snapshot"]["torch"]["missing_files"] == [damaged]
 
     res = subprocess.run([sys.executable, "-m", "envdoctor", "fix", "--python", python, "--torch", "2.13",
                           "--index-base", f"{index}/whl", "--yes", "--json"], cwd=ROOT, env=env, capture_output=True,
@@ -98,3 +111,6 @@ def test_fix_reinstalls_a_damaged_torch_of_the_same_release(venv, index, tmp_pat
     works = subprocess.run([python, "-c", "import torch; print(torch.zeros(2).add(1).sum().item())"],
                            capture_output=True, text=True, env=env)
     assert works.stdout.strip() == "2.0", works.stderr[-2000:]
+    after = _check(python, env)
+    assert after["snapshot"]["torch"]["importable"] is True
+    assert [f["id"] for f in after["findings"] if f["severity"] in ("error", "warning")] == []
