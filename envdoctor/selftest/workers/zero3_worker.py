@@ -383,6 +383,9 @@ def main(argv=None):
             nvme["path"] = swap
             try:
                 stage = "op_build"
+                pin = accel.create_op_builder("PinMemoryBuilder")  # async_io links against it: built first, timed apart
+                if pin is not None and pin.NAME != "deepspeed_not_implemented":
+                    result["ops"].append(load_op(pin, progress))
                 result["ops"].append(load_op(aio_builder, progress))
                 stage = "offload_nvme"
                 ds_aio = ds_config(args.batch, args.lr, "nvme")["aio"]
