@@ -21,6 +21,7 @@ from envdoctor.selftest.result import WORKERS, TestResult, read_json
 from envdoctor.selftest.zero3_causes import CAUSES, cause_finding, classify
 
 DEFAULT_STEPS = 4
+BUILDING_NOTE = "zero3_worker.building"  # written by the worker while an op builds: the path of torch's build lock
 # file systems that are not a local disk: NVMe offload there would measure memory or the network
 NOT_LOCAL_DISK = {"tmpfs", "ramfs", "devtmpfs", "nfs", "nfs4", "cifs", "smb3", "smbfs", "9p", "sshfs", "ceph", "glusterfs",
                   "lustre", "gpfs", "beegfs", "virtiofs", "fuse.sshfs", "fuse.s3fs", "fuse.gcsfuse", "squashfs"}
@@ -80,7 +81,10 @@ def run_zero3(target: Target, steps: int = DEFAULT_STEPS, nvme: Optional[Path] =
     out = rundir.path / "zero3_worker.json"
     tail = ProgressTail(rundir.path / "zero3_worker.progress", progress, "  ")
     argv = launcher_argv(target, out, rundir.path / "zero3_worker.progress", steps, timeout, nvme, auto)
-    res = launcher(argv, run_env(target), timeout, rundir.path / "zero3.log", tail)
+    try:
+        res = launcher(argv, run_env(target), timeout, rundir.path / "zero3.log", tail)
+    finally:
+        _release_build_lock(rundir.path / BUILDING_NOTE, progress)
     data = read_json(out) or {}
     metrics = zero3_metrics(data)
     findings = nvme_findings(data)
@@ -100,6 +104,19 @@ def run_zero3(target: Target, steps: int = DEFAULT_STEPS, nvme: Optional[Path] =
         findings = [f for f in findings if f.id != finding.id] + [finding]
         error = f"{finding.title}\n{error}"
     return rundir.finish(TestResult("zero3", "failed", res.seconds, metrics, error, findings), res.log_path)
+
+
+def _release_build_lock(note: Path, progress: Progress) -> None:
+    """The run was stopped while an op built (the worker's note is still there): torch's build lock it took
+    would make every later build of that op wait forever, so it goes. Every process of the run has ended."""
+    try:
+        lock = Path(note.read_text(encoding="utf-8").strip())
+        note.unlink()
+    except OSError:
+        return
+    if lock.name == "lock" and lock.is_file():
+        lock.unlink(missing_ok=True)
+        progress(f"zero3: removed {lock}, the build lock of the op build this run left unfinished")
 
 
 def _known_values(data: Dict[str, Any]) -> Dict[str, str]:

@@ -26,7 +26,7 @@ class Cause:
 
 CAUSES: Dict[str, Cause] = {c.key: c for c in (
     Cause("no_ninja", "ninja is not on PATH: DeepSpeed cannot JIT-build its ops", "ED307"),
-    Cause("no_compiler", "no C++ compiler on PATH: DeepSpeed cannot JIT-build its ops", "ED311"),
+    Cause("no_compiler", "no C++ compiler ({compiler} not found): DeepSpeed cannot JIT-build its ops", "ED311"),
     Cause("nvcc_mismatch", "nvcc {nvcc} does not match torch's CUDA {cuda}: DeepSpeed refuses to build its ops",
           "ED304", category="toolkit_mismatch"),
     Cause("no_cuda_toolkit", "no CUDA toolkit (CUDA_HOME): DeepSpeed cannot build its CUDA ops", "ED306"),
@@ -44,8 +44,10 @@ CAUSES: Dict[str, Cause] = {c.key: c for c in (
 )}
 
 _NINJA = re.compile(r"ninja not being installed|Ninja is required to load C\+\+ extensions")
-_COMPILER = re.compile(r"(?m)(?:^/bin/sh: \d+: |^sh: )(?:c\+\+|g\+\+|gcc|cc|clang\+\+?): (?:command )?not found"
-                       r"|No such file or directory: '(?:c\+\+|g\+\+|gcc|cc)'|InvalidCxxCompiler|No working C\+\+ compiler")
+_COMPILER = re.compile(r"(?m)(?:^/bin/sh: \d+: |^sh: )(?P<sh>c\+\+|g\+\+|gcc|cc|clang\+\+?): (?:command )?not found"
+                       r"|No such file or directory: '(?P<py>c\+\+|g\+\+|gcc|cc)'")
+# any program a ninja build step runs is the compiler or its linker driver (CXX=/nonexistent shows up this way)
+_BUILD_STEP_NOT_FOUND = re.compile(r"(?m)^(?:/bin/sh: \d+: |sh: )(\S+): (?:command )?not found$")
 _MISMATCH = re.compile(r"Installed CUDA version (\d+\.\d+) does not match the version torch was compiled with "
                        r"(\d+(?:\.\d+)*), unable to compile")
 _NO_TOOLKIT = re.compile(r"CUDA_HOME does not exist, unable to compile CUDA op")
@@ -67,8 +69,12 @@ def classify(error: str, log: str = "") -> Optional[Tuple[str, Dict[str, str]]]:
     text = f"{error}\n{log}"
     if _NINJA.search(text):
         return "no_ninja", {}
-    if _COMPILER.search(text):
-        return "no_compiler", {}
+    m = _COMPILER.search(text)
+    if m:
+        return "no_compiler", {"compiler": m.group("sh") or m.group("py")}
+    m = _BUILD_STEP_NOT_FOUND.search(text)
+    if m and _BUILD.search(text):
+        return "no_compiler", {"compiler": m.group(1)}
     m = _MISMATCH.search(text)
     if m:
         return "nvcc_mismatch", {"nvcc": m.group(1), "cuda": m.group(2)}

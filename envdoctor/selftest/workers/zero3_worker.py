@@ -32,6 +32,7 @@ from backward_worker import SHAPE, build_model
 # here 3e-3 after 1 step and 5.5e-3 after 6 (losses 2e-6 and 1.4e-5). A wrong update (a step skipped, another
 # learning rate or bias correction) is off by 5e-2 or more.
 TOLERANCE = {"loss": 1e-4, "update": 2e-2}
+BUILDING_NOTE = "zero3_worker.building"  # zero3.py reads this name
 LIBAIO_HEADER_DIRS = ("/usr/include", "/usr/local/include", "/usr/include/x86_64-linux-gnu", "/usr/include/aarch64-linux-gnu")
 
 
@@ -159,12 +160,22 @@ def build_directory(name):
         return None
 
 
-def load_op(builder, progress):
-    """Build or load one op; how long it took and whether the build cache held it."""
+def load_op(builder, progress, building_note=None):
+    """Build or load one op; how long it took and whether the build cache held it. While it builds,
+    `building_note` names torch's build lock, so that envdoctor can remove it if the run is stopped mid-build
+    (torch waits forever on a lock an interrupted build left)."""
     name = builder.NAME
     info = {"name": name, "builder": type(builder).__name__}
     where = build_directory(name)
     info["extensions_dir"] = os.path.dirname(where) if where else None
+    lock = os.path.join(where, "lock") if where else None
+    if lock and os.path.exists(lock):
+        info["lock_found"] = lock
+        progress("op %s: waiting for %s: another build holds it, or an interrupted build left it (then remove it)"
+                 % (name, lock))
+    elif lock and building_note:
+        with open(building_note, "w") as fh:
+            fh.write(lock)
     try:
         import importlib
 
@@ -178,6 +189,8 @@ def load_op(builder, progress):
     t0 = time.perf_counter()
     builder.load(verbose=False)
     info["seconds"] = time.perf_counter() - t0
+    if building_note and os.path.exists(building_note):
+        os.remove(building_note)
     progress("op %s: %s in %.1fs" % (name, "built" if info["cache"] == "cold" else "loaded", info["seconds"]))
     return info
 
@@ -312,6 +325,7 @@ def main(argv=None):
         echo("[%5.1fs] %s" % (time.monotonic() - started, text))
 
     result = {"ok": False, "error": None, "tolerance": TOLERANCE, "steps": args.steps, "ops": [], "runs": {}}
+    building = os.path.join(os.path.dirname(os.path.abspath(args.out)), BUILDING_NOTE)
     stage = "import"
     try:
         import datetime
@@ -341,7 +355,7 @@ def main(argv=None):
         stage = "op_build"
         shm = accel.create_op_builder("ShareMemCommBuilder")  # the CPU accelerator's collectives, built at init
         if shm is not None and deepspeed.ops.__compatible_ops__.get(shm.NAME, False):
-            result["ops"].append(load_op(shm, progress))
+            result["ops"].append(load_op(shm, progress, building))
         stage = "init"
         deepspeed.init_distributed(dist_backend=accel.communication_backend_name(),
                                    timeout=datetime.timedelta(seconds=args.pg_timeout))
@@ -368,7 +382,7 @@ def main(argv=None):
         progress("ZeRO-3, no offload: %.3fs/step" % run["step_seconds"])
 
         stage = "op_build"
-        result["ops"].append(load_op(accel.create_op_builder("CPUAdamBuilder"), progress))
+        result["ops"].append(load_op(accel.create_op_builder("CPUAdamBuilder"), progress, building))
         stage = "offload_cpu"
         run, params = run_engine(torch, deepspeed, factory, data, args.lr, device, "cpu")
         result["runs"]["offload_cpu"] = compare(torch, run, params, ref, ref_params, init)
@@ -383,7 +397,10 @@ def main(argv=None):
             nvme["path"] = swap
             try:
                 stage = "op_build"
-                result["ops"].append(load_op(aio_builder, progress))
+                pin = accel.create_op_builder("PinMemoryBuilder")  # async_io links against it: built first, timed apart
+                if pin is not None and pin.NAME != "deepspeed_not_implemented":
+                    result["ops"].append(load_op(pin, progress, building))
+                result["ops"].append(load_op(aio_builder, progress, building))
                 stage = "offload_nvme"
                 ds_aio = ds_config(args.batch, args.lr, "nvme")["aio"]
                 run, params = run_engine(torch, deepspeed, factory, data, args.lr, device, "nvme", swap)
