@@ -16,6 +16,8 @@ from contextlib import contextmanager
 
 import pytest
 
+from envdoctor.errors import InputError
+from envdoctor.install.resolve import fetch_page, resolve_versions
 from envdoctor.probes import torch_probe
 from envdoctor.probes.base import ProbeContext
 from envdoctor.snapshot import ProbeFailed
@@ -87,6 +89,18 @@ def test_index_update_caps_the_page_size(tmp_path):
         res = _index_update(tmp_path, url + "/whl")
     assert res.returncode == 2 and "larger than 32 MiB" in res.stderr, res.stderr
     assert not (tmp_path / "cache" / "envdoctor" / "wheels_index.json").exists()
+
+
+@pytest.mark.parametrize("server,deadline,says", [(_trickle, 2, "within the 2s deadline"),
+                                                  (_flood, 100, "larger than 32 MiB")], ids=["trickle", "flood"])
+def test_fix_reads_index_pages_under_the_same_deadline_and_cap(server, deadline, says):
+    """The pages `fix` reads for exact versions (resolve_versions) and for link hashes (fetch_page)."""
+    with serving(server) as url:
+        with pytest.raises(InputError, match=says):
+            resolve_versions(url + "/whl", {"torch": ("2.9", "cu126")}, "3.12", "linux_x86_64", timeout=5,
+                             deadline=deadline)
+        with pytest.raises(InputError, match=says):
+            fetch_page(url + "/simple/torch", timeout=5, deadline=deadline)
 
 
 # --- 9: prompts, state directory, settings, wheel index, snapshot versions --------------------------------

@@ -11,6 +11,7 @@ from typing import Any, Dict, Optional, Tuple
 from envdoctor.commands.common import add_timeouts, current_settings, obtain_snapshot
 from envdoctor.errors import InputError
 from envdoctor.present.output import ask, emit, emit_json
+from envdoctor.present.output import say as say_line
 from envdoctor.probes.context import target_python
 from envdoctor.settings import TORCH_INDEX_ENV, Settings
 from envdoctor.snapshot import Snapshot, known_list, load_snapshot, present
@@ -108,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
     from envdoctor.install.state import EnvStateError
 
     def say(msg: str) -> None:
-        print(f"envdoctor: {msg}", file=sys.stderr, flush=True)
+        say_line(f"envdoctor: {msg}")
 
     settings = current_settings()
     the_plan, snap, python_path = make_plan(args, settings, warn=say)

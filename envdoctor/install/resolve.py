@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import urllib.parse
-from pathlib import Path
 from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
 
 from packaging import tags
@@ -18,7 +17,7 @@ from packaging.version import InvalidVersion, Version
 from envdoctor.errors import InputError
 from envdoctor.redact import scrub_secrets
 from envdoctor.versions import major_minor, require_major_minor
-from envdoctor.wheels.remote import page_files
+from envdoctor.wheels.remote import DEFAULT_DEADLINE, BoundedFetch, page_files
 
 # The target's glibc is not known here, so every manylinux level counts; pip checks it when it downloads.
 _GLIBC_MINORS = range(99, 4, -1)
@@ -46,20 +45,10 @@ def check_index_url(url: str, what: str = "--index-base") -> str:
     return url.rstrip("/")
 
 
-def fetch_page(url: str, timeout: float = 30.0) -> str:
-    """The text of an index page; raises OSError (offline, 404, ...)."""
-    if url.startswith("file://"):
-        path = Path(urllib.parse.unquote(urllib.parse.urlsplit(url).path))
-        return (path / "index.html").read_text(encoding="utf-8") if path.is_dir() else path.read_text(encoding="utf-8")
-    import requests
-
-    try:
-        resp = requests.get(url + "/", timeout=timeout, headers={"Accept": "text/html"})
-    except requests.RequestException as exc:
-        raise OSError(str(exc)) from None
-    if resp.status_code != 200:
-        raise OSError(f"HTTP {resp.status_code} for {url}/")
-    return resp.text
+def fetch_page(url: str, timeout: float = 30.0, deadline: float = DEFAULT_DEADLINE) -> str:
+    """The text of an index page, under the same overall deadline and size cap as `index update`.
+    OSError: the page cannot be read (offline, 404, ...); InputError (exit 2): past the deadline or the cap."""
+    return BoundedFetch(timeout, deadline)(url)
 
 
 def wheel_files(page: str) -> List[Tuple[str, str]]:
@@ -115,14 +104,16 @@ def newest_version(page: str, package: str, series: str, local: Optional[str], p
 
 
 def resolve_versions(base: str, wants: Dict[str, Tuple[str, str]], python: str, platform: Optional[str],
-                     timeout: float = 30.0) -> Tuple[Dict[str, str], List[str]]:
-    """{package: exact version} for each {package: (series, variant)}, and notes on what could not be read."""
+                     timeout: float = 30.0, deadline: float = DEFAULT_DEADLINE) -> Tuple[Dict[str, str], List[str]]:
+    """{package: exact version} for each {package: (series, variant)}, and notes on what could not be read.
+    All pages within one `deadline`, each under the size cap (InputError past either: nothing was changed)."""
+    fetch = BoundedFetch(timeout, deadline)
     found: Dict[str, str] = {}
     notes: List[str] = []
     for pkg, (series, variant) in wants.items():
         url = f"{base}/{variant}/{pkg}"
         try:
-            page = fetch_page(url, timeout)
+            page = fetch(url)
         except OSError as exc:
             notes.append(scrub_secrets(f"could not read {url}/ ({exc}); using the wheel index's version"))
             continue
