@@ -288,9 +288,13 @@ def _execute(plan: Plan, python: str, ccs: List[str], progress: Progress, sdir: 
     last = _read_last_fix(sdir)
     _drop_old_backups(sdir, [str(last.get("backup"))] if last else [])
     wheelhouse = sdir / "wheelhouse"
-    if wheelhouse.exists():
-        shutil.rmtree(wheelhouse)
-    wheelhouse.mkdir(mode=0o700)
+    try:
+        if wheelhouse.exists():
+            shutil.rmtree(wheelhouse)
+        wheelhouse.mkdir(mode=0o700)
+    except OSError as exc:
+        raise InputError(f"{wheelhouse}: cannot make the download directory ({exc.strerror or exc}); "
+                         "nothing was changed") from None
 
     # Exact versions, read from the variant index where it answers.
     exact = {p.name: p.version for p in plan.packages}
@@ -373,6 +377,16 @@ def _execute(plan: Plan, python: str, ccs: List[str], progress: Progress, sdir: 
             error = "interrupted"
         except InstallFailed as exc:
             error = str(exc)
+        if not error:
+            after = versions(describe_env(python))
+            try:
+                write_private(sdir / LAST_FIX, json.dumps({
+                    "schema": "envdoctor.fix_state/1", "id": fix_id, "python": python, "prefix": desc["prefix"],
+                    "time": _now(), "before": before_versions, "after": after,
+                    "packages": [p.to_json() for p in plan.packages], "backup": str(bdir),
+                }, indent=1))
+            except OSError as exc:  # a full disk: a fix that cannot be recorded could not be undone
+                error = f"cannot record the fix in {sdir} ({exc.strerror or exc})"
         if error:
             with uninterruptible(progress):  # before saying so: a Ctrl-C that follows the message is held
                 progress(f"{error}; rolling back")
@@ -382,12 +396,6 @@ def _execute(plan: Plan, python: str, ccs: List[str], progress: Progress, sdir: 
                                        "; ROLLBACK INCOMPLETE: " + "; ".join(problems[:5]) +
                                        f"; `envdoctor undo --python {python}` tries again")
             return outcome
-        after = versions(describe_env(python))
-        write_private(sdir / LAST_FIX, json.dumps({
-            "schema": "envdoctor.fix_state/1", "id": fix_id, "python": python, "prefix": desc["prefix"],
-            "time": _now(), "before": before_versions, "after": after,
-            "packages": [p.to_json() for p in plan.packages], "backup": str(bdir),
-        }, indent=1))
         remove_durably(sdir / JOURNAL)
         _drop_old_backups(sdir, [str(bdir)])
         outcome.status, outcome.after, outcome.rollback_ok = "installed", after, None

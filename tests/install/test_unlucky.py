@@ -17,6 +17,7 @@ from pathlib import Path
 import psutil
 import pytest
 
+from envdoctor.install.state import write_journal
 from tests.test_install import ROOT, _pip_install_pid, assert_rolled_back, fake_torch, fix, freeze, undo
 
 
@@ -213,3 +214,33 @@ def test_the_plan_lists_every_package_pip_will_install_and_links_without_hashes(
     assert res.returncode == 0, res.stderr[-3000:]
     installed = {ln.split("==")[0] for ln in set(freeze(site).splitlines()) - set(before.splitlines())}
     assert installed == set(got)  # what the plan listed is what was installed
+
+
+ESC = "\x1b]0;owned\x07\x1b[2J\u202e"
+
+
+def _shown_escaped(res) -> bool:
+    text = res.stdout + res.stderr
+    assert "\x1b" not in text and "\x07" not in text and "\u202e" not in text, text[-2000:]
+    return "\\x1b]0;owned\\x07" in text
+
+
+def test_fix_undo_and_check_messages_reach_the_terminal_escaped(site):
+    # The new torch reports a version with terminal escapes: verification fails, says what it saw, rolls back.
+    site.index.add_torch(fake_torch(site.tmp, "2.14.1+cpu", reports="2.14.1+cpu" + ESC, requires=["fakedep>=2"]))
+    before = freeze(site)
+    res = fix(site, "--yes", as_json=False)
+    assert res.returncode == 3, res.stderr[-3000:]
+    assert _shown_escaped(res) and "verification failed" in res.stderr
+    assert freeze(site) == before
+    # A journal whose fields hold escapes (damaged, or planted): fix, undo and check say so, escaped.
+    write_journal(_state_dir(site), {"op": "fix", "id": "x", "pid": 1, "started": "2026" + ESC, "before": {},
+                                     "backup": str(site.tmp / ("backup" + ESC))})
+    res = fix(site, "--yes", as_json=False)
+    assert res.returncode == 3 and "was interrupted" in res.stderr and _shown_escaped(res)
+    res = undo(site)
+    assert res.returncode == 3 and "damaged" in res.stderr and _shown_escaped(res)
+    res = subprocess.run([sys.executable, "-m", "envdoctor", "check", "--python", site.python], cwd=ROOT,
+                         env=site.env, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 1 and _shown_escaped(res)
+    assert freeze(site) == before
