@@ -53,6 +53,7 @@ def _journal_and_backups(site) -> list:
     return [p.name for p in sdir.iterdir() if p.name == "journal.json" or p.name.startswith("backup")]
 
 
+@pytest.mark.hostile("exit 2", "rolled back")
 def test_a_full_disk_before_and_while_downloading_changes_nothing(site, small_disk):
     # Half a MiB that does not compress: more than the room left for the download.
     site.index.add_torch(build_wheel(site.tmp, "torch", "2.14.1+cpu", {"torch/__init__.py": "__version__ = '2.14.1+cpu'\n",
@@ -73,6 +74,7 @@ def test_a_full_disk_before_and_while_downloading_changes_nothing(site, small_di
     assert _journal_and_backups(site) == []
 
 
+@pytest.mark.hostile("rolled back")
 def test_a_full_disk_while_keeping_the_replaced_files_changes_nothing(site, small_disk):
     # The installed torch holds a file bigger than the disk has room for (listed in its RECORD, so it is kept).
     [dist] = list(site.venv.glob("lib/python3.*/site-packages/torch-2.13.0+cpu.dist-info"))
@@ -90,6 +92,7 @@ def test_a_full_disk_while_keeping_the_replaced_files_changes_nothing(site, smal
     assert _journal_and_backups(site) == []
 
 
+@pytest.mark.hostile("rolled back")
 def test_a_disk_that_fills_during_the_install_rolls_the_fix_back(site, small_disk):
     """The fix cannot be recorded (so it could not be undone): it is rolled back, not left unrecorded."""
     site.index.add_torch(fake_torch(site.tmp, "2.14.1+cpu", requires=["fakedep>=2"], pad_files=2000))

@@ -30,6 +30,7 @@ def _holder(sdir):
     return proc
 
 
+@pytest.mark.hostile("handled")
 def test_interrupted_fix_is_three_valued(tmp_path):
     root = tmp_path / "state"
     sdir = ensure_private_dir(state_dir(PREFIX, root))
@@ -52,6 +53,7 @@ def test_interrupted_fix_is_three_valued(tmp_path):
     assert "unreadable journal" in interrupted_fix(ctx, PREFIX)
 
 
+@pytest.mark.hostile("refused")
 def test_the_lock_names_the_process_that_holds_it(tmp_path):
     sdir = ensure_private_dir(tmp_path / "s")
     holder = _holder(sdir)

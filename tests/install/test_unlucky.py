@@ -44,6 +44,7 @@ def _python_import(site) -> list:
     return out.stdout.split()
 
 
+@pytest.mark.hostile("refused", "rolled back")
 def test_kill_9_during_pip_install_is_found_and_undone_exactly(site):
     site.index.add_torch(fake_torch(site.tmp, "2.14.1+cpu", requires=["fakedep>=2"], pad_files=4000))
     before = freeze(site)
@@ -86,6 +87,7 @@ def test_kill_9_during_pip_install_is_found_and_undone_exactly(site):
     assert res.returncode == 2 and "no fix to undo" in res.stderr
 
 
+@pytest.mark.hostile("rolled back")
 def test_ctrl_c_twice_and_sigterm_do_not_stop_a_rollback(site):
     # Verification fails (the module reports a CUDA build), so envdoctor rolls back 4000 files.
     site.index.add_torch(fake_torch(site.tmp, "2.14.1+cpu", reports="2.14.1+cu130", cuda="13.0", requires=["fakedep>=2"],
@@ -115,6 +117,7 @@ def test_ctrl_c_twice_and_sigterm_do_not_stop_a_rollback(site):
 
 
 @pytest.mark.parametrize("damage", ["changed", "missing"])
+@pytest.mark.hostile("refused")
 def test_undo_checks_the_backup_before_touching_anything(site, damage):
     site.index.add_torch(fake_torch(site.tmp, "2.14.1+cpu", requires=["fakedep>=2"]))
     res = fix(site, "--yes")
@@ -132,6 +135,7 @@ def test_undo_checks_the_backup_before_touching_anything(site, damage):
     assert freeze(site) == after
 
 
+@pytest.mark.hostile("refused", "refused")
 def test_a_second_fix_on_the_same_environment_refuses_while_the_first_runs(site):
     whl = fake_torch(site.tmp, "2.14.1+cpu", requires=["fakedep>=2"])
     site.index.add_torch(whl)
@@ -155,6 +159,7 @@ def test_a_second_fix_on_the_same_environment_refuses_while_the_first_runs(site)
     assert json.loads(out)["status"] == "installed"
 
 
+@pytest.mark.hostile("handled", "exit 2")
 def test_python_with_a_slash_is_a_path_from_the_current_directory(site):
     site.index.add_torch(fake_torch(site.tmp, "2.14.1+cpu", requires=["fakedep>=2"]))
     env = dict(site.env, PYTHONPATH=str(ROOT))
@@ -170,6 +175,7 @@ def test_python_with_a_slash_is_a_path_from_the_current_directory(site):
 
 
 @pytest.mark.parametrize("where", ["--index-base", "ENVDOCTOR_TORCH_INDEX"])
+@pytest.mark.hostile("handled", "exit 2")
 def test_index_credentials_are_never_shown_stored_or_in_argv(site, where):
     site.index.auth = "alice:s3cret-Pa55"
     site.index.add_torch(fake_torch(site.tmp, "2.14.1+cpu", requires=["fakedep>=2"]))
@@ -194,6 +200,7 @@ def test_index_credentials_are_never_shown_stored_or_in_argv(site, where):
     assert bad.returncode == 2 and "s3cret" not in bad.stderr
 
 
+@pytest.mark.hostile("handled")
 def test_the_plan_lists_every_package_pip_will_install_and_links_without_hashes(site, tmp_path):
     from tests.test_install import build_wheel
 
@@ -225,6 +232,7 @@ def _shown_escaped(res) -> bool:
     return "\\x1b]0;owned\\x07" in text
 
 
+@pytest.mark.hostile("rolled back", "refused", "refused", "handled")
 def test_fix_undo_and_check_messages_reach_the_terminal_escaped(site):
     # The new torch reports a version with terminal escapes: verification fails, says what it saw, rolls back.
     site.index.add_torch(fake_torch(site.tmp, "2.14.1+cpu", reports="2.14.1+cpu" + ESC, requires=["fakedep>=2"]))
