@@ -243,7 +243,7 @@ def test_fix_undo_and_check_messages_reach_the_terminal_escaped(site):
     assert freeze(site) == before
     # A journal whose fields hold escapes (damaged, or planted): fix, undo and check say so, escaped.
     write_journal(_state_dir(site), {"op": "fix", "id": "x", "pid": 1, "started": "2026" + ESC, "before": {},
-                                     "backup": str(site.tmp / ("backup" + ESC))})
+                                     "backup": str(site.tmp / ("backup" + ESC)), "roots": [], "before_files": {}})
     res = fix(site, "--yes", as_json=False)
     assert res.returncode == 3 and "was interrupted" in res.stderr and _shown_escaped(res)
     res = undo(site)
@@ -252,3 +252,37 @@ def test_fix_undo_and_check_messages_reach_the_terminal_escaped(site):
                          env=site.env, capture_output=True, text=True, timeout=300)
     assert res.returncode == 1 and _shown_escaped(res)
     assert freeze(site) == before
+
+
+DAMAGED_JOURNALS = {
+    "no-listing": {"before_files": None},
+    "roots-not-a-list": {"roots": "/"},
+    "bad-listing": {"before_files": {"/x": "big"}},
+    "root-outside-the-env": {"roots": ["{elsewhere}"]},  # its rollback would delete every file there
+    "undo-outside-the-env": {"op": "undo", "remove": ["{elsewhere}/canary"]},
+}
+
+
+@pytest.mark.hostile("refused")
+@pytest.mark.parametrize("damage", list(DAMAGED_JOURNALS.values()), ids=list(DAMAGED_JOURNALS))
+def test_undo_refuses_a_damaged_journal_before_touching_anything(site, damage):
+    """A journal that lacks what its rollback needs, or reaches outside the environment (damaged, or planted
+    next to a good backup)."""
+    elsewhere = site.tmp / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "canary").write_text("still here")
+    site.index.add_torch(fake_torch(site.tmp, "2.14.1+cpu", requires=["fakedep>=2"]))
+    assert fix(site, "--yes").returncode == 0
+    after = freeze(site)
+    sdir = _state_dir(site)
+    [bdir] = list(sdir.glob("backup*"))
+    journal = {"op": "fix", "id": "y", "pid": 1, "started": "T", "before": {}, "backup": str(bdir), "roots": [],
+               "before_files": {}}
+    journal.update(json.loads(json.dumps(damage).replace("{elsewhere}", str(elsewhere))))
+    write_journal(sdir, journal)
+    for res in (undo(site), undo(site)):
+        assert res.returncode == 3, res.stderr
+        assert "journal" in res.stderr and "is damaged" in res.stderr and "nothing was changed" in res.stderr
+        assert not any(line.startswith("Traceback") for line in res.stderr.splitlines())
+    assert freeze(site) == after and bdir.is_dir()
+    assert (elsewhere / "canary").read_text() == "still here"
