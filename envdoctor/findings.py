@@ -65,21 +65,32 @@ class Finding:
         }
 
 
+# The envdoctor commands that act on one interpreter (`--python`), and the pip/python commands that would act
+# on whichever interpreter comes first on PATH.
+_AIMED = ("fix", "undo", "check", "report", "snapshot", "selftest")
+_ENVDOCTOR_CMD = re.compile(r"`envdoctor (" + "|".join(_AIMED) + r")\b(?![^`]*--python)")
+_PYTHON_CMD = re.compile(r"`(?:python3? -m pip|pip3?|python3?)(?= )")
+
+
 def for_interpreter(findings: Sequence[Finding], python: Optional[str]) -> List[Finding]:
-    """The findings with every suggested `envdoctor fix`/`undo` aimed at `python` (the interpreter `check --python`
-    diagnosed), in the text and in the runnable commands; None: envdoctor's own, unchanged."""
+    """The findings with every suggested command aimed at `python` (the interpreter `check --python` diagnosed):
+    `envdoctor fix/undo/check/report/snapshot/selftest` get `--python`, `pip ...` becomes `PYTHON -m pip ...`
+    and `python ...` becomes `PYTHON ...`, in the text and in the runnable commands; None: unchanged."""
     if not python:
         return list(findings)
     import shlex
 
     quoted = shlex.quote(python)
+
+    def aim_python(m: re.Match) -> str:
+        return f"`{quoted}" + (" -m pip" if "pip" in m.group() else "")
+
     out = []
     for f in findings:
-        commands = [c[:2] + ["--python", python] + c[2:] if c[:1] == ["envdoctor"] and c[1:2] in (["fix"], ["undo"])
+        commands = [c[:2] + ["--python", python] + c[2:] if c[:1] == ["envdoctor"] and c[1:2] and c[1] in _AIMED
                     and "--python" not in c else list(c) for c in f.commands]
-        fix = re.sub(r"`envdoctor (fix|undo)(?![^`]*--python)", lambda m: f"`envdoctor {m.group(1)} --python {quoted}",
-                     f.fix)
-        out.append(replace(f, commands=commands, fix=fix))
+        fix = _ENVDOCTOR_CMD.sub(lambda m: f"`envdoctor {m.group(1)} --python {quoted}", f.fix)
+        out.append(replace(f, commands=commands, fix=_PYTHON_CMD.sub(aim_python, fix)))
     return out
 
 

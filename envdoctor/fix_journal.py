@@ -10,7 +10,7 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Any, Dict, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 JOURNAL = "journal.json"
 LAST_FIX = "last_fix.json"
@@ -34,6 +34,30 @@ def load_journal(sdir: Path) -> Optional[Dict[str, Any]]:
     if not isinstance(doc, dict) or doc.get("schema") != JOURNAL_SCHEMA or not isinstance(doc.get("before"), dict):
         raise ValueError("not an envdoctor fix journal")
     return doc
+
+
+def journal_problem(journal: Dict[str, Any], roots: List[str], may_touch: Callable[[str], bool]) -> Optional[str]:
+    """What stops finishing a rollback from this journal (damaged, or planted), None when nothing does: it must
+    name a backup, its roots must be the environment's install directories (`roots`, as read now), and every
+    file it would remove or put back must be one the environment may hold (`may_touch`)."""
+    if not isinstance(journal.get("backup"), str):
+        return "no backup directory"
+    if journal.get("op") == "undo":
+        remove = journal.get("remove", [])
+        if not _paths(remove):
+            return "the files to remove are not a list of paths"
+        outside = [p for p in remove if not may_touch(p)]
+    else:
+        listing = journal.get("before_files")
+        if not (_paths(journal.get("roots")) and isinstance(listing, dict) and all(
+                isinstance(v, list) and len(v) == 2 and all(isinstance(n, int) for n in v) for v in listing.values())):
+            return "no listing of the files from before the fix"
+        outside = [r for r in journal["roots"] if r not in roots] + [p for p in listing if not may_touch(p)]
+    return f"{outside[0]} is outside the environment" if outside else None
+
+
+def _paths(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
 
 
 def finished(sdir: Path, journal: Dict[str, Any]) -> bool:

@@ -16,6 +16,8 @@ from contextlib import contextmanager
 
 import pytest
 
+from envdoctor.errors import InputError
+from envdoctor.install.resolve import fetch_page, resolve_versions
 from envdoctor.probes import torch_probe
 from envdoctor.probes.base import ProbeContext
 from envdoctor.snapshot import ProbeFailed
@@ -75,6 +77,7 @@ def _index_update(tmp_path, base, *extra):
     return run_cli(["index", "update", "--index-base", base, "--timeout", "5", *extra], env=env, timeout=120)
 
 
+@pytest.mark.hostile("exit 2")
 def test_index_update_has_an_overall_deadline(tmp_path):
     with serving(_trickle) as url:
         res = _index_update(tmp_path, url + "/whl", "--deadline", "2")
@@ -82,6 +85,7 @@ def test_index_update_has_an_overall_deadline(tmp_path):
     assert not (tmp_path / "cache" / "envdoctor" / "wheels_index.json").exists()
 
 
+@pytest.mark.hostile("exit 2")
 def test_index_update_caps_the_page_size(tmp_path):
     with serving(_flood) as url:
         res = _index_update(tmp_path, url + "/whl")
@@ -89,9 +93,23 @@ def test_index_update_caps_the_page_size(tmp_path):
     assert not (tmp_path / "cache" / "envdoctor" / "wheels_index.json").exists()
 
 
+@pytest.mark.parametrize("server,deadline,says", [(_trickle, 2, "within the 2s deadline"),
+                                                  (_flood, 100, "larger than 32 MiB")], ids=["trickle", "flood"])
+@pytest.mark.hostile("exit 2", "exit 2")
+def test_fix_reads_index_pages_under_the_same_deadline_and_cap(server, deadline, says):
+    """The pages `fix` reads for exact versions (resolve_versions) and for link hashes (fetch_page)."""
+    with serving(server) as url:
+        with pytest.raises(InputError, match=says):
+            resolve_versions(url + "/whl", {"torch": ("2.9", "cu126")}, "3.12", "linux_x86_64", timeout=5,
+                             deadline=deadline)
+        with pytest.raises(InputError, match=says):
+            fetch_page(url + "/simple/torch", timeout=5, deadline=deadline)
+
+
 # --- 9: prompts, state directory, settings, wheel index, snapshot versions --------------------------------
 
 
+@pytest.mark.hostile("exit 2")
 def test_ctrl_d_at_the_install_prompt_is_exit_2_and_installs_nothing(tmp_path):
     env = {**os.environ, **OFFLINE, "XDG_CACHE_HOME": str(tmp_path / "cache"), "ENVDOCTOR_INSTALLER": "pip",
            "PIP_NO_INDEX": "1", "PYTHONPATH": str(ROOT)}
@@ -118,6 +136,7 @@ def test_ctrl_d_at_the_install_prompt_is_exit_2_and_installs_nothing(tmp_path):
     assert not list((tmp_path / "cache").glob("envdoctor/state/*/wheelhouse"))
 
 
+@pytest.mark.hostile("exit 2", "exit 2")
 def test_state_directory_that_is_a_file_is_exit_2_naming_it(tmp_path):
     cache = tmp_path / "cache"
     cache.mkdir()
@@ -134,6 +153,7 @@ def test_state_directory_that_is_a_file_is_exit_2_naming_it(tmp_path):
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only directories")
+@pytest.mark.hostile("exit 2")
 def test_state_directory_without_permission_is_exit_2(tmp_path):
     cache = tmp_path / "cache"
     (cache / "envdoctor").mkdir(parents=True)
@@ -147,6 +167,7 @@ def test_state_directory_without_permission_is_exit_2(tmp_path):
 
 
 @pytest.mark.parametrize("value", ["abc", "nan", "-1", "inf"])
+@pytest.mark.hostile("exit 2")
 def test_bad_torch_timeout_is_exit_2_naming_the_variable(value):
     res = run_cli(["check", "--snapshot", str(fixture_path("h200_8x_healthy"))], env={"ENVDOCTOR_TORCH_TIMEOUT": value})
     assert res.returncode == 2 and "ENVDOCTOR_TORCH_TIMEOUT" in res.stderr and "Traceback" not in res.stderr
@@ -170,6 +191,7 @@ def _index_with(where, value):
 
 
 @pytest.mark.parametrize("where,value", BAD_INDEX_ENTRIES, ids=[".".join(map(str, w)) for w, _ in BAD_INDEX_ENTRIES])
+@pytest.mark.hostile("exit 2", "handled")
 def test_wheel_index_with_wrongly_typed_entries(tmp_path, where, value):
     data = _index_with(where, value)
     path = tmp_path / "index.json"
@@ -188,6 +210,7 @@ def test_wheel_index_with_wrongly_typed_entries(tmp_path, where, value):
 
 @pytest.mark.parametrize("field", [("torch", "cuda"), ("torch", "version"), ("torch", "hip"), ("deepspeed", "version")])
 @pytest.mark.parametrize("value", [".", "+", "abc"])
+@pytest.mark.hostile("exit 2", "exit 2")
 def test_snapshot_version_that_is_not_a_version_is_exit_2(tmp_path, field, value):
     data = json.loads(fixture_path("h200_8x_healthy").read_text())
     data[field[0]][field[1]] = value
@@ -203,6 +226,7 @@ def test_snapshot_version_that_is_not_a_version_is_exit_2(tmp_path, field, value
 ESC = "\x1b]0;owned\x07\x1b[2J\u202e"
 
 
+@pytest.mark.hostile("handled", "handled", "handled", "handled", "exit 2")
 def test_terminal_escapes_never_reach_human_output(tmp_path):
     data = json.loads(fixture_path("h100_8x_nvswitch").read_text())
     data["host"]["hostname"] = "node" + ESC
@@ -240,6 +264,7 @@ def _report_to(path):
     return run_cli(["report", "--snapshot", str(fixture_path("h200_8x_healthy")), "-o", str(path)], timeout=60)
 
 
+@pytest.mark.hostile("handled", "exit 2")
 def test_output_to_a_character_device_writes_through(tmp_path):
     node = tmp_path / "null"
     try:
@@ -256,6 +281,7 @@ def test_output_to_a_character_device_writes_through(tmp_path):
     assert stat.S_ISCHR(os.lstat(full).st_mode)
 
 
+@pytest.mark.hostile("exit 2", "handled")
 def test_output_to_a_fifo_writes_through_and_one_without_reader_is_exit_2(tmp_path):
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
@@ -271,6 +297,7 @@ def test_output_to_a_fifo_writes_through_and_one_without_reader_is_exit_2(tmp_pa
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
 
 
+@pytest.mark.hostile("handled", "exit 2")
 def test_output_through_a_symlink_keeps_the_link(tmp_path):
     target = tmp_path / "real.md"
     target.write_text("old")
@@ -298,6 +325,7 @@ def _fake_torch(tmp_path, body, dist_info=True):
     return str(site)
 
 
+@pytest.mark.hostile("handled")
 def test_slow_torch_import_is_a_timeout_not_a_broken_torch(tmp_path):
     site = _fake_torch(tmp_path, "import time\ntime.sleep(30)\n")
     res = run_cli(["check", "--json", "--timeout", "0.5", "--python", sys.executable],
@@ -309,6 +337,7 @@ def test_slow_torch_import_is_a_timeout_not_a_broken_torch(tmp_path):
     assert timeout["severity"] == "warning" and "timed out after 0.5s" in timeout["detail"]
 
 
+@pytest.mark.hostile("handled")
 def test_torch_that_raises_without_metadata_is_broken_not_missing(tmp_path):
     site = _fake_torch(tmp_path, "raise ImportError('undefined symbol: _ZN3c1017RegisterOperators')\n", dist_info=False)
     venv = tmp_path / "venv"  # an interpreter with no torch metadata anywhere: a source build on PYTHONPATH

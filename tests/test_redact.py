@@ -42,6 +42,7 @@ SHAPES = [
 
 
 @pytest.mark.parametrize("shape,text,secret", SHAPES, ids=[s[0] for s in SHAPES])
+@pytest.mark.hostile("handled")
 def test_every_shape_is_removed_from_text_and_documents(shape, text, secret):
     assert secret not in scrub_secrets(text)
     assert secret not in scrub_secrets(json.dumps({"v": text}))  # as JSON text, the document stays valid
@@ -63,6 +64,7 @@ def _planted_snapshot(tmp_path):
     return p
 
 
+@pytest.mark.hostile("handled")
 def test_no_planted_secret_reaches_any_output_in_any_mode(tmp_path):
     p = str(_planted_snapshot(tmp_path))
     outputs = {
@@ -84,6 +86,7 @@ def test_no_planted_secret_reaches_any_output_in_any_mode(tmp_path):
     assert "libcudnn.so.9" in outputs["check"].stdout
 
 
+@pytest.mark.hostile("handled")
 def test_snapshot_command_removes_secrets_from_the_probed_environment(tmp_path):
     env = {f"NCCL_PLANTED_{i}": text for i, (_s, text, _secret) in enumerate(SHAPES)}
     res = run_cli(["snapshot", "-o", str(tmp_path / "s.json")], env=env, timeout=300)
@@ -94,6 +97,7 @@ def test_snapshot_command_removes_secrets_from_the_probed_environment(tmp_path):
         assert secret not in text, shape
 
 
+@pytest.mark.hostile("handled")
 def test_nccl_evidence_holds_no_secret(tmp_path):
     lines = (ROOT / "tests/fixtures/nccl/shm_exhausted.log").read_text().splitlines()
     lines = [ln + " " + " ".join(t.replace("\n", " ") for _s, t, _ in SHAPES) if "posix_fallocate" in ln else ln
@@ -108,6 +112,7 @@ def test_nccl_evidence_holds_no_secret(tmp_path):
         assert secret not in as_json.stdout and secret not in as_text.stdout, shape
 
 
+@pytest.mark.hostile("handled")
 def test_multi_line_values_keep_the_markdown_table(tmp_path):
     text = render_report(load_snapshot(_planted_snapshot(tmp_path)),
                          [Finding(id="ED109", category="torch_broken", severity="error", title="t",
@@ -118,11 +123,13 @@ def test_multi_line_values_keep_the_markdown_table(tmp_path):
     assert "  - line one\n    line two" in text
 
 
+@pytest.mark.hostile("handled")
 def test_host_names_are_redacted_as_whole_tokens():
     assert scrub_identity("NVML on vm, vm.local, vm-2, /srv/vm/x", ["vm"]) == "NVML on <host>, <host>.local, vm-2, /srv/<host>/x"
     assert scrub_identity("carolina and carol", [], ["carol"]) == "carolina and <user>"
 
 
+@pytest.mark.hostile("handled", "handled", "handled", "handled", "handled")
 def test_scrubbing_hostile_text_finishes():
     # Quadratic before: 27 s at 20 KB. A hang guard, not a timing assertion.
     code = ("import base64, random; from envdoctor.redact import scrub_secrets, scrub_identity\n"

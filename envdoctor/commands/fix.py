@@ -13,6 +13,7 @@ from envdoctor.atomic_write import write_atomic
 from envdoctor.commands.common import add_timeouts, current_settings, obtain_snapshot
 from envdoctor.errors import InputError
 from envdoctor.present.output import LiveLine, ask, emit, emit_json
+from envdoctor.present.output import say as say_line
 from envdoctor.probes.context import target_python
 from envdoctor.settings import TORCH_INDEX_ENV, Settings
 from envdoctor.snapshot import Snapshot, known_list, load_snapshot, present
@@ -167,7 +168,7 @@ def run(args: argparse.Namespace) -> int:
     def say(msg: str) -> None:
         if live:
             live.clear()
-        print(f"envdoctor: {msg}", file=sys.stderr, flush=True)
+        say_line(f"envdoctor: {msg}")
 
     settings = current_settings()
     check_lock_options(args)

@@ -9,8 +9,10 @@ from pathlib import Path
 from envdoctor.atomic_write import write_atomic
 from envdoctor.commands.common import add_python, add_snapshot, add_timeouts, current_settings, obtain_snapshot
 from envdoctor.diagnose import diagnose
-from envdoctor.findings import sort_findings
+from envdoctor.findings import for_interpreter, sort_findings
+from envdoctor.present.output import say
 from envdoctor.present.report import render_report
+from envdoctor.probes.context import target_python
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -28,10 +30,12 @@ def run(args: argparse.Namespace) -> int:
     settings = current_settings()
     snap = obtain_snapshot(args, settings)
     know = settings.knowledge()
-    text = render_report(snap, sort_findings(diagnose(snap, know.rules, know.index)), redact=not args.no_redact)
+    python = target_python(args.python) if args.python and not args.snapshot else None
+    findings = sort_findings(for_interpreter(diagnose(snap, know.rules, know.index), python))
+    text = render_report(snap, findings, redact=not args.no_redact)
     if args.output:
         write_atomic(Path(args.output), text)
-        print(f"envdoctor: report written to {args.output}", file=sys.stderr)
+        say(f"envdoctor: report written to {args.output}")
     else:
         sys.stdout.write(text)
     return 0

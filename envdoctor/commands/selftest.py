@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Callable, List
 
 from envdoctor.commands.common import current_settings
-from envdoctor.present.output import emit, emit_json
+from envdoctor.present.output import emit, emit_json, say
 from envdoctor.present.selftest import render_results
 from envdoctor.present.style import Style
 from envdoctor.probes.context import target_python
@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
     python = target_python(args.python)
 
     def progress(text: str) -> None:
-        print(f"envdoctor selftest: {text}", file=sys.stderr, flush=True)
+        say(f"envdoctor selftest: {text}")
 
     snapshot = _snapshot_source(args, python, progress)
     progress(f"target {python}")

@@ -7,6 +7,7 @@ import json
 import sys
 
 from envdoctor.commands.common import current_settings
+from envdoctor.present.output import emit, say
 from envdoctor.probes.context import target_python
 
 
@@ -24,13 +25,13 @@ def run(args: argparse.Namespace) -> int:
     settings = current_settings()
     python = target_python(args.python)
     try:
-        out = undo(python, lambda m: print(f"envdoctor: {m}", file=sys.stderr, flush=True), settings.state_root)
+        out = undo(python, lambda m: say(f"envdoctor: {m}"), settings.state_root)
     except EnvStateError as exc:  # busy, or a damaged backup: nothing was changed
-        print(f"envdoctor: error: {exc}", file=sys.stderr)
+        say(f"envdoctor: error: {exc}")
         return 3
     if args.json:
         sys.stdout.write(json.dumps({"schema": "envdoctor.undo/1", "status": out.status, "message": out.message,
                                      "before": out.before, "after": out.after}, indent=2) + "\n")
     else:
-        sys.stdout.write(out.message + "\n")
+        emit(out.message + "\n")
     return 0 if out.status == "undone" else 3

@@ -42,7 +42,7 @@ from packaging.version import InvalidVersion, Version
 
 from envdoctor.compat import parse_cc, serving_kernel, variant_cuda
 from envdoctor.errors import InputError
-from envdoctor.fix_journal import JOURNAL, LAST_FIX, describe, finished, state_dir
+from envdoctor.fix_journal import JOURNAL, LAST_FIX, describe, finished, journal_problem, state_dir
 from envdoctor.install.backup import (
     backup,
     check_backup,
@@ -368,9 +368,13 @@ def _execute(plan: Plan, python: str, ccs: List[str], progress: Progress, sdir: 
     last = _read_last_fix(sdir)
     _drop_old_backups(sdir, [str(last.get("backup"))] if last else [])
     wheelhouse = sdir / "wheelhouse"
-    if wheelhouse.exists():
-        shutil.rmtree(wheelhouse)
-    wheelhouse.mkdir(mode=0o700)
+    try:
+        if wheelhouse.exists():
+            shutil.rmtree(wheelhouse)
+        wheelhouse.mkdir(mode=0o700)
+    except OSError as exc:
+        raise InputError(f"{wheelhouse}: cannot make the download directory ({exc.strerror or exc}); "
+                         "nothing was changed") from None
 
     # Exact versions, read from the variant index where it answers.
     exact = {p.name: p.version for p in plan.packages}
@@ -472,6 +476,16 @@ def _execute(plan: Plan, python: str, ccs: List[str], progress: Progress, sdir: 
             error = "interrupted"
         except InstallFailed as exc:
             error = str(exc)
+        if not error:
+            after = versions(describe_env(python))
+            try:
+                write_private(sdir / LAST_FIX, json.dumps({
+                    "schema": "envdoctor.fix_state/1", "id": fix_id, "python": python, "prefix": desc["prefix"],
+                    "time": _now(), "before": before_versions, "after": after,
+                    "packages": [p.to_json() for p in plan.packages], "backup": str(bdir),
+                }, indent=1))
+            except OSError as exc:  # a full disk: a fix that cannot be recorded could not be undone
+                error = f"cannot record the fix in {sdir} ({exc.strerror or exc})"
         if error:
             with uninterruptible(progress):  # before saying so: a Ctrl-C that follows the message is held
                 progress(f"{error}; rolling back")
@@ -481,12 +495,6 @@ def _execute(plan: Plan, python: str, ccs: List[str], progress: Progress, sdir: 
                                        "; ROLLBACK INCOMPLETE: " + "; ".join(problems[:5]) +
                                        f"; `envdoctor undo --python {python}` tries again")
             return outcome
-        after = versions(describe_env(python))
-        write_private(sdir / LAST_FIX, json.dumps({
-            "schema": "envdoctor.fix_state/1", "id": fix_id, "python": python, "prefix": desc["prefix"],
-            "time": _now(), "before": before_versions, "after": after,
-            "packages": [p.to_json() for p in plan.packages], "backup": str(bdir),
-        }, indent=1))
         remove_durably(sdir / JOURNAL)
         _drop_old_backups(sdir, [str(bdir)])
         outcome.status, outcome.after, outcome.rollback_ok = "installed", after, None
@@ -519,8 +527,20 @@ def roll_back(sdir: Path, record: Dict[str, Any], python: str, progress: Progres
     return ok, after, problems
 
 
-def _check_backup_or_stop(bdir: Path, python: str) -> Dict[str, Any]:
+def _may_touch(desc: Dict[str, Any]) -> Callable[[str], bool]:
+    """Whether a rollback or an undo may write or remove this path: under the environment's prefix or install
+    directories, or a file of one of its distributions (a user site's too). A damaged or planted journal or
+    backup manifest naming anything else is refused."""
+    inside = tuple(str(d).rstrip(os.sep) + os.sep for d in [*roots_of(desc), desc["prefix"]])
+    known = {f for d in desc["dists"] for f in d.get("files") or []}
+    return lambda path: path.startswith(inside) or path in known
+
+
+def _check_backup_or_stop(bdir: Path, python: str, desc: Dict[str, Any]) -> Dict[str, Any]:
     manifest, problems = check_backup(bdir)
+    if manifest is not None and not problems:
+        may_touch = _may_touch(desc)
+        problems = [f"{e['path']} is outside the environment" for e in manifest["files"] if not may_touch(e["path"])]
     if manifest is None or problems:
         raise BackupDamaged(f"{python}: the backup in {bdir} is damaged ({'; '.join(problems[:3])}); "
                             "nothing was changed")
@@ -541,8 +561,11 @@ def undo(python: str, progress: Progress, state_root: Path) -> Outcome:
 
 
 def _resume(journal: Dict[str, Any], sdir: Path, desc: Dict[str, Any], python: str, progress: Progress) -> Outcome:
+    problem = journal_problem(journal, [str(r) for r in roots_of(desc)], _may_touch(desc))
+    if problem:
+        raise BackupDamaged(f"{python}: the journal {sdir / JOURNAL} is damaged ({problem}); nothing was changed")
     bdir = Path(str(journal.get("backup")))
-    manifest = _check_backup_or_stop(bdir, python)
+    manifest = _check_backup_or_stop(bdir, python, desc)
     before = dict(journal["before"])
     now = versions(desc)
     progress(f"{_interrupted(journal, python).split(';')[0]}; putting the environment back")
@@ -577,7 +600,7 @@ def _undo_last(sdir: Path, desc: Dict[str, Any], python: str, progress: Progress
         bdir = Path(state["backup"])
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise InputError(f"{state_file}: unreadable fix state: {exc}") from None
-    manifest = _check_backup_or_stop(bdir, python)
+    manifest = _check_backup_or_stop(bdir, python, desc)
     now = versions(desc)
     changed = sorted(n for n in set(now) | set(before) if now.get(n) != before.get(n))
     what = ", ".join(f"{n} {before.get(n, '(none)')}" for n in changed) or "nothing"

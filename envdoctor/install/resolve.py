@@ -7,9 +7,7 @@ Wheel file names are read by `packaging.utils` and matched to the target Python 
 from __future__ import annotations
 
 import functools
-import re
 import urllib.parse
-from pathlib import Path
 from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
 
 from packaging import tags
@@ -20,7 +18,7 @@ from envdoctor.errors import InputError
 from envdoctor.redact import scrub_secrets
 from envdoctor.settings import TORCH_INDEX_ENV
 from envdoctor.versions import major_minor, require_major_minor
-from envdoctor.wheels.remote import page_files
+from envdoctor.wheels.remote import DEFAULT_DEADLINE, BoundedFetch, IndexUnreachable, page_files
 
 # The target's glibc is not known here, so every manylinux level counts; pip checks it when it downloads.
 _GLIBC_MINORS = range(99, 4, -1)
@@ -48,37 +46,11 @@ def check_index_url(url: str, what: str = "--index-base") -> str:
     return url.rstrip("/")
 
 
-class IndexUnreachable(OSError):
-    """No answer at all from the index's host (refused, no such host, timed out); an HTTP error is an answer."""
-
-
-_ERRNO = re.compile(r"\[Errno -?\d+\] [^'\")]+|Name or service not known|timed out|Connection refused")
-
-
-def _short_reason(exc: Exception) -> str:
-    m = _ERRNO.search(str(exc))
-    return m.group(0).strip() if m else type(exc).__name__
-
-
-def fetch_page(url: str, timeout: float = 30.0) -> str:
-    """The text of an index page; raises IndexUnreachable when its host does not answer, OSError for the rest
-    (404, TLS, ...). TLS failures are not IndexUnreachable: pip may have certificates that requests lacks."""
-    if url.startswith("file://"):
-        path = Path(urllib.parse.unquote(urllib.parse.urlsplit(url).path))
-        return (path / "index.html").read_text(encoding="utf-8") if path.is_dir() else path.read_text(encoding="utf-8")
-    import requests
-
-    try:
-        resp = requests.get(url + "/", timeout=timeout, headers={"Accept": "text/html"})
-    except requests.exceptions.SSLError as exc:
-        raise OSError(str(exc)) from None
-    except (requests.exceptions.ConnectionError, requests.exceptions.Timeout) as exc:
-        raise IndexUnreachable(_short_reason(exc)) from None
-    except requests.RequestException as exc:
-        raise OSError(str(exc)) from None
-    if resp.status_code != 200:
-        raise OSError(f"HTTP {resp.status_code} for {url}/")
-    return resp.text
+def fetch_page(url: str, timeout: float = 30.0, deadline: float = DEFAULT_DEADLINE) -> str:
+    """The text of an index page, under the same overall deadline and size cap as `index update`.
+    IndexUnreachable: its host does not answer; OSError: the page cannot be read (404, TLS, ...);
+    InputError (exit 2): past the deadline or the cap."""
+    return BoundedFetch(timeout, deadline)(url)
 
 
 def wheel_files(page: str) -> List[Tuple[str, str]]:
@@ -152,16 +124,18 @@ def first_unreachable(urls: Iterable[str], timeout: float = 15.0) -> Optional[st
 
 
 def resolve_versions(base: str, wants: Dict[str, Tuple[str, str]], python: str, platform: Optional[str],
-                     timeout: float = 30.0) -> Tuple[Dict[str, str], List[str]]:
+                     timeout: float = 30.0, deadline: float = DEFAULT_DEADLINE) -> Tuple[Dict[str, str], List[str]]:
     """{package: exact version} for each {package: (series, variant)}, and notes on what could not be read.
+    All pages within one `deadline`, each under the size cap (InputError past either: nothing was changed).
     Raises IndexUnreachable (with unreachable_message) when the index's host does not answer: pip could not
     download from it either."""
+    fetch = BoundedFetch(timeout, deadline)
     found: Dict[str, str] = {}
     notes: List[str] = []
     for pkg, (series, variant) in wants.items():
         url = f"{base}/{variant}/{pkg}"
         try:
-            page = fetch_page(url, timeout)
+            page = fetch(url)
         except IndexUnreachable as exc:
             raise IndexUnreachable(unreachable_message(url, str(exc))) from None
         except OSError as exc:

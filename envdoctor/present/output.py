@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any, TextIO
+from typing import Any, Optional, TextIO
 
 from envdoctor.errors import InputError
 from envdoctor.present.terminal import for_terminal
@@ -15,6 +15,13 @@ from envdoctor.redact import scrub_document
 
 def emit(text: str, stream: TextIO = sys.stdout) -> None:
     stream.write(for_terminal(text))
+
+
+def say(text: str, stream: Optional[TextIO] = None) -> None:
+    """One line for people on stderr (progress, an error): secrets out, control characters escaped."""
+    stream = stream or sys.stderr
+    stream.write(for_terminal(text) + "\n")
+    stream.flush()
 
 
 def emit_json(doc: Any, stream: TextIO = sys.stdout) -> None:

@@ -11,6 +11,7 @@ so a stalled server or a flooding one ends the update with a clear error instead
 from __future__ import annotations
 
 import copy
+import re
 import threading
 import time
 import urllib.parse
@@ -32,6 +33,18 @@ Fetch = Callable[[str], str]  # a page's text; raises OSError when it cannot be 
 MAX_PAGE_BYTES = 32 << 20  # PyTorch's largest index page is a few MB
 DEFAULT_DEADLINE = 120.0
 _CHUNK = 1 << 16
+
+
+class IndexUnreachable(OSError):
+    """No answer at all from the index's host (refused, no such host, timed out); an HTTP error is an answer."""
+
+
+_ERRNO = re.compile(r"\[Errno -?\d+\] [^'\")]+|Name or service not known|timed out|Connection refused")
+
+
+def _short_reason(exc: Exception) -> str:
+    m = _ERRNO.search(str(exc))
+    return m.group(0).strip() if m else type(exc).__name__
 
 
 class BoundedFetch:
@@ -81,6 +94,10 @@ class BoundedFetch:
 
         try:
             resp = requests.get(url + "/", timeout=self.timeout, headers={"Accept": "text/html"}, stream=True)
+        except requests.exceptions.SSLError as exc:  # pip may have certificates that requests lacks
+            raise OSError(str(exc)) from None
+        except (requests.exceptions.ConnectionError, requests.exceptions.Timeout) as exc:
+            raise IndexUnreachable(_short_reason(exc)) from None
         except requests.RequestException as exc:
             raise OSError(str(exc)) from None
         with resp:

@@ -83,6 +83,7 @@ def _freeze(python: str) -> str:
 
 
 @pytest.mark.parametrize("damaged", ["torch/lib/libtorch_cpu.so", "torch/functional.py"])
+@pytest.mark.hostile("handled")
 def test_fix_reinstalls_a_damaged_torch_of_the_same_release(venv, index, tmp_path, damaged):
     python = str(venv / "bin" / "python")
     site = next((venv / "lib").glob("python3.*/site-packages"))

@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 import subprocess
 import sys
 
 import pytest
 
-from envdoctor.findings import for_interpreter
+from envdoctor.findings import Finding, for_interpreter
 from envdoctor.fix_journal import state_dir
 from envdoctor.install.state import EnvBusy, EnvLock, ensure_private_dir, write_journal
 from envdoctor.probes.base import ProbeContext
 from envdoctor.probes.pyenv import interrupted_fix
 from envdoctor.snapshot import is_unavailable, is_unknown
-from tests.conftest import diagnose_bundled
+from tests.conftest import ROOT, SNAPSHOTS, diagnose_bundled
 
 PREFIX = "/opt/envs/train"
 
@@ -28,6 +30,7 @@ def _holder(sdir):
     return proc
 
 
+@pytest.mark.hostile("handled")
 def test_interrupted_fix_is_three_valued(tmp_path):
     root = tmp_path / "state"
     sdir = ensure_private_dir(state_dir(PREFIX, root))
@@ -50,6 +53,7 @@ def test_interrupted_fix_is_three_valued(tmp_path):
     assert "unreadable journal" in interrupted_fix(ctx, PREFIX)
 
 
+@pytest.mark.hostile("refused")
 def test_the_lock_names_the_process_that_holds_it(tmp_path):
     sdir = ensure_private_dir(tmp_path / "s")
     holder = _holder(sdir)
@@ -74,3 +78,40 @@ def test_suggested_commands_target_the_diagnosed_interpreter(snapshot_of):
                 assert cmd[2:4] == ["--python", python], cmd
         assert "`envdoctor fix --python '/opt/my env/bin/python'" in f.fix or "envdoctor fix" not in f.fix, f.fix
     assert for_interpreter(findings, None) == findings
+
+
+_UNAIMED = re.compile(r"`(?:pip3? |python3? |envdoctor (?:fix|undo|check|report|snapshot|selftest)\b(?![^`]*--python))")
+
+
+def test_no_suggested_command_in_any_fixture_acts_on_another_interpreter(snapshot_of):
+    """Across every bundled snapshot: no `pip ...`, `python ...` or envdoctor command without --python survives."""
+    python = "/opt/my env/bin/python"
+    aimed_texts = 0
+    for path in sorted(SNAPSHOTS.glob("*.json")):
+        for f in for_interpreter(diagnose_bundled(snapshot_of(path.stem)), python):
+            assert not _UNAIMED.search(f.fix), (path.stem, f.id, f.fix)
+            aimed_texts += "/opt/my env/bin/python'" in f.fix
+            for cmd in f.commands:
+                assert cmd[:1] != ["envdoctor"] or cmd[1] not in ("fix", "undo", "check") or "--python" in cmd, cmd
+    assert aimed_texts > 10
+    pip = Finding(id="X", severity="info", category="c", title="t", detail="d",
+                  fix="Run `pip install ninja`, then `python -m pip check` and `python -c 'import torch'`; "
+                      "`envdoctor check` again, `envdoctor report --markdown` to share; `uv venv --python 3.12`.")
+    [out] = for_interpreter([pip], python)
+    q = "'/opt/my env/bin/python'"
+    assert out.fix == (f"Run `{q} -m pip install ninja`, then `{q} -m pip check` and `{q} -c 'import torch'`; "
+                       f"`envdoctor check --python {q}` again, `envdoctor report --python {q} --markdown` to share; "
+                       "`uv venv --python 3.12`.")
+
+
+def test_report_for_another_interpreter_aims_its_commands_there(tmp_path):
+    venv = tmp_path / "bare env"  # no torch: its findings suggest `envdoctor fix`
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = str(venv / "bin" / "python")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PYTHONPATH"] = str(ROOT)
+    res = subprocess.run([sys.executable, "-m", "envdoctor", "report", "--python", python, "--timeout", "60"],
+                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert "envdoctor fix" in res.stdout
+    assert not _UNAIMED.search(res.stdout), res.stdout

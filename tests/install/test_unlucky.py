@@ -17,6 +17,7 @@ from pathlib import Path
 import psutil
 import pytest
 
+from envdoctor.install.state import write_journal
 from tests.test_install import ROOT, _pip_install_pid, assert_rolled_back, fake_torch, fix, freeze, undo
 
 
@@ -43,6 +44,7 @@ def _python_import(site) -> list:
     return out.stdout.split()
 
 
+@pytest.mark.hostile("refused", "rolled back")
 def test_kill_9_during_pip_install_is_found_and_undone_exactly(site):
     site.index.add_torch(fake_torch(site.tmp, "2.14.1+cpu", requires=["fakedep>=2"], pad_files=4000))
     before = freeze(site)
@@ -85,6 +87,7 @@ def test_kill_9_during_pip_install_is_found_and_undone_exactly(site):
     assert res.returncode == 2 and "no fix to undo" in res.stderr
 
 
+@pytest.mark.hostile("rolled back")
 def test_ctrl_c_twice_and_sigterm_do_not_stop_a_rollback(site):
     # Verification fails (the module reports a CUDA build), so envdoctor rolls back 4000 files.
     site.index.add_torch(fake_torch(site.tmp, "2.14.1+cpu", reports="2.14.1+cu130", cuda="13.0", requires=["fakedep>=2"],
@@ -114,6 +117,7 @@ def test_ctrl_c_twice_and_sigterm_do_not_stop_a_rollback(site):
 
 
 @pytest.mark.parametrize("damage", ["changed", "missing"])
+@pytest.mark.hostile("refused")
 def test_undo_checks_the_backup_before_touching_anything(site, damage):
     site.index.add_torch(fake_torch(site.tmp, "2.14.1+cpu", requires=["fakedep>=2"]))
     res = fix(site, "--yes")
@@ -131,6 +135,7 @@ def test_undo_checks_the_backup_before_touching_anything(site, damage):
     assert freeze(site) == after
 
 
+@pytest.mark.hostile("refused", "refused")
 def test_a_second_fix_on_the_same_environment_refuses_while_the_first_runs(site):
     whl = fake_torch(site.tmp, "2.14.1+cpu", requires=["fakedep>=2"])
     site.index.add_torch(whl)
@@ -154,6 +159,7 @@ def test_a_second_fix_on_the_same_environment_refuses_while_the_first_runs(site)
     assert json.loads(out)["status"] == "installed"
 
 
+@pytest.mark.hostile("handled", "exit 2")
 def test_python_with_a_slash_is_a_path_from_the_current_directory(site):
     site.index.add_torch(fake_torch(site.tmp, "2.14.1+cpu", requires=["fakedep>=2"]))
     env = dict(site.env, PYTHONPATH=str(ROOT))
@@ -169,6 +175,7 @@ def test_python_with_a_slash_is_a_path_from_the_current_directory(site):
 
 
 @pytest.mark.parametrize("where", ["--index-base", "ENVDOCTOR_TORCH_INDEX"])
+@pytest.mark.hostile("handled", "exit 2")
 def test_index_credentials_are_never_shown_stored_or_in_argv(site, where):
     site.index.auth = "alice:s3cret-Pa55"
     site.index.add_torch(fake_torch(site.tmp, "2.14.1+cpu", requires=["fakedep>=2"]))
@@ -193,6 +200,7 @@ def test_index_credentials_are_never_shown_stored_or_in_argv(site, where):
     assert bad.returncode == 2 and "s3cret" not in bad.stderr
 
 
+@pytest.mark.hostile("handled")
 def test_the_plan_lists_every_package_pip_will_install_and_links_without_hashes(site, tmp_path):
     from tests.test_install import build_wheel
 
@@ -213,3 +221,68 @@ def test_the_plan_lists_every_package_pip_will_install_and_links_without_hashes(
     assert res.returncode == 0, res.stderr[-3000:]
     installed = {ln.split("==")[0] for ln in set(freeze(site).splitlines()) - set(before.splitlines())}
     assert installed == set(got)  # what the plan listed is what was installed
+
+
+ESC = "\x1b]0;owned\x07\x1b[2J\u202e"
+
+
+def _shown_escaped(res) -> bool:
+    text = res.stdout + res.stderr
+    assert "\x1b" not in text and "\x07" not in text and "\u202e" not in text, text[-2000:]
+    return "\\x1b]0;owned\\x07" in text
+
+
+@pytest.mark.hostile("rolled back", "refused", "refused", "handled")
+def test_fix_undo_and_check_messages_reach_the_terminal_escaped(site):
+    # The new torch reports a version with terminal escapes: verification fails, says what it saw, rolls back.
+    site.index.add_torch(fake_torch(site.tmp, "2.14.1+cpu", reports="2.14.1+cpu" + ESC, requires=["fakedep>=2"]))
+    before = freeze(site)
+    res = fix(site, "--yes", as_json=False)
+    assert res.returncode == 3, res.stderr[-3000:]
+    assert _shown_escaped(res) and "verification failed" in res.stderr
+    assert freeze(site) == before
+    # A journal whose fields hold escapes (damaged, or planted): fix, undo and check say so, escaped.
+    write_journal(_state_dir(site), {"op": "fix", "id": "x", "pid": 1, "started": "2026" + ESC, "before": {},
+                                     "backup": str(site.tmp / ("backup" + ESC)), "roots": [], "before_files": {}})
+    res = fix(site, "--yes", as_json=False)
+    assert res.returncode == 3 and "was interrupted" in res.stderr and _shown_escaped(res)
+    res = undo(site)
+    assert res.returncode == 3 and "damaged" in res.stderr and _shown_escaped(res)
+    res = subprocess.run([sys.executable, "-m", "envdoctor", "check", "--python", site.python], cwd=ROOT,
+                         env=site.env, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 1 and _shown_escaped(res)
+    assert freeze(site) == before
+
+
+DAMAGED_JOURNALS = {
+    "no-listing": {"before_files": None},
+    "roots-not-a-list": {"roots": "/"},
+    "bad-listing": {"before_files": {"/x": "big"}},
+    "root-outside-the-env": {"roots": ["{elsewhere}"]},  # its rollback would delete every file there
+    "undo-outside-the-env": {"op": "undo", "remove": ["{elsewhere}/canary"]},
+}
+
+
+@pytest.mark.hostile("refused")
+@pytest.mark.parametrize("damage", list(DAMAGED_JOURNALS.values()), ids=list(DAMAGED_JOURNALS))
+def test_undo_refuses_a_damaged_journal_before_touching_anything(site, damage):
+    """A journal that lacks what its rollback needs, or reaches outside the environment (damaged, or planted
+    next to a good backup)."""
+    elsewhere = site.tmp / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "canary").write_text("still here")
+    site.index.add_torch(fake_torch(site.tmp, "2.14.1+cpu", requires=["fakedep>=2"]))
+    assert fix(site, "--yes").returncode == 0
+    after = freeze(site)
+    sdir = _state_dir(site)
+    [bdir] = list(sdir.glob("backup*"))
+    journal = {"op": "fix", "id": "y", "pid": 1, "started": "T", "before": {}, "backup": str(bdir), "roots": [],
+               "before_files": {}}
+    journal.update(json.loads(json.dumps(damage).replace("{elsewhere}", str(elsewhere))))
+    write_journal(sdir, journal)
+    for res in (undo(site), undo(site)):
+        assert res.returncode == 3, res.stderr
+        assert "journal" in res.stderr and "is damaged" in res.stderr and "nothing was changed" in res.stderr
+        assert not any(line.startswith("Traceback") for line in res.stderr.splitlines())
+    assert freeze(site) == after and bdir.is_dir()
+    assert (elsewhere / "canary").read_text() == "still here"

@@ -17,6 +17,7 @@ pytest.importorskip("torch")
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.hostile("handled")
 def test_interrupt_leaves_nothing_behind(tmp_path, sig):
     env = dict(os.environ, PYTHONPATH=str(ROOT), ENVDOCTOR_SELFTEST_DIR=str(tmp_path))
     proc = subprocess.Popen([sys.executable, "-m", "envdoctor", "selftest", "allreduce", "--backend", "gloo",
@@ -38,6 +39,7 @@ def test_interrupt_leaves_nothing_behind(tmp_path, sig):
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.hostile("handled")
 def test_kill_9_of_envdoctor_leaves_no_launcher_or_rank(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(ROOT), ENVDOCTOR_SELFTEST_DIR=str(tmp_path))
     proc = subprocess.Popen([sys.executable, "-m", "envdoctor", "selftest", "allreduce", "--backend", "gloo",
@@ -49,7 +51,24 @@ def test_kill_9_of_envdoctor_leaves_no_launcher_or_rank(tmp_path):
             break
     tree = psutil.Process(proc.pid).children(recursive=True)
     assert len(tree) >= 4, "the guard, the launcher and two ranks should be running by now"
+    assert len(_run_processes(tmp_path)) >= 4  # the run's processes are told apart by their environment
     proc.kill()
     proc.communicate(timeout=60)
     _gone, alive = psutil.wait_procs(tree, timeout=60)
     assert alive == []
+    deadline = time.monotonic() + 60  # and none that started after the snapshot above survives either
+    while _run_processes(tmp_path) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _run_processes(tmp_path) == []
+
+
+def _run_processes(scratch) -> list:
+    """Live processes (not zombies) with this test's ENVDOCTOR_SELFTEST_DIR in their environment."""
+    found = []
+    for p in psutil.process_iter():
+        try:
+            if p.status() != psutil.STATUS_ZOMBIE and p.environ().get("ENVDOCTOR_SELFTEST_DIR") == str(scratch):
+                found.append(p)
+        except (psutil.Error, OSError):
+            continue
+    return found

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from envdoctor.selftest.common import probe_target
-from envdoctor.selftest.single import run_gpu
+from envdoctor.selftest.single import _sig, run_gpu
 
 from .conftest import by_name, cli, doc
 
@@ -98,3 +98,9 @@ def test_backward_bf16_autocast_path_on_cpu(tmp_path, marker):
     bf16 = data["runs"]["bfloat16"]
     assert bf16["tolerance"] == 2e-2 and 0 < bf16["max_rel_grad_diff"] <= 2e-2
     assert data["runs"]["float32"]["max_rel_grad_diff"] < bf16["max_rel_grad_diff"]  # bf16 is looser, as it should be
+
+
+def test_a_slow_devices_rate_is_reported_to_significant_figures_never_as_zero():
+    # 2 decimals made a loaded CPU's 0.004 TFLOP/s read 0.0 (issue 11, 20)
+    assert _sig(0.0041234) == 0.00412 and _sig(1234.5678) == 1230.0 and _sig(7.0e-7) == 7.0e-7
+    assert _sig(None) is None
