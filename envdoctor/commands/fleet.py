@@ -31,7 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "fleet", help="compare snapshots of a cluster's nodes, or collect them over torch.distributed (`fleet collect`)",
         usage="envdoctor fleet SNAPSHOT SNAPSHOT... [--json] [--strict]\n"
               "       envdoctor fleet collect [--nnodes N] [--node-rank R] [--rdzv-endpoint HOST:PORT] [--snapshot FILE] "
-              "[--bandwidth] [--timeout S] [-o FILE] [--json] [--strict]",
+              "[--bandwidth [--bandwidth-size SIZE]] [--timeout S] [-o FILE] [--json] [--strict]",
         description="Name the odd node out of a cluster. `fleet collect` runs once per node (directly, or under "
                     "torchrun/srun, which give the rank, size and endpoint in the environment); rank 0 gathers every "
                     "node's snapshot over torch.distributed's store and prints the comparison.")
