@@ -38,10 +38,10 @@ def test_two_gloo_ranks_pass(marker):
 
 
 def test_without_gpus_the_fallback_to_gloo_is_announced(marker):
-    proc = cli(["selftest", "allreduce", "--nproc", "2", *SMALL], env={"ENVDOCTOR_TEST_MARK": marker})
+    proc = cli(["selftest", "allreduce", "--nproc", "2", "--json", *SMALL], env={"ENVDOCTOR_TEST_MARK": marker})
     assert proc.returncode == 0, proc.stderr
     assert by_name(doc(proc), "allreduce")["metrics"]["backend"] == "gloo"
-    assert "nccl needs CUDA GPUs and CUDA is not available" in proc.stderr and "using gloo on the CPU instead" in proc.stderr
+    assert "allreduce: nccl needs CUDA GPUs and" in proc.stderr and "using gloo on the CPU instead" in proc.stderr
 
 
 def test_two_nodes_meet_through_c10d_rendezvous(marker):
