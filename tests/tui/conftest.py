@@ -76,6 +76,15 @@ def text_of(widget) -> str:
     return console.file.getvalue()
 
 
+def screen_lines(app) -> list:
+    """The screen as the terminal shows it, one string per row."""
+    width, height = app.size
+    console = Console(width=width, height=height, file=io.StringIO(), force_terminal=True, color_system=None,
+                      record=True, legacy_windows=False, safe_box=False)
+    console.print(app.screen._compositor.render_update(full=True, screen_stack=app._background_screens))
+    return console.export_text().splitlines()
+
+
 def aio(fn):
     """Run an async test with asyncio (the project does not depend on an async pytest plugin)."""
 
