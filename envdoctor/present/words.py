@@ -12,7 +12,7 @@ WORDS = {
     "undone": "undone",
     # how safe a finding's fix is to apply unattended
     "safe": "safe to apply",
-    "unsafe": "apply with care",
+    "unsafe": "unsafe to apply unattended",
     "display_only": "shown only, apply by hand",
     # wheel evidence
     "verified": "verified",
