@@ -4,7 +4,7 @@ and the backward speed-up bars."""
 from __future__ import annotations
 
 import re
-from typing import Dict, Iterable, List, Optional, Sequence
+from typing import Dict, Iterable, List, Sequence
 
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.measure import Measurement
@@ -96,12 +96,14 @@ class BusbwChart:
             out.append("\n")
         out.append(" " * lw + "└" + "─" * (col * len(sizes)) + "\n", style="dim")
         labels = [" "] * (col * len(sizes) + 12)
-        end = -1
-        for i, s in enumerate(sizes):
-            label, at = size_label(s), i * col
-            if at > end and at + len(label) <= len(labels):
+        taken: List[range] = []
+        # The first and the last size always carry their label; the others where they fit between.
+        for i in sorted(range(len(sizes)), key=lambda i: (0 < i < len(sizes) - 1, i)):
+            label, at = size_label(sizes[i]), i * col
+            span = range(at - 1, at + len(label) + 1)
+            if not any(set(span) & set(t) for t in taken):
                 labels[at:at + len(label)] = label
-                end = at + len(label)
+                taken.append(range(at, at + len(label)))
         out.append(" " * (lw + 1) + "".join(labels).rstrip() + "\n", style="dim")
         out.append(" " * (lw + 1) + "message size (bytes)", style="dim")
         return out
@@ -154,6 +156,3 @@ def number(value: object) -> str:
         return f"{value:.4g}"
     return "-" if value is None else str(value)
 
-
-def optional_float(value: object) -> Optional[float]:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
