@@ -306,15 +306,15 @@ class EnvDoctorApp(App[int]):
         from envdoctor.selftest.bandwidth import power_of_two_sizes
         from envdoctor.selftest.runner import SelftestOptions
 
-        self.query_one(SelftestPane).start(message.names, power_of_two_sizes(*SelftestOptions().size_range()))
-        self._selftests(message.names, self.fix_target)
+        options = SelftestOptions(scratch=self.settings.selftest_dir)
+        self.query_one(SelftestPane).start(message.names, power_of_two_sizes(*options.size_range()))
+        self._selftests(message.names, self.fix_target, options)
 
     @work(thread=True, exclusive=True, group="selftest", exit_on_error=False, description="self-tests")
-    def _selftests(self, names: List[str], python: str) -> None:
+    def _selftests(self, names: List[str], python: str, options: Any) -> None:
         from envdoctor.selftest.common import probe_target
-        from envdoctor.selftest.runner import SelftestOptions, run_test
+        from envdoctor.selftest.runner import run_test
 
-        options = SelftestOptions(scratch=self.settings.selftest_dir)
         snapshot = self.snapshot
         for name in names:
             if get_current_worker().is_cancelled:
@@ -437,8 +437,10 @@ class EnvDoctorApp(App[int]):
                      ("tab / shift+tab", "next / previous widget"),
                      ("left / right", "on the tab bar: previous / next tab"),
                      ("up / down, enter", "move in a list or table; choose"),
-                     ("ctrl+l", "NCCL tab: clear the path and the pasted log"),
                      ("ctrl+q", "quit from anywhere, even a text input")])
+        for t in TABS:  # a pane's own keys (not those it inherits from its container)
+            for b in vars(t.pane).get("BINDINGS", []):
+                rows.append((b.key, f"{t.title} tab: {b.tooltip or b.description}"))
         return rows
 
     def action_export(self) -> None:
@@ -452,8 +454,8 @@ class EnvDoctorApp(App[int]):
         from envdoctor.present.report import render_report
 
         pane = self.query_one(SelftestPane)
-        results = [pane.results[n] for n in pane.results]
-        return render_report(self.snapshot, self.findings or [], redact=True, plan=self.plan, selftests=results,
+        return render_report(self.snapshot, self.findings or [], redact=True, plan=self.plan,
+                             selftests=list(pane.results.values()),
                              nccl=self.query_one(NcclPane).report)
 
     def _export(self, choice: Optional[Tuple[str, str]]) -> None:

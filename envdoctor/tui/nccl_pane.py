@@ -58,7 +58,7 @@ class NcclPane(Vertical):
     """Open an NCCL / torch.distributed log (or paste it) and see the ranked causes, evidence lines highlighted."""
 
     ENTRY = "#nccl-path"
-    BINDINGS = [Binding("ctrl+l", "clear", "Clear", tooltip="Clear the path and the pasted log")]
+    BINDINGS = [Binding("ctrl+l", "clear", "Clear", tooltip="clear the path and the pasted log")]
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
