@@ -55,6 +55,8 @@ async def test_run_gpu_then_allreduce_keeps_rows_and_draws_busbw_live():
         detail = text_of(app.query_one("#selftest-detail-text", Static))
         assert "allreduce: passed" in detail and "busbw gbps.1024" in detail and "progress" in detail
         assert "allreduce: allreduce:" not in detail  # each line said once, without a repeated prefix
+        lines = [m.line for m in seen if isinstance(m, msg.SelftestProgress)]
+        assert any("using gloo on the CPU instead" in line for line in lines)  # the fallback from nccl is said
         assert not any(b.disabled for b in app.query("#selftest-controls Button").results(Button))
 
 
