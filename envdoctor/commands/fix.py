@@ -114,10 +114,12 @@ def make_plan(args: argparse.Namespace, settings: Settings, warn: Any = None,
 
 
 def render(doc: Dict[str, Any]) -> str:
-    lines = [f"plan: {doc['status']} - {doc.get('reason', '')}"]
+    from envdoctor.present.words import word
+
+    lines = [f"plan: {word(doc['status'])} - {doc.get('reason', '')}"]
     for p in doc["packages"]:
         lines.append(f"  install {p['pin']}" + (f"  from {p['index_url']}" if p["index_url"] else "  from your pip index"))
-        lines.append(f"    because {p['reason']}" + (f" [{p['status']}]" if p["status"] != "verified" else ""))
+        lines.append(f"    because {p['reason']}" + (f" [{word(p['status'])}]" if p["status"] != "verified" else ""))
     if doc.get("installs"):
         lines.append("  pip will install (with the dependencies):")
         for i in doc["installs"]:

@@ -93,7 +93,7 @@ def render(report, style: Style, snapshot_used: bool = False) -> str:
             out.append("")
     for n, fd in enumerate(report.findings, 1):
         label = "most likely root cause" if n == 1 and report.failed else ("also possible" if report.failed else "warning")
-        out.append(f"{n}. {style(fd.category, 'bold')} {fd.title}")
+        out.append(f"{n}. {style(fd.title, 'bold')}")
         out.append(f"   {label}, {style(fd.confidence + ' confidence', _CONF.get(fd.confidence, 'dim'))}  [{fd.id}]")
         if fd.evidence:
             out.append("   evidence:")

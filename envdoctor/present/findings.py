@@ -7,6 +7,7 @@ from typing import Sequence
 
 from envdoctor.findings import Finding, summary
 from envdoctor.present.style import Style
+from envdoctor.present.words import word
 from envdoctor.redact import scrub_secrets
 
 _LABEL = {"error": ("ERROR", "red"), "warning": ("WARNING", "yellow"), "info": ("INFO", "blue")}
@@ -24,7 +25,7 @@ def render_findings(findings: Sequence[Finding], style: Style) -> str:
             lines.extend(textwrap.wrap(para, 100, initial_indent="    ", subsequent_indent="    ",
                                        break_long_words=False, break_on_hyphens=False) or [""])
         fix_lines = f.fix.splitlines() or [""]
-        safety = "" if f.safety == "display_only" else f" ({f.safety} to apply with `envdoctor fix`)"
+        safety = "" if f.safety == "display_only" else f" ({word(f.safety)} with `envdoctor fix`)"
         lines.append(f"    {style('fix:', 'green')} {fix_lines[0]}{safety}")
         lines.extend(f"         {ln}" for ln in fix_lines[1:])
         lines.append("")

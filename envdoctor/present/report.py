@@ -6,12 +6,13 @@ from __future__ import annotations
 import getpass
 import os
 import re
-from typing import List, Sequence, Set
+from typing import Any, List, Optional, Sequence, Set
 
 from envdoctor import __version__
 from envdoctor.findings import Finding, summary
 from envdoctor.present.facts import fact_groups, show
 from envdoctor.present.terminal import printable
+from envdoctor.present.words import word
 from envdoctor.redact import scrub_identity, scrub_secrets
 from envdoctor.snapshot import Snapshot, present
 
@@ -50,7 +51,10 @@ def _item(text: str) -> str:
     return "\n    ".join(scrub_secrets(str(text)).splitlines())
 
 
-def render_report(snap: Snapshot, findings: Sequence[Finding], redact: bool = True) -> str:
+def render_report(snap: Snapshot, findings: Sequence[Finding], redact: bool = True, *, plan: Any = None,
+                  selftests: Sequence[Any] = (), nccl: Any = None) -> str:
+    """The report; the TUI adds what it shows besides: the install `plan` (wheels.planner.Plan), the `selftests`
+    it ran (selftest.result.TestResult) and the `nccl` diagnosis it made (nccl.diagnose report)."""
     s = summary(findings)
     lines: List[str] = [
         "## envdoctor report",
@@ -66,6 +70,7 @@ def render_report(snap: Snapshot, findings: Sequence[Finding], redact: bool = Tr
             lines.append(f"  - {_item(f.detail)}")
             lines.append(f"  - fix: {_item(f.fix)}")
         lines.append("")
+    lines += _plan_lines(plan) + _selftest_lines(selftests) + _nccl_lines(nccl)
     lines += ["### Machine", ""]
     for title, items in fact_groups(snap):
         lines += [f"**{title}**", "", "| | |", "|---|---|"]
@@ -79,3 +84,43 @@ def render_report(snap: Snapshot, findings: Sequence[Finding], redact: bool = Tr
     if redact:
         text = scrub_identity(text, hostnames=_identities(snap), users=_users(snap))
     return text
+
+
+def _plan_lines(plan: Any) -> List[str]:
+    if plan is None:
+        return []
+    lines = ["### Install plan", "", f"**{word(plan.status)}**" + (f": {plan.reason}" if plan.reason else ""), ""]
+    for p in plan.packages:
+        lines.append(f"- install `{p.pin}` from {p.index_url or 'your pip index'}: {p.reason}"
+                     + (f" ({word(p.status)})" if p.status != "verified" else ""))
+    lines += [f"- keep {k}" for k in plan.kept] + [f"- upgrade: {u}" for u in plan.upgrade]
+    lines += [f"- note: {n}" for n in plan.notes]
+    if plan.commands:
+        lines += ["", "```"] + [" ".join(c) for c in plan.commands] + ["```"]
+    return lines + [""]
+
+
+def _selftest_lines(results: Sequence[Any]) -> List[str]:
+    from envdoctor.present.selftest import summary_line
+
+    if not results:
+        return []
+    lines = ["### Self-tests", "", "| test | verdict | seconds | result |", "|---|---|---|---|"]
+    for r in results:
+        what = summary_line(r) or ((r.error or "").strip().splitlines() or [""])[0]
+        lines.append(f"| {r.name} | {word(r.status)} | {r.seconds:.1f} | {what.replace('|', '/')} |")
+    return lines + [""]
+
+
+def _nccl_lines(report: Optional[Any]) -> List[str]:
+    if report is None:
+        return []
+    lines = ["### NCCL diagnosis", "", f"{len(report.inputs)} input(s), {report.lines} line(s).", ""]
+    if not report.failed:
+        lines += ["No recognisable NCCL failure in the input.", ""]
+    for n, fd in enumerate(report.findings, 1):
+        label = "most likely root cause" if n == 1 and report.failed else ("also possible" if report.failed else "warning")
+        lines.append(f"{n}. **{fd.title}** ({label}, {fd.confidence} confidence, {fd.id})")
+        lines += [f"   - evidence: `{line}`" for line in fd.evidence[:3]]
+        lines.append(f"   - fix: {fd.fix}")
+    return lines + [""]

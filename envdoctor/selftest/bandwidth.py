@@ -265,3 +265,13 @@ def power_of_two_sizes(lo: int, hi: int) -> List[int]:
     if not out:
         out.append(size)
     return out
+
+
+# The line the all-reduce worker writes to its progress file as each message size completes.
+_SIZE_LINE = re.compile(r"^\s*(\d+) B\s+\d+ iters\s+busbw\s+([0-9.]+) GB/s\s+(ok|WRONG)\s*$")
+
+
+def size_done(line: str) -> Optional[tuple]:
+    """(bytes, busbw GB/s) from a progress line that reports one finished message size; None for other lines."""
+    m = _SIZE_LINE.match(line)
+    return (int(m.group(1)), float(m.group(2))) if m else None

@@ -123,6 +123,9 @@ def _allreduce(options: SelftestOptions, target: Target, timeout: float, snapsho
     if target.error or not target.torch:
         return TestResult("allreduce", "failed", error=f"torch does not import in {target.python}: {target.error}")
     backend = options.backend or target.default_backend
+    if options.backend is None and backend == "gloo":
+        why = "torch.distributed has no NCCL in this build" if not target.nccl else "CUDA is not available"
+        progress(f"allreduce: nccl needs CUDA GPUs and {why} (torch {target.torch}): using gloo on the CPU instead")
     if backend == "nccl" and not (target.nccl and target.cuda_available):
         why = "torch.distributed has no NCCL in this build" if not target.nccl else "CUDA is not available"
         return TestResult("allreduce", "failed", error=f"--backend nccl: {why} (torch {target.torch}); use --backend gloo")

@@ -48,8 +48,7 @@ def run_backward(target: Target, batch: int = 8, repeats: int = 3, timeout: floa
                        speedup=_r(fp32["speedup"], 3), max_rel_grad_diff=fp32["max_rel_grad_diff"],
                        tolerance=fp32["tolerance"], looped_peak_bytes=fp32["looped_peak_bytes"],
                        batched_peak_bytes=fp32["batched_peak_bytes"], memory_method=fp32["memory_method"])
-        metrics["dtypes"] = {d: {k: (_r(v) if isinstance(v, float) and "diff" not in k else v) for k, v in r.items()}
-                             for d, r in runs.items()}
+        metrics["dtypes"] = {d: {k: _timing(k, v) for k, v in r.items()} for d, r in runs.items()}
     if "deepspeed" in data:
         metrics["deepspeed"] = data["deepspeed"]
     if run.launch.ok and data.get("ok"):
@@ -69,7 +68,7 @@ def run_compile(target: Target, timeout: float = 900.0, progress: Progress = no_
     progress("compile: torch.compile of a small model against eager")
     run = run_worker(target, "compile_worker.py", [], rundir, timeout, progress, launcher=launcher, prefix="  ")
     data = run.data or {}
-    metrics = {k: (_r(v) if isinstance(v, float) and "diff" not in k else v) for k, v in data.items()
+    metrics = {k: _timing(k, v) for k, v in data.items()
                if k in ("device", "backend", "compile_seconds", "cache_hits", "eager_step_seconds", "compiled_step_seconds",
                         "max_rel_out_diff", "max_rel_grad_diff", "tolerance", "torch")}
     if data.get("skipped"):
@@ -150,6 +149,11 @@ def run_gpu(target: Target, timeout: float = 600.0, progress: Progress = no_prog
         return rundir.finish(TestResult("gpu", "passed", run.launch.seconds, metrics, None, findings))
     return rundir.finish(TestResult("gpu", "failed", run.launch.seconds, metrics, failure_text(run, "the gpu worker"),
                                     findings), run.launch.log_path)
+
+
+def _timing(key: str, value: Any) -> Any:
+    """Seconds and ratios rounded; differences and tolerances (1e-05 and below) kept as measured."""
+    return value if "diff" in key or key == "tolerance" else _r(value)
 
 
 def _r(value: Any, digits: int = 4) -> Any:

@@ -9,15 +9,18 @@ from __future__ import annotations
 import os
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 from rich.text import Text
 from textual import on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
+from textual.content import Content
 from textual.screen import Screen
-from textual.widgets import Footer, Header, TabbedContent, TabPane
+from textual.widget import Widget
+from textual.widgets import Footer, Header, TabbedContent, TabPane, Tabs
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from envdoctor.errors import InputError
@@ -28,20 +31,41 @@ from envdoctor.settings import Settings
 from envdoctor.snapshot import ProbeRecord, Snapshot, known_list, present
 from envdoctor.tui import messages as msg
 from envdoctor.tui.fleet_pane import FleetPane
-from envdoctor.tui.modals import ConfirmScreen, ErrorScreen, ExportScreen
-from envdoctor.tui.panes import (
-    FindingsPane,
-    FixPane,
-    GpusPane,
-    NcclPane,
-    OverviewPane,
-    SelftestPane,
-    fix_wishes,
-)
+from envdoctor.tui.modals import ConfirmScreen, ErrorScreen, ExportScreen, HelpScreen
+from envdoctor.tui.nccl_pane import NcclPane
+from envdoctor.tui.panes import FindingsPane, FixPane, GpusPane, OverviewPane, fix_wishes
+from envdoctor.tui.selftest_pane import SelftestPane
 
-TABS = (("overview", "Overview", "o"), ("gpus", "GPUs & topology", "g"), ("findings", "Findings", "f"),
-        ("fix", "Fix", "x"), ("selftest", "Self-tests", "s"), ("nccl", "NCCL", "n"),
-        ("fleet", "Fleet", "c"))
+
+@dataclass(frozen=True)
+class Tab:
+    """One tab: its id, title, key, what it is for (the help screen) and its pane. A pane's ENTRY (a selector),
+    if it has one, takes the focus when the tab opens."""
+
+    id: str
+    title: str
+    key: str
+    about: str
+    pane: Callable[..., Widget]
+
+    @property
+    def label(self) -> Content:
+        """The title with its key underlined (the footer leaves the tab keys to the tab bar and the help screen)."""
+        at = self.title.lower().find(self.key)
+        return Content(self.title).stylize("underline", at, at + 1) if at >= 0 else Content(self.title)
+
+
+TABS = (
+    Tab("overview", "Overview", "o", "the machine at a glance, the verdict, each probe's status", OverviewPane),
+    Tab("gpus", "GPUs & topology", "g", "each GPU, the links between them, peer access, NUMA", GpusPane),
+    Tab("findings", "Findings", "f", "what is wrong, most severe first: detail, fix and references", FindingsPane),
+    Tab("fix", "Fix", "x", "the install plan with its reasons; Apply asks first and rolls back on failure", FixPane),
+    Tab("selftest", "Self-tests", "s", "run all-reduce, backward, torch.compile and GPU checks on this machine",
+        SelftestPane),
+    Tab("nccl", "NCCL", "n", "open or paste an NCCL log: ranked causes, evidence highlighted", NcclPane),
+    Tab("fleet", "Fleet", "l", "a fleet report (`envdoctor fleet collect -o FILE`): the odd node, the bandwidth "
+        "heat map", FleetPane),
+)
 NCCL_TEXTAREA_MAX = 2 << 20  # a log bigger than this is diagnosed (streamed) but not loaded into the editor
 
 
@@ -49,11 +73,14 @@ class EnvDoctorApp(App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "envdoctor"
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
+    # Plain keys are global from every widget but a text input, which takes every printable key (Escape leaves it).
     BINDINGS = [
-        Binding("q", "quit", "Quit"),
-        Binding("e", "export", "Export"),
-        Binding("r", "reprobe", "Re-probe"),
-        *(Binding(key, f"show_tab('{tab}')", label.split(" ")[0]) for tab, label, key in TABS),
+        Binding("question_mark", "help", "Help", key_display="?", tooltip="this list of keys"),
+        Binding("e", "export", "Export", tooltip="export the redacted report (to a file or the clipboard)"),
+        Binding("r", "reprobe", "Re-probe", tooltip="probe this machine again"),
+        Binding("q", "quit", "Quit", tooltip="quit, with the exit code `envdoctor check` gives"),
+        Binding("escape", "leave", "Leave"),
+        *(Binding(t.key, f"show_tab('{t.id}')", f"{t.title} tab", show=False) for t in TABS),
     ]
 
     def __init__(self, snapshot: Optional[Snapshot] = None, probe_context: Optional[ProbeContext] = None,
@@ -80,21 +107,10 @@ class EnvDoctorApp(App[int]):
 
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False)
-        with TabbedContent(id="tabs", initial="overview"):
-            with TabPane("Overview", id="overview"):
-                yield OverviewPane(id="overview-pane")
-            with TabPane("GPUs & topology", id="gpus"):
-                yield GpusPane(id="gpus-pane")
-            with TabPane("Findings", id="findings"):
-                yield FindingsPane(id="findings-pane")
-            with TabPane("Fix", id="fix"):
-                yield FixPane(id="fix-pane")
-            with TabPane("Self-tests", id="selftest"):
-                yield SelftestPane(id="selftest-pane")
-            with TabPane("NCCL", id="nccl"):
-                yield NcclPane(id="nccl-pane")
-            with TabPane("Fleet", id="fleet"):
-                yield FleetPane(id="fleet-pane")
+        with TabbedContent(id="tabs", initial=TABS[0].id):
+            for tab in TABS:
+                with TabPane(tab.label, id=tab.id):
+                    yield tab.pane(id=f"{tab.id}-pane")
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
@@ -290,15 +306,18 @@ class EnvDoctorApp(App[int]):
         if not self.fix_target:
             self.notify("Self-tests run on this machine; this is a recorded snapshot.", severity="warning")
             return
-        self.query_one(SelftestPane).start(message.names)
-        self._selftests(message.names, self.fix_target)
-
-    @work(thread=True, exclusive=True, group="selftest", exit_on_error=False, description="self-tests")
-    def _selftests(self, names: List[str], python: str) -> None:
-        from envdoctor.selftest.common import probe_target
-        from envdoctor.selftest.runner import SelftestOptions, run_test
+        from envdoctor.selftest.bandwidth import power_of_two_sizes
+        from envdoctor.selftest.runner import SelftestOptions
 
         options = SelftestOptions(scratch=self.settings.selftest_dir)
+        self.query_one(SelftestPane).start(message.names, power_of_two_sizes(*options.size_range()))
+        self._selftests(message.names, self.fix_target, options)
+
+    @work(thread=True, exclusive=True, group="selftest", exit_on_error=False, description="self-tests")
+    def _selftests(self, names: List[str], python: str, options: Any) -> None:
+        from envdoctor.selftest.common import probe_target
+        from envdoctor.selftest.runner import run_test
+
         snapshot = self.snapshot
         for name in names:
             if get_current_worker().is_cancelled:
@@ -316,15 +335,11 @@ class EnvDoctorApp(App[int]):
     def _selftest_done(self, message: msg.SelftestDone) -> None:
         from envdoctor.present.selftest import summary_line
 
-        pane = self.query_one(SelftestPane)
-        table_names = [str(k.value) for k in pane.query_one("#selftest-table").rows]
-        idx = table_names.index(message.result.name) if message.result.name in table_names else -1
-        nxt = table_names[idx + 1] if 0 <= idx < len(table_names) - 1 else None
-        pane.show_result(message.result, summary_line(message.result), nxt)
+        self.query_one(SelftestPane).show_result(message.result, summary_line(message.result))
 
     @on(msg.SelftestsFinished)
     def _selftests_finished(self) -> None:
-        self.query_one(SelftestPane).running = False
+        self.query_one(SelftestPane).finish()
 
     # --- NCCL ---------------------------------------------------------------------------------
 
@@ -368,7 +383,7 @@ class EnvDoctorApp(App[int]):
         if worker.group == "install":
             self.query_one(FixPane).finish_install(None, f"{type(worker.error).__name__}: {worker.error}")
         elif worker.group == "selftest":
-            self.query_one(SelftestPane).running = False
+            self.query_one(SelftestPane).finish()
         self.push_screen(ErrorScreen(f"{worker.description} failed", f"{type(worker.error).__name__}: {worker.error}"))
 
     # --- actions ------------------------------------------------------------------------------
@@ -376,10 +391,60 @@ class EnvDoctorApp(App[int]):
     def check_action(self, action: str, parameters: Tuple[object, ...]) -> Optional[bool]:
         if action == "reprobe" and not self.live:
             return False  # a recorded snapshot cannot be probed again: hide the key
+        if action == "leave":  # shown (and needed) only where the focus is in an input or a list
+            return not self.screen.is_modal and not isinstance(self.focused, (Tabs, type(None)))
         return True
 
     def action_show_tab(self, tab: str) -> None:
-        self.query_one("#tabs", TabbedContent).active = tab
+        tabs = self.query_one("#tabs", TabbedContent)
+        if tabs.active == tab:
+            self._enter(tab)
+            return
+        # Focus leaves the pane being hidden first: a focused widget there would pull its tab back.
+        tabs.query_one(Tabs).focus()
+        tabs.active = tab
+
+    @on(TabbedContent.TabActivated, "#tabs")
+    def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        if event.pane.id is not None:
+            self._enter(event.pane.id)
+
+    def _enter(self, tab: str) -> None:
+        """The tab's entry widget takes the focus (the NCCL path box, the findings list); else the tab bar."""
+        pane = self.query_one(f"#{tab}-pane")
+        entry = getattr(pane, "ENTRY", None)
+        target = pane.query_one(entry) if entry else self.query_one("#tabs", TabbedContent).query_one(Tabs)
+        self.call_after_refresh(target.focus)
+
+    def action_leave(self) -> None:
+        """Escape: out of any input or list, onto the tab bar, where every key is global again."""
+        self.query_one("#tabs", TabbedContent).query_one(Tabs).focus()
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen(self.help_rows()))
+
+    def help_rows(self) -> List[Tuple[str, str]]:
+        """(key, what it does) for every key: the app's, the tabs', and the keys inside widgets."""
+        rows: List[Tuple[str, str]] = [("", "Keys that work everywhere except in a text input")]
+        for b in self.BINDINGS:
+            if isinstance(b, Binding) and not b.action.startswith("show_tab") and b.key != "escape":
+                if b.action == "reprobe" and not self.live:
+                    continue
+                rows.append((b.key_display or b.key, b.tooltip or b.description))
+        rows.append(("ctrl+p", "the command palette: tabs, findings, export, screenshot"))
+        rows.append(("", "Tabs"))
+        rows.extend((t.key, f"{t.title}: {t.about}") for t in TABS)
+        rows.append(("", "Moving around"))
+        rows.extend([("escape", "leave a text input or a list (then every key above works)"),
+                     ("tab / shift+tab", "next / previous widget"),
+                     ("left / right", "on the tab bar: previous / next tab"),
+                     ("up / down, enter", "move in a list or table; choose"),
+                     ("ctrl+q", "quit from anywhere, even a text input")])
+        for t in TABS:  # a pane's own keys (not those it inherits from its container)
+            for b in vars(t.pane).get("BINDINGS", []):
+                rows.append((b.key, f"{t.title} tab: {b.tooltip or b.description}"))
+        return rows
 
     def action_export(self) -> None:
         if self.snapshot is None or self.findings is None:
@@ -388,28 +453,57 @@ class EnvDoctorApp(App[int]):
         self.push_screen(ExportScreen(self.report_path), self._export)
 
     def report_text(self) -> str:
+        """The redacted markdown report of everything the app shows: facts, findings, plan, self-tests, NCCL."""
         from envdoctor.present.report import render_report
 
-        return render_report(self.snapshot, self.findings or [], redact=True)
+        pane = self.query_one(SelftestPane)
+        return render_report(self.snapshot, self.findings or [], redact=True, plan=self.plan,
+                             selftests=list(pane.results.values()),
+                             nccl=self.query_one(NcclPane).report)
 
     def _export(self, choice: Optional[Tuple[str, str]]) -> None:
         if choice is None:
             return
         what, path = choice
-        text = self.report_text()
         if what == "copy":
-            self.copy_to_clipboard(text)
+            self.copy_to_clipboard(self.report_text())
             self.notify("Report copied to the clipboard (where the terminal allows it: OSC 52).")
             return
+        target = Path(path).expanduser()
+        note = ""
+        if not target.parent.exists():
+            note = f" ({target.parent} does not exist)"
+            target = Path.cwd() / target.name
+        if target.exists():
+            def confirmed(yes: Optional[bool]) -> None:
+                if yes:
+                    self._write_report(target, note)
+
+            self.push_screen(ConfirmScreen("Replace the existing file?", Text(f"{target} exists; replace it with "
+                                                                              "this report?"), yes="Replace"), confirmed)
+            return
+        self._write_report(target, note)
+
+    def _write_report(self, target: Path, note: str) -> None:
         from envdoctor.atomic_write import write_atomic
 
         try:
-            write_atomic(Path(path).expanduser(), text)
+            write_atomic(target, self.report_text())
         except InputError as exc:
             self.notify(f"Cannot write the report: {exc}", severity="error")
             return
-        self.report_path = path
-        self.notify(f"Report written to {path}")
+        self.report_path = str(target)
+        self.notify(f"Report written to {target}{note}")
+
+    def deliver_screenshot(self, filename: Optional[str] = None, path: Optional[str] = None,
+                           time_format: Optional[str] = None) -> Optional[str]:
+        """The palette's Screenshot: into ~/Downloads, or the current directory where there is none."""
+        if path is None:
+            from platformdirs import user_downloads_path
+
+            if not user_downloads_path().is_dir():
+                path = os.getcwd()
+        return super().deliver_screenshot(filename, path, time_format)
 
     def action_copy_report(self) -> None:
         if self.snapshot is None or self.findings is None:
@@ -426,8 +520,9 @@ class EnvDoctorApp(App[int]):
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
-        for tab, label, _key in TABS:
-            yield SystemCommand(f"Go to {label}", f"Show the {label} tab", lambda t=tab: self.action_show_tab(t))
+        for tab in TABS:
+            yield SystemCommand(f"Go to {tab.title}", tab.about, lambda t=tab.id: self.action_show_tab(t))
+        yield SystemCommand("Keys", "Every key and what each tab is for", self.action_help)
         yield SystemCommand("Export report", "Write the redacted markdown report to a file", self.action_export)
         yield SystemCommand("Copy report", "Copy the redacted markdown report to the clipboard", self.action_copy_report)
         if self.live:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Optional, Tuple
+from typing import Optional, Sequence, Tuple
 
+from rich.console import Group
+from rich.table import Table
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
@@ -92,3 +94,41 @@ class ErrorScreen(ModalScreen[None]):
     @on(Button.Pressed)
     def _close(self) -> None:
         self.dismiss(None)
+
+
+class HelpScreen(ModalScreen[None]):
+    """Every key and what each tab is for; any of Escape, ? or q closes it."""
+
+    BINDINGS = [Binding("escape,question_mark,q", "dismiss(None)", "Close")]
+
+    def __init__(self, rows: Sequence[Tuple[str, str]]) -> None:
+        super().__init__()
+        self._rows = rows
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog", classes="-help"):
+            yield Label("envdoctor: keys and tabs", id="dialog-title")
+            with VerticalScroll(id="help-scroll"):
+                yield Static(help_text(self._rows), id="help-text")
+            with Horizontal(id="dialog-buttons"):
+                yield Button("Close", id="close", compact=True)
+
+    @on(Button.Pressed)
+    def _close(self) -> None:
+        self.dismiss(None)
+
+
+def help_text(rows: Sequence[Tuple[str, str]]) -> Group:
+    """Headings (rows without a key) and key / meaning pairs, the meanings wrapping in their own column."""
+    parts = []
+    table = None
+    for key, what in rows:
+        if not key:
+            table = Table.grid(padding=(0, 2), expand=True)
+            table.add_column(style="bold cyan", no_wrap=True)
+            table.add_column(ratio=1)
+            parts += [Text(("\n" if parts else "") + what, style="bold"), table]
+            continue
+        if table is not None:
+            table.add_row(key, what)
+    return Group(*parts)

@@ -20,17 +20,17 @@ from textual.widgets import (
     OptionList,
     ProgressBar,
     RichLog,
-    Sparkline,
     Static,
-    TextArea,
 )
 from textual.widgets.option_list import Option
 
 from envdoctor.findings import Finding, summary
 from envdoctor.present.facts import fact_groups, gib, show, sm
+from envdoctor.present.words import word
 from envdoctor.redact import scrub_secrets
 from envdoctor.snapshot import ProbeRecord, Snapshot, known_list, present
 from envdoctor.tui import messages as msg
+from envdoctor.tui.charts import Wrapped
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "bold yellow", "info": "bold cyan"}
 STATUS_STYLE = {"ok": "green", "failed": "bold red", "timeout": "bold red", "skipped": "yellow", "running": "cyan",
@@ -52,9 +52,9 @@ def severity_text(severity: str) -> Text:
 def facts_table(rows: Sequence[Tuple[str, str]]) -> Table:
     table = Table(show_header=False, box=None, padding=(0, 1), expand=True)
     table.add_column(style="bold", no_wrap=True, ratio=None)
-    table.add_column(ratio=1, overflow="fold")
+    table.add_column(ratio=1)
     for label, value in rows:
-        table.add_row(label, value)
+        table.add_row(label, Wrapped(value))
     return table
 
 
@@ -238,7 +238,7 @@ def finding_detail(f: Finding) -> Text:
     text.append(f.detail + "\n\n")
     text.append("Fix: ", style="bold green")
     text.append(f.fix + "\n")
-    text.append(f"fix safety: {f.safety}\n", style="dim")
+    text.append(f"this fix: {word(f.safety)}\n", style="dim")
     for c in f.commands:
         text.append("  $ " + " ".join(c) + "\n", style="cyan")
     if f.subjects:
@@ -264,6 +264,7 @@ class FindingsPane(Horizontal):
     """Severity-sorted findings; the highlighted one's detail, fix and references beside it."""
 
     findings: reactive[Optional[List[Finding]]] = reactive(None, always_update=True)
+    ENTRY = "#finding-list"
 
     def compose(self) -> ComposeResult:
         yield OptionList(id="finding-list")
@@ -320,13 +321,13 @@ class FindingsPane(Horizontal):
 def plan_text(plan: Any, target: Optional[str]) -> Text:
     style = {"planned": "bold yellow", "nothing_to_do": "bold green", "impossible": "bold red"}.get(plan.status, "bold")
     text = Text()
-    text.append(f"Plan: {plan.status}", style=style)
+    text.append(f"Plan: {word(plan.status)}", style=style)
     text.append(f" — {plan.reason}\n" if plan.reason else "\n")
     for p in plan.packages:
         text.append("  install ", style="bold")
         text.append(p.pin, style="bold cyan")
         text.append(f"  from {scrub_secrets(p.index_url) if p.index_url else 'your pip index'}\n", style="dim")
-        text.append(f"    because {p.reason}" + (f" [{p.status}]" if p.status != "verified" else "") + "\n")
+        text.append(f"    because {p.reason}" + (f" [{word(p.status)}]" if p.status != "verified" else "") + "\n")
     for k in plan.kept:
         text.append(f"  keep {k}\n")
     for u in plan.upgrade:
@@ -381,10 +382,10 @@ class FixPane(Vertical):
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="fix-controls"):
-            yield Input(placeholder="torch versions (e.g. 2.9, >=2.8)", id="torch-spec")
+            yield Input(placeholder="torch version, e.g. 2.9", id="torch-spec")
             yield Checkbox("DeepSpeed", id="want-deepspeed")
-            yield Button("Plan", id="plan-button")
-            yield Button("Apply", id="apply-button", variant="warning", disabled=True)
+            yield Button("Plan", id="plan-button", compact=True)
+            yield Button("Apply", id="apply-button", variant="warning", disabled=True, compact=True)
         with VerticalScroll(id="plan-scroll"):
             yield Static(Text("Planning…", style="dim"), id="plan-text")
             yield Static(id="outcome")
@@ -447,146 +448,3 @@ class FixPane(Vertical):
     @on(Button.Pressed, "#apply-button")
     def _apply(self) -> None:
         self.post_message(msg.ApplyRequested())
-
-
-def size_label(nbytes: int) -> str:
-    for unit, shift in (("G", 30), ("M", 20), ("K", 10)):
-        if nbytes >= 1 << shift:
-            return f"{nbytes >> shift}{unit}"
-    return f"{nbytes}B"
-
-
-class SelftestPane(Vertical):
-    """Run each self-test or all of them; a table of results, busbw against message size, the backward speed-up."""
-
-    TESTS = ("allreduce", "backward", "compile", "gpu", "zero3")
-    running: reactive[bool] = reactive(False)
-
-    def compose(self) -> ComposeResult:
-        with Horizontal(id="selftest-controls"):
-            yield Button("Run all", id="run-all", variant="primary")
-            for name in self.TESTS:
-                yield Button(name, id=f"run-{name}")
-        yield ProgressBar(id="selftest-progress", show_eta=False)
-        yield DataTable(id="selftest-table", cursor_type="row")
-        with VerticalScroll(id="selftest-detail"):
-            yield Label("all-reduce busbw by message size", classes="section-title")
-            yield Sparkline([], id="busbw", summary_function=max)
-            yield Static(id="busbw-axis")
-            yield Static(id="selftest-text")
-        yield RichLog(id="selftest-log", wrap=True, markup=False, highlight=False, max_lines=500)
-
-    def on_mount(self) -> None:
-        self.query_one("#selftest-table", DataTable).add_columns("test", "status", "seconds", "result")
-        self.query_one("#selftest-progress", ProgressBar).update(total=1, progress=0)
-
-    def watch_running(self, running: bool) -> None:
-        for b in self.query("#selftest-controls Button"):
-            b.disabled = running
-
-    def start(self, names: List[str]) -> None:
-        self.running = True
-        self.query_one("#selftest-progress", ProgressBar).update(total=len(names), progress=0)
-        table = self.query_one("#selftest-table", DataTable)
-        table.clear()
-        for name in names:
-            table.add_row(name, Text("pending", style="dim"), "", "", key=name)
-        if names:
-            table.update_cell(names[0], table.ordered_columns[1].key, Text("running", style="cyan"))
-        self.query_one("#selftest-log", RichLog).clear()
-
-    def log_line(self, name: str, line: str) -> None:
-        self.query_one("#selftest-log", RichLog).write(f"{name}: {line}")
-
-    def show_result(self, result: Any, summary_line: str, next_name: Optional[str]) -> None:
-        table = self.query_one("#selftest-table", DataTable)
-        cols = table.ordered_columns
-        table.update_cell(result.name, cols[1].key, Text(result.status, style=STATUS_STYLE.get(result.status, "")))
-        table.update_cell(result.name, cols[2].key, f"{result.seconds:.1f}")
-        table.update_cell(result.name, cols[3].key, summary_line or (result.error or "").splitlines()[0][:80]
-                          if (summary_line or result.error) else "")
-        if next_name:
-            table.update_cell(next_name, cols[1].key, Text("running", style="cyan"))
-        self.query_one("#selftest-progress", ProgressBar).advance(1)
-        m = result.metrics or {}
-        if result.name == "allreduce" and m.get("busbw_gbps"):
-            sizes = sorted(m["busbw_gbps"], key=int)
-            self.query_one("#busbw", Sparkline).data = [float(m["busbw_gbps"][s]) for s in sizes]
-            self.query_one("#busbw-axis", Static).update(Text(
-                f"{size_label(int(sizes[0]))} … {size_label(int(sizes[-1]))}: peak "
-                f"{max(m['busbw_gbps'].values()):.2f} GB/s busbw ({m.get('world_size')} ranks, {m.get('backend')})",
-                style="dim"))
-        if result.name == "backward" and m.get("speedup"):
-            self.query_one("#selftest-text", Static).update(Text(
-                f"backward: one non-scalar backward over a batch of {m.get('batch')} is x{m['speedup']:.2f} faster "
-                f"than the per-sample loop ({m['looped_seconds']:.3f}s → {m['batched_seconds']:.3f}s); "
-                f"gradients match to {m['max_rel_grad_diff']:.1e}", style="bold"))
-
-    @on(Button.Pressed, "#selftest-controls Button")
-    def _run(self, event: Button.Pressed) -> None:
-        which = (event.button.id or "").removeprefix("run-")
-        self.post_message(msg.SelftestRequested(list(self.TESTS) if which == "all" else [which]))
-
-
-class NcclPane(Vertical):
-    """Open an NCCL / torch.distributed log (or paste it) and see the ranked causes, evidence lines highlighted."""
-
-    def compose(self) -> ComposeResult:
-        with Horizontal(id="nccl-controls"):
-            yield Input(placeholder="path of a log file", id="nccl-path")
-            yield Button("Open", id="nccl-open", variant="primary")
-            yield Button("Diagnose pasted text", id="nccl-paste")
-        yield TextArea(id="nccl-text", soft_wrap=False, show_line_numbers=True)
-        with VerticalScroll(id="nccl-result-scroll"):
-            yield Static(Text("Open a log file or paste a log above, then diagnose it.", style="dim"), id="nccl-result")
-
-    @on(Button.Pressed, "#nccl-open")
-    @on(Input.Submitted, "#nccl-path")
-    def _open(self) -> None:
-        path = self.query_one("#nccl-path", Input).value.strip()
-        if path:
-            self.post_message(msg.NcclRequested(path=path, text=None))
-
-    @on(Button.Pressed, "#nccl-paste")
-    def _paste(self) -> None:
-        self.post_message(msg.NcclRequested(path=None, text=self.query_one("#nccl-text", TextArea).text))
-
-    def show_error(self, error: str) -> None:
-        self.query_one("#nccl-result", Static).update(Text(error, style="bold red"))
-
-    def show_report(self, report: Any, log_text: Optional[str]) -> None:
-        text = Text()
-        f = report.facts.as_dict()
-        text.append(f"{len(report.inputs)} input(s), {report.lines} line(s)", style="dim")
-        if f.get("nccl_versions"):
-            text.append(f"; NCCL {', '.join(f['nccl_versions'])}", style="dim")
-        if f.get("transports"):
-            text.append(f"; transports {', '.join(f['transports'])}", style="dim")
-        text.append("\n\n")
-        if not report.failed:
-            text.append("No recognisable NCCL failure in the input.\n", style="bold green")
-        evidence_lines: List[int] = []
-        for n, fd in enumerate(report.findings, 1):
-            label = "most likely root cause" if n == 1 and report.failed else ("also possible" if report.failed else "warning")
-            text.append(f"{n}. ", style="bold")
-            text.append(f"{fd.category} ", style="bold magenta")
-            text.append(f"{fd.title}\n", style="bold")
-            text.append(f"   {label}, {fd.confidence} confidence  [{fd.id}]\n", style="dim")
-            for i, line in enumerate(fd.evidence):
-                loc = fd.locations[i] if i < len(fd.locations) else ""
-                text.append(f"   {loc}: " if loc else "   ", style="dim")
-                text.append(line + "\n", style="black on yellow")
-                lineno = loc.rsplit(":", 1)[-1] if loc else ""
-                if lineno.isdigit():
-                    evidence_lines.append(int(lineno))
-            for reason in fd.why[:3]:
-                text.append(f"   why: {reason}\n")
-            text.append("   fix: ", style="bold green")
-            text.append(fd.fix + "\n\n")
-        self.query_one("#nccl-result", Static).update(text)
-        area = self.query_one("#nccl-text", TextArea)
-        if log_text is not None and area.text != log_text:
-            area.load_text(log_text)
-        if evidence_lines:
-            area.move_cursor((max(0, evidence_lines[0] - 1), 0), center=True)
-            area.select_line(max(0, evidence_lines[0] - 1))

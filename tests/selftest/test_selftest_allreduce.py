@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from envdoctor.selftest.bandwidth import size_done
+
 from .conftest import by_name, cli, doc, free_port, popen_cli
 
 pytestmark = pytest.mark.slow
@@ -30,6 +32,16 @@ def test_two_gloo_ranks_pass(marker):
     assert m["ddp"]["grads_identical"] and m["ddp"]["params_identical_after_step"]
     assert m["ddp"]["max_rel_grad_diff"] <= 1e-5
     assert "2 ranks joined (gloo)" in proc.stderr  # progress on stderr
+    assert "using gloo" not in proc.stderr  # asked for: nothing to announce
+    sizes = [size_done(line.partition("envdoctor selftest:")[2]) for line in proc.stderr.splitlines()]
+    assert [s[0] for s in sizes if s] == [1024 << i for i in range(7)]  # one progress line per size, in order
+
+
+def test_without_gpus_the_fallback_to_gloo_is_announced(marker):
+    proc = cli(["selftest", "allreduce", "--nproc", "2", "--json", *SMALL], env={"ENVDOCTOR_TEST_MARK": marker})
+    assert proc.returncode == 0, proc.stderr
+    assert by_name(doc(proc), "allreduce")["metrics"]["backend"] == "gloo"
+    assert "allreduce: nccl needs CUDA GPUs and" in proc.stderr and "using gloo on the CPU instead" in proc.stderr
 
 
 def test_two_nodes_meet_through_c10d_rendezvous(marker):

@@ -52,7 +52,7 @@ async def test_fleet_tab_highlights_the_odd_nodes_and_draws_the_heat_map(tmp_pat
     app = make_app(recorded("a100_pcie_8x"))
     async with app.run_test(size=(140, 45)) as pilot:
         await settle(pilot, app)
-        await pilot.press("c")
+        await pilot.press("l")
         await settle(pilot, app)
         assert app.query_one("#tabs", TabbedContent).active == "fleet"
         app.query_one("#fleet-path", Input).value = str(path)
@@ -79,7 +79,7 @@ async def test_a_file_that_is_not_a_fleet_report_is_said_plainly(tmp_path):
     app = make_app(recorded("a100_pcie_8x"))
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot, app)
-        await pilot.press("c")
+        await pilot.press("l")
         app.query_one("#fleet-path", Input).value = str(bad)
         await pilot.click("#fleet-open")
         await settle(pilot, app)

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import sys
 
-from textual.widgets import Button, DataTable, ProgressBar, Sparkline, Static, TabbedContent
+from textual.widgets import Button, DataTable, ProgressBar, Static, TabbedContent
 
 from envdoctor.tui import messages as msg
 from envdoctor.tui.app import make_app
-from tests.tui.conftest import aio, recorded, settle, text_of, until
+from tests.tui.conftest import aio, recorded, recorded_selftests, settle, show_selftests, text_of, until
 
 
 @aio
-async def test_run_allreduce_and_gpu_shows_results_plot_and_progress():
+async def test_run_gpu_then_allreduce_keeps_rows_and_draws_busbw_live():
     seen = []
     app = make_app(recorded("cpu_only_this_machine"), fix_python=sys.executable)
     async with app.run_test(size=(120, 40), message_hook=seen.append) as pilot:
@@ -26,7 +26,13 @@ async def test_run_allreduce_and_gpu_shows_results_plot_and_progress():
         table = app.query_one("#selftest-table", DataTable)
         assert str(table.get_row("gpu")[1]) == "skipped"  # no CUDA here: skipped, with the reason
         assert "CUDA is not available" in str(table.get_row("gpu")[3])
+        assert table.columns[table.ordered_columns[3].key].content_width >= len(str(table.get_row("gpu")[3]))  # not cut
+        assert "why: CUDA is not available" in text_of(app.query_one("#selftest-detail-text", Static))
+        assert not app.query_one("#busbw-chart", Static).display  # no all-reduce asked for: no empty chart
         seen.clear()
+        bar = app.query_one("#selftest-progress", ProgressBar)
+        drawn = []
+        app.watch(bar, "progress", lambda value: drawn.append(value), init=False)
         await pilot.click("#run-allreduce")
         await pilot.pause()
         assert all(b.disabled for b in app.query("#selftest-controls Button").results(Button))
@@ -34,13 +40,51 @@ async def test_run_allreduce_and_gpu_shows_results_plot_and_progress():
         await settle(pilot, app)
         result = next(m.result for m in seen if isinstance(m, msg.SelftestDone))
         assert result.status == "passed"
+        assert [str(k.value) for k in table.rows] == ["gpu", "allreduce"]  # the earlier row stays
         assert str(table.get_row("allreduce")[1]) == "passed" and "busbw" in str(table.get_row("allreduce")[3])
-        busbw = result.metrics["busbw_gbps"]
-        assert list(app.query_one("#busbw", Sparkline).data) == [busbw[k] for k in sorted(busbw, key=int)]
-        assert "1K … 64M" in text_of(app.query_one("#busbw-axis", Static))
-        assert app.query_one("#selftest-progress", ProgressBar).percentage == 1
-        assert any(isinstance(m, msg.SelftestProgress) for m in seen)
+        busbw = {int(k): v for k, v in result.metrics["busbw_gbps"].items()}
+        pane = app.query_one("#selftest-pane")
+        assert pane.busbw == busbw and sorted(busbw)[0] == 1024 and sorted(busbw)[-1] == 64 << 20
+        size_lines = [m.line for m in seen if isinstance(m, msg.SelftestProgress) and " B " in m.line and "busbw" in m.line]
+        assert len(size_lines) == len(busbw)  # one progress line per message size ...
+        assert len(set(drawn)) > len(busbw) // 2  # ... and the bar moved with them, not only between tests
+        assert bar.percentage == 1
+        chart = text_of(app.query_one("#busbw-chart", Static))
+        assert "busbw (GB/s) by message size" in chart and "message size (bytes)" in chart
+        assert "1K" in chart and "64M" in chart and f"{max(busbw.values()):.3g}" in chart
+        detail = text_of(app.query_one("#selftest-detail-text", Static))
+        assert "allreduce: passed" in detail and "busbw gbps.1024" in detail and "progress" in detail
+        assert "allreduce: allreduce:" not in detail  # each line said once, without a repeated prefix
+        lines = [m.line for m in seen if isinstance(m, msg.SelftestProgress)]
+        assert any("using gloo on the CPU instead" in line for line in lines)  # the fallback from nccl is said
         assert not any(b.disabled for b in app.query("#selftest-controls Button").results(Button))
+
+
+@aio
+async def test_selecting_a_row_shows_its_numbers_and_the_backward_speedup_bars():
+    app = make_app(recorded("cpu_only_this_machine"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        await pilot.press("s")
+        results = recorded_selftests()
+        await show_selftests(pilot, app, results)
+        backward = next(r for r in results if r.name == "backward")
+        table = app.query_one("#selftest-table", DataTable)
+        table.focus()
+        table.move_cursor(row=table.get_row_index("backward"))
+        await settle(pilot, app)
+        detail = text_of(app.query_one("#selftest-detail-text", Static))
+        assert "backward: passed" in detail
+        m = backward.metrics
+        assert "looped seconds" in detail and f"{m['looped_seconds']:.4g}" in detail
+        assert "deepspeed.status" in detail and "dtypes.float32.tolerance" in detail
+        bars = text_of(app.query_one("#speedup", Static))
+        assert "per-sample loop" in bars and "one non-scalar" in bars
+        assert f"{m['looped_seconds']:.3f} s" in bars and f"x{m['looped_seconds'] / m['batched_seconds']:.2f} faster" in bars
+        await pilot.press("escape")
+        await pilot.press("o")  # Escape left the table; the tab keys work again
+        await settle(pilot, app)
+        assert app.query_one("#tabs", TabbedContent).active == "overview"
 
 
 @aio

@@ -1,11 +1,16 @@
-"""SVG snapshots of the main tabs at fixed sizes, on recorded machines (`pytest --snapshot-update` accepts changes)."""
+"""SVG snapshots of every tab with data at 80x24 and 120x40, on recorded machines and recorded self-test results
+(`pytest --snapshot-update` accepts changes)."""
 
 from __future__ import annotations
 
 import pytest
+from textual.widgets import TextArea
 
 from envdoctor.tui.app import make_app
-from tests.tui.conftest import recorded, settle
+from tests.conftest import ROOT
+from tests.tui.conftest import recorded, recorded_selftests, settle, show_selftests
+
+NCCL_LOG = ROOT / "tests" / "fixtures" / "nccl" / "firewall_blocked.log"
 
 
 def showing(*keys: str):
@@ -25,6 +30,32 @@ def showing(*keys: str):
     ("rtx4090_pair", ("g",), (80, 24)),            # PCIe pair without NVLink
     ("rtx5090_old_torch", ("f",), (80, 24)),       # findings list and detail, stacked when narrow
     ("rtx5090_old_torch", ("x",), (120, 40)),      # the plan, its reasons and the rejected candidates
+    ("rtx5090_old_torch", ("f",), (120, 40)),      # findings list and detail side by side
+    ("rtx5090_old_torch", ("x",), (80, 24)),       # the plan's controls and text at the smallest size
+    ("rtx5090_old_torch", ("question_mark",), (80, 24)),   # every key and what each tab is for
 ])
 def test_main_screens(snap_compare, fixture, keys, size):
     assert snap_compare(make_app(recorded(fixture)), terminal_size=size, run_before=showing(*keys))
+
+
+@pytest.mark.parametrize("size", [(120, 40), (80, 24)])
+def test_self_tests_with_results(snap_compare, size):
+    async def run_before(pilot) -> None:
+        await showing("s")(pilot)
+        await show_selftests(pilot, pilot.app, recorded_selftests())
+        table = pilot.app.query_one("#selftest-table")
+        table.move_cursor(row=table.get_row_index("allreduce"))
+        await settle(pilot, pilot.app)
+
+    assert snap_compare(make_app(recorded("cpu_only_this_machine")), terminal_size=size, run_before=run_before)
+
+
+@pytest.mark.parametrize("size", [(120, 40), (80, 24)])
+def test_nccl_with_a_diagnosis(snap_compare, size):
+    async def run_before(pilot) -> None:
+        await showing("n")(pilot)
+        pilot.app.query_one("#nccl-text", TextArea).load_text(NCCL_LOG.read_text())
+        await pilot.click("#nccl-paste")
+        await settle(pilot, pilot.app)
+
+    assert snap_compare(make_app(recorded("a100_pcie_8x")), terminal_size=size, run_before=run_before)

@@ -282,12 +282,13 @@ def compare_modes(torch, model, batch, w, device, dtype_name, repeats, progress)
     return out, grads["batched"]
 
 
-def deepspeed_check(torch, model_factory, batch, w, device, ref_grads):
+def deepspeed_check(torch, model_factory, batch, w, device, ref_grads, progress):
     """The same step through a DeepSpeed engine: engine.backward takes a scalar, so the weighted sum."""
     try:
         import deepspeed
-    except BaseException as exc:
+    except BaseException as exc:  # said once, in the result: no progress line for a step that does not run
         return {"status": "skipped", "reason": "deepspeed does not import: %s: %s" % (type(exc).__name__, exc)}
+    progress("deepspeed: engine step with the weighted-sum scalar loss")
     info = {"version": getattr(deepspeed, "__version__", None)}
     try:
         import socket
@@ -379,8 +380,7 @@ def main(argv=None):
         elif ref is None:
             result["deepspeed"] = {"status": "skipped", "reason": "needs the float32 run"}
         else:
-            progress("deepspeed: engine step with the weighted-sum scalar loss")
-            result["deepspeed"] = deepspeed_check(torch, factory, (images, tokens), w, device, ref)
+            result["deepspeed"] = deepspeed_check(torch, factory, (images, tokens), w, device, ref, progress)
         failures = [d for d, r in runs.items() if not r["grads_match"]]
         if result["deepspeed"].get("status") == "failed":
             failures.append("deepspeed")

@@ -1,0 +1,68 @@
+"""The app in a real terminal (tmux): a path typed into the NCCL box stays there; keys leave it only after Escape."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+
+import pytest
+
+from tests.conftest import ROOT, fixture_path
+
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")]
+
+APP = ("import sys; from envdoctor.snapshot import load_snapshot; from envdoctor.tui.app import make_app; "
+       "app = make_app(load_snapshot(sys.argv[1])); app.run(); print('exit', app.return_code)")
+
+
+class Tmux:
+    def __init__(self, socket: str) -> None:
+        self.socket = socket
+
+    def __call__(self, *args: str) -> str:
+        return subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True, timeout=20).stdout
+
+    def screen(self) -> str:
+        return self("capture-pane", "-p", "-t", "app")
+
+    def wait_for(self, text: str, timeout: float = 60.0) -> str:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            shown = self.screen()
+            if text in shown:
+                return shown
+            time.sleep(0.2)
+        raise AssertionError(f"{text!r} not on the screen:\n{self.screen()}")
+
+
+@pytest.fixture
+def tmux(tmp_path):
+    t = Tmux(f"envdoctor-test-{uuid.uuid4().hex[:8]}")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TERM": "xterm-256color", "TEXTUAL_ANIMATIONS": "none"}
+    env.pop("NO_COLOR", None)
+    command = [sys.executable, "-c", APP, str(fixture_path("a100_pcie_8x"))]
+    subprocess.run(["tmux", "-L", t.socket, "-f", os.devnull, "new-session", "-d", "-s", "app", "-x", "100", "-y", "30",
+                    "--", *command],
+                   env=env, cwd=tmp_path, check=True, timeout=20)
+    t("set-option", "-t", "app", "remain-on-exit", "on")
+    yield t
+    t("kill-server")
+
+
+def test_a_typed_path_stays_in_the_nccl_box(tmux):
+    tmux.wait_for("Overview")
+    tmux.wait_for("error(s)")  # the diagnosis has painted
+    tmux("send-keys", "-t", "app", "n")
+    tmux.wait_for("path of a log file")
+    tmux("send-keys", "-t", "app", "-l", "/tmp/queue/nccl-rerun.log")
+    shown = tmux.wait_for("/tmp/queue/nccl-rerun.log")
+    assert "Type a log file's path" in shown  # still the NCCL tab: no tab switch, no quit, no export dialog
+    assert "Export the report" not in shown
+    tmux("send-keys", "-t", "app", "Escape")
+    time.sleep(0.5)  # Escape's own timeout in the terminal, before the next key
+    tmux("send-keys", "-t", "app", "q")
+    tmux.wait_for("exit ")  # q quits once the focus has left the box
