@@ -24,7 +24,7 @@ from textual.widgets import Footer, Header, TabbedContent, TabPane, Tabs
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from envdoctor.errors import InputError
-from envdoctor.findings import Finding, exit_code, sort_findings
+from envdoctor.findings import Finding, exit_code, for_interpreter, sort_findings
 from envdoctor.probes.base import ProbeContext
 from envdoctor.probes.context import probe_context as make_probe_context
 from envdoctor.settings import Settings
@@ -183,7 +183,8 @@ class EnvDoctorApp(App[int]):
     def _diagnose(self, snap: Snapshot) -> None:
         from envdoctor.diagnose import diagnose
         know = self.settings.knowledge()
-        findings = sort_findings(diagnose(snap, know.rules, know.index))
+        aim = self.fix_target if self.fix_target and self.fix_target != sys.executable else None
+        findings = sort_findings(for_interpreter(diagnose(snap, know.rules, know.index), aim))
         if not get_current_worker().is_cancelled:
             self.post_message(msg.FindingsReady(findings))
 
@@ -282,7 +283,7 @@ class EnvDoctorApp(App[int]):
                if self.snapshot else [])
         try:
             outcome = execute(plan, target, ccs, lambda line: self.post_message(msg.InstallLog(line)),
-                              self.settings.state_root, self.settings.use_uv)
+                              self.settings.writable_state_root(), self.settings.use_uv)
         except InputError as exc:
             self.post_message(msg.InstallDone(None, str(exc)))
             return

@@ -26,6 +26,7 @@ from textual.widgets.option_list import Option
 
 from envdoctor.findings import Finding, summary
 from envdoctor.present.facts import fact_groups, gib, show, sm
+from envdoctor.present.terminal import printable
 from envdoctor.present.words import word
 from envdoctor.redact import scrub_secrets
 from envdoctor.snapshot import ProbeRecord, Snapshot, known_list, present
@@ -431,7 +432,7 @@ class FixPane(Vertical):
         log.focus()  # keys go to the app (q is refused while installing), not into the torch-versions input
 
     def log_line(self, line: str) -> None:
-        self.query_one("#install-log", RichLog).write(line)
+        self.query_one("#install-log", RichLog).write(printable(scrub_secrets(line)))  # pip's output, as it came
 
     def finish_install(self, outcome: Any, error: Optional[str]) -> None:
         self.installing = False

@@ -90,9 +90,11 @@ class SelftestPane(Vertical):
             self._mark_running(names[0])
 
     def log_line(self, name: str, line: str) -> None:
+        from envdoctor.present.terminal import printable
+        from envdoctor.redact import scrub_secrets
         from envdoctor.selftest.bandwidth import size_done
 
-        line = line.strip()
+        line = printable(scrub_secrets(line.strip()))  # rank output, as it came
         self.logs.setdefault(name, []).append(line)
         point = size_done(line) if name == "allreduce" else None
         if point is not None:
