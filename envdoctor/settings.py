@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Optional
 
 from envdoctor.errors import InputError
+from envdoctor.install.indexes import TORCH_INDEX_ENV
 
 DEFAULT_TORCH_TIMEOUT = 90.0
-TORCH_INDEX_ENV = "ENVDOCTOR_TORCH_INDEX"
 INSTALLERS = ("auto", "uv", "pip")
 
 

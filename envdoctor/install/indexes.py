@@ -6,6 +6,8 @@ from __future__ import annotations
 import urllib.parse
 from typing import Dict, Iterable, List, Mapping, Tuple
 
+TORCH_INDEX_ENV = "ENVDOCTOR_TORCH_INDEX"  # names the PyTorch index, or a mirror of it, to install from
+
 
 def has_credentials(url: str) -> bool:
     parts = urllib.parse.urlsplit(url)

@@ -15,8 +15,8 @@ from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel
 from packaging.version import InvalidVersion, Version
 
 from envdoctor.errors import InputError
+from envdoctor.install.indexes import TORCH_INDEX_ENV
 from envdoctor.redact import scrub_secrets
-from envdoctor.settings import TORCH_INDEX_ENV
 from envdoctor.versions import major_minor, require_major_minor
 from envdoctor.wheels.remote import DEFAULT_DEADLINE, BoundedFetch, IndexUnreachable, page_files
 

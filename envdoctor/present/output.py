@@ -13,8 +13,8 @@ from envdoctor.present.terminal import for_terminal
 from envdoctor.redact import scrub_document
 
 
-def emit(text: str, stream: TextIO = sys.stdout) -> None:
-    stream.write(for_terminal(text))
+def emit(text: str, stream: Optional[TextIO] = None) -> None:
+    (stream or sys.stdout).write(for_terminal(text))
 
 
 def say(text: str, stream: Optional[TextIO] = None) -> None:
@@ -24,9 +24,9 @@ def say(text: str, stream: Optional[TextIO] = None) -> None:
     stream.flush()
 
 
-def emit_json(doc: Any, stream: TextIO = sys.stdout) -> None:
+def emit_json(doc: Any, stream: Optional[TextIO] = None) -> None:
     """JSON escapes control characters itself; the secrets come out of every string before it is written."""
-    stream.write(json.dumps(scrub_document(doc), indent=2) + "\n")
+    (stream or sys.stdout).write(json.dumps(scrub_document(doc), indent=2) + "\n")
 
 
 def ask(question: str) -> str:
@@ -44,8 +44,8 @@ class LiveLine:
     """One status line on a terminal, rewritten in place (carriage return, no escape sequences); `clear`
     before any other output."""
 
-    def __init__(self, stream: TextIO = sys.stderr) -> None:
-        self.stream = stream
+    def __init__(self, stream: Optional[TextIO] = None) -> None:
+        self.stream = stream or sys.stderr
         self.shown = 0
 
     def show(self, text: str) -> None:
