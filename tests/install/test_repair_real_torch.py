@@ -21,7 +21,7 @@ from packaging.utils import canonicalize_name, parse_wheel_filename
 from tests.test_install import ROOT, clean_env, write_page
 from tools.fetch_test_wheels import TORCH, default_dir
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.heavy]
 
 
 @pytest.fixture(scope="module")

@@ -135,6 +135,7 @@ def test_undo_checks_the_backup_before_touching_anything(site, damage):
     assert freeze(site) == after
 
 
+@pytest.mark.heavy
 @pytest.mark.hostile("refused", "refused")
 def test_a_second_fix_on_the_same_environment_refuses_while_the_first_runs(site):
     whl = fake_torch(site.tmp, "2.14.1+cpu", requires=["fakedep>=2"])

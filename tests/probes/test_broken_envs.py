@@ -22,7 +22,7 @@ import pytest
 from envdoctor.snapshot import Unavailable, is_absent, snapshot_from_json
 from tools.fetch_test_wheels import TORCH, default_dir
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.heavy]
 ROOT = Path(__file__).resolve().parents[2]
 
 
