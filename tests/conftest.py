@@ -88,3 +88,16 @@ def snapshot_of():
     from envdoctor.snapshot import load_snapshot
 
     return lambda name: load_snapshot(fixture_path(name))
+
+
+@pytest.fixture(scope="session")
+def wheelhouse() -> Path:
+    """The pinned real wheels (torch 2.13.0 CPU and friends) that `tools/fetch_test_wheels.py` fetched."""
+    from tools.fetch_test_wheels import default_dir
+
+    if not sys.platform.startswith("linux") or sys.version_info[:2] != (3, 11):
+        pytest.skip("the pinned wheels are for CPython 3.11 on Linux")
+    d = default_dir()
+    if not (d / ".complete").exists():
+        pytest.skip(f"no test wheels in {d}: run `python tools/fetch_test_wheels.py`")
+    return d

@@ -19,19 +19,9 @@ import pytest
 from packaging.utils import canonicalize_name, parse_wheel_filename
 
 from tests.test_install import ROOT, clean_env, write_page
-from tools.fetch_test_wheels import TORCH, default_dir
+from tools.fetch_test_wheels import TORCH
 
 pytestmark = [pytest.mark.slow, pytest.mark.heavy]
-
-
-@pytest.fixture(scope="module")
-def wheelhouse():
-    if not sys.platform.startswith("linux") or sys.version_info[:2] != (3, 11):
-        pytest.skip("the pinned wheels are for CPython 3.11 on Linux")
-    d = default_dir()
-    if not (d / ".complete").exists():
-        pytest.skip(f"no test wheels in {d}: run `python tools/fetch_test_wheels.py`")
-    return d
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from envdoctor.snapshot import Unavailable, is_absent, snapshot_from_json
-from tools.fetch_test_wheels import TORCH, default_dir
+from tools.fetch_test_wheels import TORCH
 
 pytestmark = [pytest.mark.slow, pytest.mark.heavy]
 ROOT = Path(__file__).resolve().parents[2]
@@ -31,16 +31,6 @@ def _env(**extra):
     env.update(PIP_DISABLE_PIP_VERSION_CHECK="1", PYTHONDONTWRITEBYTECODE="1")
     env.update(extra)
     return env
-
-
-@pytest.fixture(scope="session")
-def wheelhouse():
-    if not sys.platform.startswith("linux") or sys.version_info[:2] != (3, 11):
-        pytest.skip("the pinned wheels are for CPython 3.11 on Linux")
-    d = default_dir()
-    if not (d / ".complete").exists():
-        pytest.skip(f"no test wheels in {d}: run `python tools/fetch_test_wheels.py`")
-    return d
 
 
 @pytest.fixture(scope="session")
