@@ -3,48 +3,47 @@
 from __future__ import annotations
 
 import argparse
-import datetime
 import importlib
 import os
 import signal
 import sys
-import tempfile
 import threading
-import traceback
 from typing import List, Optional, Sequence
 
 from envdoctor import __version__
-from envdoctor.errors import InputError
+from envdoctor.errors import InputError, SnapshotError
 from envdoctor.processes import sigterm_as_interrupt
-from envdoctor.redact import scrub_secrets
-from envdoctor.snapshot import SnapshotError
 
 EXIT_INTERNAL_ERROR = 70  # EX_SOFTWARE: a bug in envdoctor, never a finding about the machine (that is 1)
 
-# Each module registers its subcommand(s) and runs them; the order is the order of --help.
-COMMAND_MODULES = (
-    "envdoctor.commands.snapshot",
-    "envdoctor.commands.check",
-    "envdoctor.commands.fix",
-    "envdoctor.commands.selftest",
-    "envdoctor.commands.nccl",
-    "envdoctor.commands.report",
-    "envdoctor.commands.rules",
-    "envdoctor.commands.undo",
-    "envdoctor.commands.fleet",
-    "envdoctor.commands.index",
-)
+# command -> the module that registers and runs it; the order is the order of --help.
+COMMANDS = {
+    "snapshot": "envdoctor.commands.snapshot",
+    "check": "envdoctor.commands.check",
+    "fix": "envdoctor.commands.fix",
+    "selftest": "envdoctor.commands.selftest",
+    "nccl": "envdoctor.commands.nccl",
+    "report": "envdoctor.commands.report",
+    "rules": "envdoctor.commands.rules",
+    "undo": "envdoctor.commands.undo",
+    "fleet": "envdoctor.commands.fleet",
+    "index": "envdoctor.commands.index",
+}
+COMMAND_MODULES = tuple(COMMANDS.values())
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: Optional[str] = None) -> argparse.ArgumentParser:
+    """The whole parser, or with `only` one command's: a command imports just its own module (`check` starts
+    probing sooner)."""
     parser = argparse.ArgumentParser(
         prog="envdoctor",
         description="Make a GPU machine ready for PyTorch and DeepSpeed, and say exactly what is wrong when it is not.",
     )
     parser.add_argument("--version", action="version", version=f"envdoctor {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMAND_MODULES:
-        importlib.import_module(name).register(sub)
+    for command, name in COMMANDS.items():
+        if only is None or command == only:
+            importlib.import_module(name).register(sub)
     return parser
 
 
@@ -72,11 +71,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 
 def _run(args_list: List[str]) -> int:
-    parser = build_parser()
     if not args_list:
         if sys.stdin.isatty() and sys.stdout.isatty() and os.environ.get("TERM") != "dumb":
             return int(importlib.import_module("envdoctor.tui.app").run_tui() or 0)
         args_list = ["check"]
+    parser = build_parser(args_list[0] if args_list[0] in COMMANDS else None)
     try:
         args = parser.parse_args(args_list)
     except SystemExit as exc:  # argparse exits 2 on bad arguments, 0 on --help
@@ -91,6 +90,11 @@ def _run(args_list: List[str]) -> int:
 
 def _internal_error(exc: Exception, args_list: List[str]) -> int:
     """Write the traceback to a file and print one line naming the exception and that file; exit 70."""
+    import datetime
+    import traceback
+
+    from envdoctor.redact import scrub_secrets
+
     text = scrub_secrets("".join([
         f"envdoctor {__version__} internal error, {datetime.datetime.now(datetime.timezone.utc).isoformat()}\n",
         f"python {sys.version.split()[0]} ({sys.executable})\n",
@@ -107,6 +111,9 @@ def _internal_error(exc: Exception, args_list: List[str]) -> int:
 
 def _write_traceback(text: str) -> Optional[str]:
     """The file the traceback went to: under envdoctor's cache directory, else the temp directory."""
+    import datetime
+    import tempfile
+
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     name = f"internal-error-{stamp}-{os.getpid()}.txt"
     try:

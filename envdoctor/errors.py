@@ -6,3 +6,7 @@ class InputError(Exception):
 
     The message names what and where; the CLI prints it on stderr and exits 2.
     """
+
+
+class SnapshotError(ValueError):
+    """A snapshot that cannot be read: the message names the file and the problem."""

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, TypeVar, Union
 
+from envdoctor.errors import SnapshotError
+
 SCHEMA = "envdoctor.snapshot/1"
 
 T = TypeVar("T")
@@ -106,10 +108,6 @@ def value_or(value: Any, default: Any = None) -> Any:
 def known_list(value: Any) -> list:
     """A list field's items, or [] when the list itself is unknown or unavailable (check that apart)."""
     return value if isinstance(value, list) else []
-
-
-class SnapshotError(ValueError):
-    """A snapshot that cannot be read: the message names the file and the problem."""
 
 
 def _absent_field(default: Absent = NOT_PROBED) -> Any:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import re
@@ -280,10 +281,11 @@ def test_traceback_goes_to_the_temp_directory_when_the_cache_is_not_writable(mon
 def test_a_command_module_that_does_not_import_is_an_internal_error(monkeypatch, capsys):
     import envdoctor.cli as cli
 
-    monkeypatch.setattr(cli, "COMMAND_MODULES", (*cli.COMMAND_MODULES, "envdoctor.commands.not_there"))
-    assert main(["rules", "list"]) == 70
-    err = capsys.readouterr().err
-    assert err.startswith("envdoctor: internal error: ModuleNotFoundError: No module named 'envdoctor.commands.not_there'")
+    monkeypatch.setattr(cli, "COMMANDS", {**cli.COMMANDS, "not_there": "envdoctor.commands.not_there"})
+    for argv in (["not_there"], ["--help"]):
+        assert main(argv) == 70
+        err = capsys.readouterr().err
+        assert err.startswith("envdoctor: internal error: ModuleNotFoundError: No module named 'envdoctor.commands.not_there'")
 
 
 def test_every_command_module_is_registered():
@@ -291,6 +293,27 @@ def test_every_command_module_is_registered():
 
     modules = {f"envdoctor.commands.{p.stem}" for p in (ROOT / "envdoctor" / "commands").glob("*.py")}
     assert modules - {"envdoctor.commands.__init__", "envdoctor.commands.common"} == set(cli.COMMAND_MODULES)
+
+
+def test_each_command_registers_exactly_its_own_name():
+    """`envdoctor CMD` imports only CMD's module, so that module must be the one that registers CMD."""
+    import envdoctor.cli as cli
+
+    for command in cli.COMMANDS:
+        parser = cli.build_parser(only=command)
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        assert list(sub.choices) == [command]
+    assert list(next(a for a in cli.build_parser()._actions
+                     if isinstance(a, argparse._SubParsersAction)).choices) == list(cli.COMMANDS)
+
+
+def test_check_imports_no_other_command():
+    code = ("import sys; from envdoctor.cli import main; rc = main(['check', '--snapshot', {!r}]);"
+            "others = sorted(m for m in sys.modules if m.startswith('envdoctor.commands.')"
+            " and m not in ('envdoctor.commands.check', 'envdoctor.commands.common'));"
+            "print(others); sys.exit(3 if others else 0)".format(str(fixture_path("h100_8x_nvswitch"))))
+    res = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert res.returncode == 0, res.stdout + res.stderr
 
 
 @pytest.mark.parametrize("url", ["http://", "https:///whl", "http://mirror .example/whl", "http://mirror/whl\nx",

@@ -4,16 +4,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-import threading
 
 from envdoctor.commands.common import add_python, add_snapshot, add_timeouts, current_settings, obtain_snapshot
 from envdoctor.errors import InputError
-from envdoctor.findings import exit_code, for_interpreter, sort_findings, summary
-from envdoctor.present.facts import render_facts
-from envdoctor.present.findings import render_findings
-from envdoctor.present.output import emit, emit_json
-from envdoctor.present.style import Style
-from envdoctor.probes.context import target_python
 from envdoctor.settings import Settings
 
 CHECK_SCHEMA = "envdoctor.check/1"
@@ -33,8 +26,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _prepare(settings: Settings) -> None:
-    """Load and validate the knowledge while the probes wait on torch (it is cached); a bad file is left for
-    the main thread's own load to report."""
+    """While the probes wait on torch: load and validate the knowledge (it is cached), and the modules that
+    diagnose and present. A bad file is left for the main thread's own load to report."""
+    import importlib
+
+    for module in ("envdoctor.diagnose", "envdoctor.present.facts", "envdoctor.present.findings"):
+        importlib.import_module(module)
     try:
         settings.knowledge()
     except InputError:
@@ -42,16 +39,23 @@ def _prepare(settings: Settings) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from envdoctor.snapshot import load_snapshot
-
     settings = current_settings()
-    baseline = load_snapshot(args.baseline) if args.baseline else None
+    baseline = None
+    if args.baseline:
+        from envdoctor.snapshot import load_snapshot
+
+        baseline = load_snapshot(args.baseline)
     # A bad ENVDOCTOR_WHEELS_INDEX is exit 2 before any probing (diagnose takes the index once it is passed in).
     settings.wheel_index()
-    if not args.snapshot:  # probing takes seconds: get the rules ready meanwhile
-        threading.Thread(target=_prepare, args=(settings,), name="prepare-rules", daemon=True).start()
-    snap = obtain_snapshot(args, settings)
+    snap = obtain_snapshot(args, settings, meanwhile=lambda: _prepare(settings))
     from envdoctor.diagnose import diagnose
+    from envdoctor.findings import exit_code, for_interpreter, sort_findings, summary
+    from envdoctor.present.facts import render_facts
+    from envdoctor.present.findings import render_findings
+    from envdoctor.present.output import emit, emit_json
+    from envdoctor.present.style import Style
+    from envdoctor.probes.context import target_python
+
     know = settings.knowledge()
     python = None if args.snapshot else target_python(args.python) if args.python else None
     findings = sort_findings(for_interpreter(diagnose(snap, know.rules, know.index, baseline), python))

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import Callable, Optional
+from typing import TYPE_CHECKING, Callable, Optional
 
 from envdoctor.errors import InputError
 from envdoctor.probes.base import ProbeContext
 from envdoctor.probes.context import DEFAULT_TIMEOUT, probe_context, target_python
 from envdoctor.settings import DEFAULT_TORCH_TIMEOUT, Settings
-from envdoctor.snapshot import Snapshot, load_snapshot
+
+if TYPE_CHECKING:
+    from envdoctor.snapshot import Snapshot
 
 
 def current_settings() -> Settings:
@@ -41,9 +43,13 @@ def probe_context_for(args: argparse.Namespace, settings: Settings) -> ProbeCont
 
 
 def obtain_snapshot(args: argparse.Namespace, settings: Settings,
-                    progress: Optional[Callable[[str], None]] = None) -> Snapshot:
-    """The snapshot a command works on: from --snapshot FILE, or probed here and now."""
+                    progress: Optional[Callable[[str], None]] = None,
+                    meanwhile: Optional[Callable[[], None]] = None) -> Snapshot:
+    """The snapshot a command works on: from --snapshot FILE, or probed here and now (`meanwhile` runs while
+    the probes do)."""
     if getattr(args, "snapshot", None):
+        from envdoctor.snapshot import load_snapshot
+
         return load_snapshot(args.snapshot)
     from envdoctor.probes.runner import run_probes
 
@@ -52,4 +58,4 @@ def obtain_snapshot(args: argparse.Namespace, settings: Settings,
     if progress is not None:
         def on_event(event):
             progress(f"probe {event.record.name}: {event.record.status}")
-    return run_probes(ctx, on_event=on_event)
+    return run_probes(ctx, on_event=on_event, meanwhile=meanwhile)

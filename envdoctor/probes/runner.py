@@ -7,31 +7,34 @@ and the sections it owns are marked `ProbeFailed`, so the snapshot always comes 
 
 from __future__ import annotations
 
+import importlib
 import queue
 import threading
 import time
 from dataclasses import dataclass
-from typing import Callable, Dict, Iterable, List, Optional, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Optional, Tuple
 
-from envdoctor.probes import cuda_libs, gpu, network, pyenv, system, toolkit, torch_probe
 from envdoctor.probes.base import ProbeContext, ProbeOutput, ProbeSkipped
 from envdoctor.probes.children_run import ChildError
-from envdoctor.redact import relevant_env
-from envdoctor.snapshot import (
-    BuildTools,
-    DeepSpeed,
-    Host,
-    ProbeFailed,
-    ProbeRecord,
-    PythonEnv,
-    Snapshot,
-    Unavailable,
-    now_iso,
-)
+
+if TYPE_CHECKING:
+    from envdoctor.snapshot import ProbeRecord, Snapshot
 
 
 def _env_probe(ctx: ProbeContext) -> ProbeOutput:
+    from envdoctor.redact import relevant_env
+
     return ProbeOutput({"env": relevant_env(ctx.env)})
+
+
+def _lazy(module: str) -> Callable[[ProbeContext], ProbeOutput]:
+    """`module.probe`, imported by the probe's own thread when it runs, so torch's child starts while the
+    other probes' modules (NVML's bindings, psutil) are still loading."""
+    def probe(ctx: ProbeContext) -> ProbeOutput:
+        return importlib.import_module(module).probe(ctx)
+
+    probe.__qualname__ = f"{module}.probe"
+    return probe
 
 
 @dataclass(frozen=True)
@@ -43,13 +46,14 @@ class ProbeSpec:
 
 
 PROBES: Tuple[ProbeSpec, ...] = (
-    ProbeSpec("torch", torch_probe.probe, ("torch", "deepspeed", "requirement_conflicts"), slow=True),
-    ProbeSpec("python", pyenv.probe, ("python", "extensions")),
-    ProbeSpec("nvml", gpu.probe, ("driver", "gpus", "topology")),
-    ProbeSpec("system", system.probe, ("host",)),
-    ProbeSpec("cuda_libraries", cuda_libs.probe, ("libraries",)),
-    ProbeSpec("cuda_toolkit", toolkit.probe, ("cuda_toolkit", "build_tools")),
-    ProbeSpec("network", network.probe, ("network", "fabric_manager")),
+    ProbeSpec("torch", _lazy("envdoctor.probes.torch_probe"), ("torch", "deepspeed", "requirement_conflicts"),
+              slow=True),
+    ProbeSpec("python", _lazy("envdoctor.probes.pyenv"), ("python", "extensions")),
+    ProbeSpec("nvml", _lazy("envdoctor.probes.gpu"), ("driver", "gpus", "topology")),
+    ProbeSpec("system", _lazy("envdoctor.probes.system"), ("host",)),
+    ProbeSpec("cuda_libraries", _lazy("envdoctor.probes.cuda_libs"), ("libraries",)),
+    ProbeSpec("cuda_toolkit", _lazy("envdoctor.probes.toolkit"), ("cuda_toolkit", "build_tools")),
+    ProbeSpec("network", _lazy("envdoctor.probes.network"), ("network", "fabric_manager")),
     ProbeSpec("env", _env_probe, ("env",)),
 )
 PROBE_NAMES = tuple(p.name for p in PROBES)
@@ -65,19 +69,20 @@ class ProbeEvent:
 
 def _run_one(spec: ProbeSpec, ctx: ProbeContext, out: queue.Queue[Tuple[str, ProbeRecord, Optional[ProbeOutput]]]) -> None:
     start = time.monotonic()
+    result: Optional[ProbeOutput] = None
     try:
         result = spec.fn(ctx)
-        record = ProbeRecord(name=spec.name, status=result.status, seconds=_secs(start),
-                             error=result.note)
-        out.put((spec.name, record, result))
+        status, error = result.status, result.note
     except ProbeSkipped as exc:
-        out.put((spec.name, ProbeRecord(name=spec.name, status="skipped", seconds=_secs(start), error=str(exc)), None))
+        status, error = "skipped", str(exc)
     except ChildError as exc:
         status = "timeout" if exc.result.error and exc.result.error.startswith("timed out") else "failed"
-        out.put((spec.name, ProbeRecord(name=spec.name, status=status, seconds=_secs(start), error=str(exc)), None))
+        error = str(exc)
     except BaseException as exc:  # a probe bug must not cost the snapshot
-        error = f"{type(exc).__name__}: {exc}"
-        out.put((spec.name, ProbeRecord(name=spec.name, status="failed", seconds=_secs(start), error=error), None))
+        status, error = "failed", f"{type(exc).__name__}: {exc}"
+    from envdoctor.snapshot import ProbeRecord  # after the probe: the torch probe's child starts sooner
+
+    out.put((spec.name, ProbeRecord(name=spec.name, status=status, seconds=_secs(start), error=error), result))
 
 
 def _secs(start: float) -> float:
@@ -88,8 +93,10 @@ def run_probes(
     ctx: ProbeContext,
     only: Optional[Iterable[str]] = None,
     on_event: Optional[Callable[[ProbeEvent], None]] = None,
+    meanwhile: Optional[Callable[[], None]] = None,
 ) -> Snapshot:
-    """Probe this machine; never raises for a probe's sake."""
+    """Probe this machine; never raises for a probe's sake. `meanwhile` runs in this thread once every
+    probe has started (a command's own preparation, overlapping the torch import)."""
     specs = [p for p in PROBES if only is None or p.name in set(only)]
     results: queue.Queue[Tuple[str, ProbeRecord, Optional[ProbeOutput]]] = queue.Queue()
     start = time.monotonic()
@@ -98,6 +105,10 @@ def run_probes(
         limit = (ctx.torch_timeout if spec.slow else ctx.timeout) + 2.0  # grace over the child's own timeout
         deadlines[spec.name] = start + limit
         threading.Thread(target=_run_one, args=(spec, ctx, results), name=f"probe-{spec.name}", daemon=True).start()
+    if meanwhile is not None:
+        meanwhile()
+    from envdoctor.snapshot import ProbeRecord
+
     done: Dict[str, Tuple[ProbeRecord, Optional[ProbeOutput]]] = {}
     while len(done) < len(specs):
         pending = [s.name for s in specs if s.name not in done]
@@ -123,6 +134,8 @@ def run_probes(
 
 
 def assemble(results: List[Tuple[ProbeRecord, Optional[ProbeOutput]]], specs: List[ProbeSpec]) -> Snapshot:
+    from envdoctor.snapshot import BuildTools, Host, ProbeFailed, PythonEnv, Snapshot, Unavailable, now_iso
+
     snap = Snapshot(created=now_iso(), host=Host(), python=PythonEnv(version="unknown"))
     libaio = None
     ext_imports: Dict[str, Dict[str, object]] = {}
@@ -149,6 +162,8 @@ def assemble(results: List[Tuple[ProbeRecord, Optional[ProbeOutput]]], specs: Li
 
 def _merge_imports(snap: Snapshot, imports: Dict[str, Dict[str, object]]) -> None:
     """Each extension's import result (torch probe) onto its entry (python probe)."""
+    from envdoctor.snapshot import DeepSpeed
+
     if not isinstance(snap.extensions, list):
         return
     ds = snap.deepspeed
@@ -162,6 +177,8 @@ def _merge_imports(snap: Snapshot, imports: Dict[str, Dict[str, object]]) -> Non
 
 
 def _mark(snap: Snapshot, section: str, marker: object) -> None:
+    from envdoctor.snapshot import Host, PythonEnv, Unavailable
+
     if section == "gpus":
         # A skipped probe found no NVIDIA driver anywhere: no GPU is usable. A failed one knows nothing.
         snap.gpus = [] if isinstance(marker, Unavailable) else marker  # type: ignore[assignment]

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from envdoctor.probes import pyenv, torch_probe
+from envdoctor.probes import pyenv, torch_probe, torch_sections
 from envdoctor.probes.base import ProbeContext
 from envdoctor.snapshot import Unavailable
 from tests.conftest import USER_HOME
@@ -74,7 +74,7 @@ def test_no_torch_installed(tmp_path):
     c.python = sys.executable
     c.env = {**c.env, "PYTHONNOUSERSITE": "1"}
     data = {"installed": False}
-    assert isinstance(torch_probe.torch_from_child(data), Unavailable)
+    assert isinstance(torch_sections.torch_from_child(data), Unavailable)
 
 
 def test_python_env_probe_reads_the_target(tmp_path):
@@ -134,3 +134,53 @@ def test_children_run_on_old_interpreters(tmp_path, version):
     env = pyenv.probe(c).sections["python"]
     assert env.version.startswith(version + ".")
     assert isinstance(torch_probe.probe(c).sections["torch"], Unavailable)
+
+
+def test_metadata_facts_survive_a_torch_import_that_segfaults(tmp_path):
+    """The metadata is read beside `import torch` in a forked copy, which prints its own line."""
+    site = fake_torch(tmp_path, "import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n")
+    info = next((tmp_path / "site").glob("torch-*.dist-info"))
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: torch\nVersion: 2.4.1\nRequires-Dist: sympy>=99\n")
+    out = torch_probe.probe(ctx(tmp_path, site))
+    t = out.sections["torch"]
+    assert t.importable is False and "SIGSEGV" in t.error
+    assert t.origin.kind == "pythonpath"
+    assert [(c.package, c.requirement) for c in out.sections["requirement_conflicts"]] == [("torch", "sympy>=99")]
+
+
+def _child_lines(env, without_fork):
+    import json
+    import subprocess
+
+    script = str(torch_probe.__file__).replace("torch_probe.py", "children/torch_child.py")
+    code = ("import os, runpy, sys\n"
+            + ("del os.fork\n" if without_fork else "")
+            + f"sys.argv = [{script!r}]\nrunpy.run_path({script!r}, run_name='__main__')\n")
+    res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    return [json.loads(line) for line in res.stdout.splitlines() if line.startswith("{")]
+
+
+def test_the_child_says_the_same_with_and_without_fork(tmp_path):
+    """Where there is no fork (Windows), the metadata and DeepSpeed's import run in line: same facts."""
+    pytest.importorskip("torch")
+    site, pkg = fake_dist(tmp_path, "deepspeed", "raise RuntimeError('no CUDA_HOME')\n")
+    env = dict(ctx(tmp_path, str(site)).env)
+    forked, inline = _child_lines(env, False), _child_lines(env, True)
+
+    def facts(lines):
+        keyed = {next(iter(o)): o[next(iter(o))] for o in lines if len(o) == 1}
+        torch = next(o for o in lines if "installed" in o)
+        torch = {k: v for k, v in torch.items() if k not in ("loaded_libraries", "mapped_cuda_libraries")}
+        return keyed["ecosystem"], keyed["deepspeed"], keyed["deepspeed_import"], torch
+
+    assert facts(forked) == facts(inline)
+    assert facts(forked)[2] == {"importable": False, "error": "RuntimeError: no CUDA_HOME"}
+
+
+def test_what_deepspeed_prints_on_import_does_not_reach_the_answer(tmp_path):
+    pytest.importorskip("torch")
+    site, pkg = fake_dist(tmp_path, "deepspeed", "print('{\"installed\": false}')\nprint('[INFO] ds_accelerator')\n")
+    out = torch_probe.probe(ctx(tmp_path, str(site)))
+    t, ds = out.sections["torch"], out.sections["deepspeed"]
+    assert t.importable is True and t.version.startswith("2.")
+    assert ds.importable is True

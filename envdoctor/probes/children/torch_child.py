@@ -62,18 +62,69 @@ def _ecosystem_before():
     return facts, dists
 
 
+def _write_all(fd, data):
+    while data:
+        data = data[os.write(fd, data):]
+
+
+def _read_all(fd):
+    with os.fdopen(fd, "rb") as fh:
+        return fh.read()
+
+
 def _deepspeed(torch_ok):
-    """Second line: DeepSpeed, imported after torch (it imports torch itself; here that is free)."""
+    """DeepSpeed's line (version, build record), and its import after torch's (it imports torch itself).
+
+    With fork, the import runs in a copy of this process made right after `import torch` (before CUDA
+    is touched), beside the checks that follow. Returns the import for `_deepspeed_finish`, or None when
+    none is needed."""
     import deepspeed_child
 
     ds = deepspeed_child.describe(try_import_it=False)
     if ds.get("installed") and not torch_ok:
         ds["importable"] = False
         ds["error"] = "torch does not import, so DeepSpeed cannot"
-    print(json.dumps({"deepspeed": ds}, default=str))
-    sys.stdout.flush()  # the build record is out even if the import below crashes the process
-    if ds.get("installed") and torch_ok:
-        print(json.dumps({"deepspeed_import": deepspeed_child.try_import()}))
+    _emit({"deepspeed": ds})  # the build record is out even if the import below crashes
+    if not (ds.get("installed") and torch_ok):
+        return None
+    if not hasattr(os, "fork"):
+        return None, None  # imported by _deepspeed_finish, once torch's own line is out
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the copy: its stdout is not ours to write
+        try:
+            os.close(read_end)
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, 1)
+            _write_all(write_end, json.dumps(deepspeed_child.try_import(), default=str).encode())
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    return pid, read_end
+
+
+def _deepspeed_finish(pending):
+    pid, read_end = pending
+    if pid is None:
+        import deepspeed_child
+        _emit({"deepspeed_import": deepspeed_child.try_import()})
+        return
+    raw, status = _read_all(read_end), os.waitpid(pid, 0)[1]
+    try:
+        result = json.loads(raw.decode())
+    except ValueError:
+        result = {"importable": False, "error": "import deepspeed crashed: " + _how_it_ended(status)}
+    _emit({"deepspeed_import": result})
+
+
+def _how_it_ended(status):
+    if os.WIFSIGNALED(status):
+        import signal
+        try:
+            return "killed by %s" % signal.Signals(os.WTERMSIG(status)).name
+        except ValueError:
+            return "killed by signal %d" % os.WTERMSIG(status)
+    return "exited with status %d" % os.WEXITSTATUS(status)
 
 
 def main():
@@ -110,6 +161,7 @@ def main():
         return
     out["importable"] = True
     out["installed"] = True
+    pending = _deepspeed(torch_ok=True)
     out["version"] = str(torch.__version__)
     out["path"] = getattr(torch, "__file__", None)
     out["cuda"] = getattr(torch.version, "cuda", None)
@@ -165,14 +217,14 @@ def main():
         out.update(torch_ecosystem.after_import(torch, dists))
     except Exception as exc:
         out.setdefault("errors", {})["ecosystem"] = "%s: %s" % (type(exc).__name__, exc)
-    print(json.dumps(out))
-    sys.stdout.flush()
-    _deepspeed(torch_ok=True)
+    _emit(out)
     try:
         import torch_ecosystem
         torch_ecosystem.import_all(torch, facts, _emit)
     except Exception:
         pass
+    if pending is not None:
+        _deepspeed_finish(pending)
 
 
 if __name__ == "__main__":

@@ -36,14 +36,46 @@ def guard(out, key, fn, *args):
         out.setdefault("errors", {})[key] = "%s: %s" % (type(exc).__name__, exc)
 
 
+class Headers(object):
+    """A distribution whose METADATA headers are parsed once, and its description (often a whole README)
+    never: `importlib.metadata` parses the whole file again for each `version` and `requires`."""
+
+    def __init__(self, dist):
+        self._dist = dist
+        self._headers = None
+
+    def __getattr__(self, name):  # files, locate_file, read_text: the distribution's own
+        return getattr(self._dist, name)
+
+    @property
+    def metadata(self):
+        if self._headers is None:
+            import email.parser
+            text = self._dist.read_text("METADATA") or self._dist.read_text("PKG-INFO") or ""
+            self._headers = email.parser.HeaderParser().parsestr(re.split(r"\r?\n\r?\n", text, 1)[0])
+        return self._headers
+
+    @property
+    def version(self):
+        return self.metadata["Version"]
+
+    @property
+    def requires(self):
+        found = self.metadata.get_all("Requires-Dist")
+        if found is None and self._dist.read_text("requires.txt") is not None:  # an egg-info install
+            return self._dist.requires
+        return found
+
+
 def installed_dists():
     """normalised name -> distribution, first on sys.path wins (as import does)."""
     from importlib import metadata
     found = {}
     for dist in metadata.distributions():
+        dist = Headers(dist)
         try:
             # 3.10+: the name from the .dist-info folder, without parsing every METADATA file
-            name = norm(getattr(dist, "_normalized_name", None) or dist.metadata["Name"])
+            name = norm(getattr(dist._dist, "_normalized_name", None) or dist.metadata["Name"])
         except Exception:
             continue
         if name and name not in found:
