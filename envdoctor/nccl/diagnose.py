@@ -114,8 +114,9 @@ class Scanner:
         self._misses: Set[bytes] = set()  # shapes that hold none
         self._found: Dict[bytes, List] = {}  # key -> the patterns to try on its lines
         self._done: Set[bytes] = set()  # keys whose lines can add nothing more
-        # key -> (its last-wins kinds' changes when read, the signatures it matched): see _shaped_block
-        self._settled: Dict[bytes, Tuple[Tuple[Tuple[str, int], ...], Tuple[str, ...]]] = {}
+        # key -> (all changes when read, its last-wins kinds' changes then, the signatures it matched): see
+        # _shaped_block
+        self._settled: Dict[bytes, Tuple[int, Tuple[Tuple[str, int], ...], Tuple[str, ...]]] = {}
         self._memo_bytes = 0
         self._joined: Set[Tuple[int, int]] = set()  # (input, line) pairs already tried joined
         self._block_bytes = b""  # the block being read
@@ -156,9 +157,11 @@ class Scanner:
             return False
         raw = block.split(b"\n")
         cap = self.max_line
-        shapes = line_shapes(block, raw, cap)
+        long = max(map(len, raw), default=0) > cap
+        shapes = line_shapes(block, raw, cap, long)
         hits, misses, done, found_for, settled = self._hits, self._misses, self._done, self._found, self._settled
-        changes = self.facts.changes
+        facts = self.facts
+        changes = facts.changes
         if self._memo_bytes > self.MEMO_BYTES:
             for memo in (hits, misses, done, found_for, settled):
                 memo.clear()
@@ -169,17 +172,19 @@ class Scanner:
             hits |= new_hits
             misses |= fresh - new_hits
             self._memo_bytes += sum(map(len, fresh))
-        rows = list(compress(range(len(shapes)), map(hits.__contains__, shapes)))  # lines that may hold a gate
+        gated = list(map(hits.__contains__, shapes))  # lines that may hold a gate
+        rows = list(compress(range(len(shapes)), gated))
         if not rows:
             return True
-        keys = line_keys(list(map(raw.__getitem__, rows)), self.prefilter.unsafe_re, cap)
+        keys = line_keys(list(compress(raw, gated)), self.prefilter.unsafe_re, cap,
+                         fold_case=self.prefilter.unsafe_cased, may_be_long=long)
         candidates = self.prefilter.candidates
         for n in compress(range(len(rows)), map(not_, map(done.__contains__, keys))):  # lazy, in C
             i, key = rows[n], keys[n]
             read = settled.get(key)
-            if read is not None and all(changes.get(kind, 0) == count for kind, count in read[0]) and \
-                    all(len(self.signals[sig].lines) >= self.max_evidence for sig in read[1]):
-                for sig in read[1]:  # read before; no value of its kinds has changed since, its evidence is full
+            if read is not None and (read[0] == facts.changed or all(changes.get(k, 0) == c for k, c in read[1])) \
+                    and (not read[2] or all(len(self.signals[sig].lines) >= self.max_evidence for sig in read[2])):
+                for sig in read[2]:  # read before; no value of its kinds has changed since, its evidence is full
                     self.signals[sig].count += 1
                 continue
             found = found_for.get(key)
@@ -196,7 +201,7 @@ class Scanner:
                 if told.issubset(REPEATABLE_FACTS) and not signalled:
                     done.add(key)  # lines of this key add nothing now
                 elif told.issubset(REPEATABLE_FACTS | LAST_WINS_FACTS):
-                    settled[key] = (tuple((kind, changes.get(kind, 0)) for kind in told & LAST_WINS_FACTS),
+                    settled[key] = (facts.changed, tuple((kind, changes.get(kind, 0)) for kind in told & LAST_WINS_FACTS),
                                     tuple(matched))
                     self._memo_bytes += len(key)
         return True

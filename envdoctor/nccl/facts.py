@@ -190,6 +190,7 @@ class NcclFacts:
     dist: DistFacts = field(default_factory=DistFacts)
     first_errors: Dict[str, FirstError] = field(default_factory=dict)  # origin (line_origin) -> its first error
     changes: Dict[str, int] = field(default_factory=dict)  # last-wins kind -> how often a line changed its values
+    changed: int = 0  # the sum of `changes`: while it stays put, no last-wins value has changed
 
     def error_seen(self, origin: str, stamp: Optional[Stamp], line: str, location: str, file: str,
                    signal: str) -> None:
@@ -356,11 +357,13 @@ class NcclFacts:
         if key not in where or where[key] != value:
             where[key] = value
             self.changes[kind] = self.changes.get(kind, 0) + 1
+            self.changed += 1
 
     def _set_attr(self, name: str, value: Any, kind: str) -> None:
         if getattr(self, name) != value:
             setattr(self, name, value)
             self.changes[kind] = self.changes.get(kind, 0) + 1
+            self.changed += 1
 
     def _on_hpcx(self, m: re.Match, line: str, file: str) -> None:
         self.hpcx_ofed.add(m.group(1))

@@ -19,7 +19,18 @@ from itertools import compress
 from typing import Iterable, List, Optional, Sequence
 
 WHOLE_MARK = b"\x00\x03"  # starts the key of a line keyed by its own text
-_CHANNEL = re.compile(rb" NCCL INFO Channel \d+(?:/\d+)? : \d+\[\d+\] -> \d+\[\d+\]")
+
+
+def _channel_pattern() -> re.Pattern[bytes]:
+    """Possessive where Python has it (3.11+): the same matches (a run of digits is always followed by a
+    non-digit literal) without backtracking state, about 1.6x faster on an INFO-dense log."""
+    try:
+        return re.compile(rb" NCCL INFO Channel \d++(?:/\d++)? : \d++\[\d++\] -> \d++\[\d++\]")
+    except re.error:
+        return re.compile(rb" NCCL INFO Channel \d+(?:/\d+)? : \d+\[\d+\] -> \d+\[\d+\]")
+
+
+_CHANNEL = _channel_pattern()
 _CANONICAL = b" NCCL INFO Channel 0/0 : 0[0] -> 0[0]"  # matches _CHANNEL: keying twice changes nothing
 
 # The text _CHANNEL replaces as the prefilter sees it (lower case); '#' is a run of digits.
@@ -73,26 +84,29 @@ def shape_gates(gates: Iterable[bytes], rank) -> List[bytes]:
     return sorted(out)
 
 
-def line_shapes(block: bytes, raw_lines: Sequence[bytes], max_line: int) -> List[bytes]:
-    """The shape of each line of the block, in the order of `raw_lines` (a line past the cap: of its head)."""
+def line_shapes(block: bytes, raw_lines: Sequence[bytes], max_line: int, may_be_long: bool = True) -> List[bytes]:
+    """The shape of each line of the block, in the order of `raw_lines` (a line past the cap: of its head).
+    may_be_long=False: the caller knows no line is longer than the cap."""
     shapes = block.translate(FOLD).split(b"\n")
-    if max(map(len, raw_lines), default=0) > max_line:
+    if may_be_long and max(map(len, raw_lines), default=0) > max_line:
         for i in compress(range(len(raw_lines)), map(max_line.__lt__, map(len, raw_lines))):
             shapes[i] = shapes[i][:max_line]
     return shapes
 
 
-def line_keys(lines: Sequence[bytes], unsafe: Optional[re.Pattern[bytes]], max_line: int) -> List[bytes]:
+def line_keys(lines: Sequence[bytes], unsafe: Optional[re.Pattern[bytes]], max_line: int, *,
+              fold_case: bool = True, may_be_long: bool = True) -> List[bytes]:
     """The key of each line (whole lines, no newline in them); the caller makes sure no line holds the
-    mark of a whole-line key."""
+    mark of a whole-line key. `unsafe` is searched in the lower-cased lines (fold_case=False: its gates
+    hold no letter, so the lines as they are); may_be_long=False: no line is longer than the cap."""
     joined = b"\n".join(lines)
     canon = _CHANNEL.sub(_CANONICAL, joined)
     keys = list(lines) if canon is joined else canon.split(b"\n")
     whole: List[int] = []
-    if max(map(len, lines), default=0) > max_line:
+    if may_be_long and max(map(len, lines), default=0) > max_line:
         whole = list(compress(range(len(lines)), map(max_line.__lt__, map(len, lines))))
     if unsafe is not None:
-        low = joined.lower()
+        low = joined.lower() if fold_case else joined
         pos = counted = line = 0
         while True:
             m = unsafe.search(low, pos)
