@@ -172,11 +172,10 @@ class Scanner:
             hits |= new_hits
             misses |= fresh - new_hits
             self._memo_bytes += sum(map(len, fresh))
-        gated = list(map(hits.__contains__, shapes))  # lines that may hold a gate
-        rows = list(compress(range(len(shapes)), gated))
+        rows = list(compress(range(len(shapes)), map(hits.__contains__, shapes)))  # lines that may hold a gate
         if not rows:
             return True
-        keys = line_keys(list(compress(raw, gated)), self.prefilter.unsafe_re, cap,
+        keys = line_keys(list(map(raw.__getitem__, rows)), self.prefilter.unsafe_re, cap,
                          fold_case=self.prefilter.unsafe_cased, may_be_long=long)
         candidates = self.prefilter.candidates
         for n in compress(range(len(rows)), map(not_, map(done.__contains__, keys))):  # lazy, in C
