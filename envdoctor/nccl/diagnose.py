@@ -177,7 +177,7 @@ class Scanner:
             return True
         keys = line_keys(list(map(raw.__getitem__, rows)), self.prefilter.unsafe_re, cap,
                          fold_case=self.prefilter.unsafe_cased, may_be_long=long)
-        candidates = self.prefilter.candidates
+        candidates = self.prefilter.candidates_of_shape
         for n in compress(range(len(rows)), map(not_, map(done.__contains__, keys))):  # lazy, in C
             i, key = rows[n], keys[n]
             read = settled.get(key)
@@ -188,7 +188,7 @@ class Scanner:
                 continue
             found = found_for.get(key)
             if found is None:
-                found = found_for[key] = candidates(raw[i][:cap])
+                found = found_for[key] = candidates(raw[i][:cap], shapes[i])
                 self._memo_bytes += len(key)
             if not found:
                 done.add(key)

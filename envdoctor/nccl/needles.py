@@ -12,9 +12,10 @@ from __future__ import annotations
 import re
 from typing import Dict, Hashable, Iterable, Iterator, List, Sequence, Tuple
 
-from envdoctor.nccl.shapes import shape_gates, unsafe_gates
+from envdoctor.nccl.shapes import FOLD, shape_gates, unsafe_gates
 
 MIN_NEEDLE = 3
+_DIGITS = frozenset(b"0123456789")
 
 
 # Characters from common to rare in logs (lower-cased). A gate starts at a needle's rarest character,
@@ -58,6 +59,15 @@ class Prefilter:
         self.unsafe_cased = any(bytes([c]).isalpha() for g in unsafe for c in g)  # else no need to lower the text
         folded = shape_gates(gates, lambda c: _RANK.get(chr(c), len(_RANK)))
         self.shape_re = re.compile(_trie_pattern(_trie(folded))) if folded else None
+        # For candidates_of_shape: gates without a digit are found alike in a line and in its shape, so once
+        # per shape; those with one only in the line, and only where the shape holds their folded form.
+        plain = [g for g in gates if not any(c in _DIGITS for c in g)]
+        digital = [g for g in gates if any(c in _DIGITS for c in g)]
+        self._plain_re = re.compile(b"(?=(" + _trie_pattern(_trie(plain)) + b"))") if plain else None
+        self._digit_re = re.compile(b"(?=(" + _trie_pattern(_trie(digital)) + b"))") if digital else None
+        self._digit_shape_re = re.compile(_trie_pattern(_trie(sorted({g.translate(FOLD) for g in digital})))) \
+            if digital else None
+        self._by_shape: Dict[bytes, Tuple[Tuple[Tuple[int, bytes], ...], bool]] = {}
 
     def shape_hits(self, shapes: Iterable[bytes]) -> List[bytes]:
         """The shapes (see shapes.py) that may hold a gate."""
@@ -107,7 +117,28 @@ class Prefilter:
         """The patterns worth trying on one line, in a fixed order."""
         if self.line_re is None:
             return self.always
-        found = tuple(self.line_re.findall(raw_line.lower()))
+        return self._keys(tuple(self.line_re.findall(raw_line.lower())))
+
+    def candidates_of_shape(self, raw_line: bytes, shape: bytes) -> List[Hashable]:
+        """`candidates(raw_line)`, given the line's shape (shapes.py): the same patterns in the same order,
+        with the gates that hold no digit looked for once per shape rather than once per line."""
+        if self.line_re is None:
+            return self.always
+        cached = self._by_shape.get(shape)
+        if cached is None:
+            plain = tuple((m.start(), m.group(1)) for m in self._plain_re.finditer(shape)) if self._plain_re else ()
+            maybe = self._digit_shape_re is not None and self._digit_shape_re.search(shape) is not None
+            if len(self._by_shape) >= 4096:
+                self._by_shape.clear()
+            cached = self._by_shape[shape] = (plain, maybe)
+        found, maybe = cached
+        if maybe:  # at one position, the longest gate of each kind; the shorter is a prefix of the longer
+            digital = ((m.start(), m.group(1)) for m in self._digit_re.finditer(raw_line.lower()))  # type: ignore[union-attr]
+            found = tuple(sorted((*found, *digital), key=lambda hit: (hit[0], len(hit[1]))))
+        return self._keys(tuple(g for _, g in found))
+
+    def _keys(self, found: Tuple[bytes, ...]) -> List[Hashable]:
+        """The patterns of the gates found on a line (in the order found)."""
         keys = self._cache.get(found)
         if keys is None:
             keys = list(self.always)

@@ -126,3 +126,37 @@ def test_a_signature_reading_channel_numbers_still_counts_every_line(tmp_path: P
     fast, every = both([("x.log", "\n".join(lines).encode())], rules=rules)
     assert fast == every
     assert sum(1 for e in fast["findings"][0]["evidence"] if "Channel 12/" in e) == 4
+
+
+def _gates() -> List[bytes]:
+    from envdoctor.nccl.diagnose import prefilter_for
+
+    return sorted(prefilter_for(load_rules()).by_gate)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(_gates()), st.sampled_from([b"0", b"7", b"12", b" ", b"X", b"H", b"-", b"("]),
+                          st.binary(max_size=4)), max_size=12), st.booleans())
+def test_candidates_of_a_shape_are_the_candidates_of_the_line(parts: List[bytes], upper: bool) -> None:
+    """Gates without a digit are looked for once per shape; the patterns and their order stay those of the line."""
+    from envdoctor.nccl.diagnose import prefilter_for
+    from envdoctor.nccl.shapes import FOLD
+
+    line = b"".join(parts).replace(b"\n", b" ")
+    line = line.upper() if upper else line
+    pf = prefilter_for(load_rules())
+    assert pf.candidates_of_shape(line, line.translate(FOLD)) == pf.candidates(line)
+
+
+def test_candidates_of_a_shape_with_a_digit_gate_inside_a_plain_one() -> None:
+    from envdoctor.nccl.diagnose import prefilter_for
+    from envdoctor.nccl.shapes import FOLD
+
+    pf = prefilter_for(load_rules())
+    for line in (b"GPU H100 80GB HBM3 and H200 vs h20 cuda error 217 rtx 5090",
+                 b"NCCL WARN Call to connect returned Connection refused, errno: 113 [h100-node-7]",
+                 b"bnccl.so.2.21.5 NCCL_P2P_DISABLE=1 (NCCL_NVLS_ENABLE=0) exits with return code = -9"):
+        first = pf.candidates_of_shape(line, line.translate(FOLD))
+        assert first == pf.candidates(line) and first
+        same_shape = line.replace(b"1", b"3").replace(b"2", b"8")
+        assert pf.candidates_of_shape(same_shape, same_shape.translate(FOLD)) == pf.candidates(same_shape)
