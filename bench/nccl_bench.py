@@ -8,8 +8,9 @@ category), also without the `weak_log` entries (threads with no raw log). Throug
 output with NCCL INFO blocks, warnings, tracebacks, binary garbage and over-long lines, and a failure at the end) is written to a
 temporary file and diagnosed in a child process (so its peak RSS is the diagnosis alone), then again under
 tracemalloc for the peak of Python allocations. A second, NCCL_DEBUG=INFO-dense log gives the worst case.
-Each throughput is printed beside `grep -c -F NCCL` on the same file (the ratio: how many times slower than
-grep), as wall-clock and CPU seconds (the CPU figure is the one to trust on a shared machine). A third log
+Each throughput is measured --repeat times, each run right after `grep -c -F NCCL` on the same file: the
+best and the median MB/s (wall-clock and CPU), and our time over grep's run by run (how many times slower
+than grep); this machine's speed drifts by tens of percent within minutes, so no figure stands alone. A third log
 of --memory-mb MiB gives the peak RSS (ru_maxrss of the child) on a large input.
 """
 
@@ -22,13 +23,14 @@ import platform
 import random
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 import tracemalloc
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Tuple
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -206,22 +208,32 @@ def measure(path: Path, traced: bool) -> Dict[str, Any]:
     return out
 
 
-def grep_seconds(path: Path) -> Dict[str, Any]:
+def grep_once(path: Path) -> Dict[str, Any]:
     """`grep -c -F NCCL` on the file (after a read to warm the page cache, as the diagnosis had it)."""
     grep = shutil.which("grep")
     if grep is None:
         return {}
-    best: Dict[str, Any] = {}
-    for _ in range(3):
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        t0 = time.perf_counter()
-        res = subprocess.run([grep, "-c", "-F", "NCCL", str(path)], capture_output=True, text=True)
-        wall = time.perf_counter() - t0
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-        if not best or wall < best["seconds"]:
-            best = {"seconds": round(wall, 4), "cpu_seconds": round(cpu, 4), "matches": int(res.stdout.strip() or 0)}
-    return best
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    res = subprocess.run([grep, "-c", "-F", "NCCL", str(path)], capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return {"seconds": round(wall, 4), "cpu_seconds": round(cpu, 4), "matches": int(res.stdout.strip() or 0)}
+
+
+def interleaved(path: Path, repeat: int) -> Tuple[List[Dict[str, Any]], List[Dict[str, Any]]]:
+    """The diagnosis and grep, one after the other, `repeat` times: this machine's speed drifts by tens of
+    percent within minutes, so each figure is read beside its anchor, and the best and the median are kept."""
+    ours, greps = [], []
+    for _ in range(repeat):
+        greps.append(grep_once(path))
+        ours.append(measure(path, traced=False))
+    return ours, greps
+
+
+def _stat(values: List[float], best) -> Dict[str, float]:
+    return {"best": round(best(values), 4), "median": round(statistics.median(values), 4)}
 
 
 def baseline_rss() -> float:
@@ -240,6 +252,7 @@ def main() -> int:
     ap.add_argument("--accuracy-only", action="store_true", help="measure accuracy only (no throughput run)")
     ap.add_argument("--memory-mb", type=int, default=2048, help="size of the log for peak memory (0: skip)")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "nccl.json"))
+    ap.add_argument("--repeat", type=int, default=5, help="runs of each throughput measure, interleaved with grep")
     ap.add_argument("--child")
     ap.add_argument("--traced", action="store_true")
     args = ap.parse_args()
@@ -274,21 +287,28 @@ def main() -> int:
             t0 = time.perf_counter()
             size = write_log(path, mb * 2**20, dense=dense)
             gen = time.perf_counter() - t0
-            grep = grep_seconds(path)
-            plain = measure(path, traced=False)
+            ours, greps = interleaved(path, args.repeat)
             traced = measure(path, traced=True)
-            ratio = round(plain["seconds"] / grep["seconds"], 1) if grep.get("seconds") else None
-            cpu_ratio = round(plain["cpu_seconds"] / grep["cpu_seconds"], 1) if grep.get("cpu_seconds") else None
+            plain = min(ours, key=lambda r: r["seconds"])
+            mbs = [r["mb_per_s"] for r in ours]
+            cpu_mbs = [r["cpu_mb_per_s"] for r in ours]
+            paired = [r["seconds"] / g["seconds"] for r, g in zip(ours, greps) if g.get("seconds")]
+            grep = min(greps, key=lambda g: g.get("seconds", 0)) if greps and greps[0] else {}
             runs[name] = {"size_mib": round(size / 2**20, 1), "generate_seconds": round(gen, 1), **plain,
+                          "repeat": args.repeat, "mb_per_s_runs": mbs, "mb_per_s_stats": _stat(mbs, max),
+                          "cpu_mb_per_s_stats": _stat(cpu_mbs, max),
                           "tracemalloc_peak_mib": traced["tracemalloc_peak_mib"],
-                          "traced_seconds": traced["seconds"], "grep": grep, "times_grep": ratio,
-                          "times_grep_cpu": cpu_ratio, "load_average": round(os.getloadavg()[0], 1)}
-            print(f"{name}: {size / 2**20:.0f} MiB in {plain['seconds']:.1f}s = {plain['mb_per_s']} MB/s "
-                  f"(CPU {plain['cpu_seconds']:.1f}s = {plain['cpu_mb_per_s']} MB/s); grep -c -F NCCL "
-                  f"{grep.get('seconds')}s: {ratio}x grep's time (CPU: {cpu_ratio}x); "
-                  f"load average {runs[name]['load_average']}; peak RSS {plain['peak_rss_mib']} MiB "
-                  f"(baseline {result['baseline_rss_mib']} MiB); tracemalloc peak {traced['tracemalloc_peak_mib']} MiB; "
-                  f"findings {plain['findings'][:2]}")
+                          "traced_seconds": traced["seconds"], "grep": grep,
+                          "times_grep": round(plain["seconds"] / grep["seconds"], 1) if grep.get("seconds") else None,
+                          "times_grep_paired": _stat(paired, min) if paired else None,
+                          "load_average": round(os.getloadavg()[0], 1)}
+            pair = runs[name]["times_grep_paired"] or {}
+            print(f"{name}: {size / 2**20:.0f} MiB, {args.repeat} runs: best {max(mbs)} MB/s, median "
+                  f"{statistics.median(mbs):.1f} MB/s (CPU best {max(cpu_mbs)}, median {statistics.median(cpu_mbs):.1f}); "
+                  f"grep -c -F NCCL best {grep.get('seconds')}s; our time / grep's, run by run: best "
+                  f"{pair.get('best', 0):.1f}x, median {pair.get('median', 0):.1f}x; load average {runs[name]['load_average']}; "
+                  f"peak RSS {plain['peak_rss_mib']} MiB (baseline {result['baseline_rss_mib']} MiB); "
+                  f"tracemalloc peak {traced['tracemalloc_peak_mib']} MiB; findings {plain['findings'][:2]}")
             path.unlink()
         if args.memory_mb > 0:
             path = Path(tmp) / "large.log"
