@@ -52,7 +52,7 @@ class Headers(object):
         if self._headers is None:
             import email.parser
             text = self._dist.read_text("METADATA") or self._dist.read_text("PKG-INFO") or ""
-            self._headers = email.parser.HeaderParser().parsestr(re.split(r"\r?\n\r?\n", text, 1)[0])
+            self._headers = email.parser.HeaderParser().parsestr(re.split(r"\r?\n\r?\n", text, maxsplit=1)[0])
         return self._headers
 
     @property
