@@ -22,6 +22,7 @@ CORPUS_DIR = ROOT / "tests" / "nccl" / "corpus"
 DEV = CORPUS_DIR / "dev.jsonl"
 REAL = CORPUS_DIR / "real_nccl.jsonl"
 DIST = CORPUS_DIR / "real_dist.jsonl"  # torch.distributed failures that carry no NCCL WARN
+MORE = CORPUS_DIR / "real_more.jsonl"  # real cases collected after the signatures were tuned, as a check of generality
 TOP1_TARGET, TOP3_TARGET = 0.90, 0.95
 
 
@@ -46,6 +47,14 @@ def test_cases_are_well_formed_and_name_known_categories() -> None:
         assert case["confidence"] in ("high", "medium"), case["id"]
     urls = [c["source"]["url"] for c in cases(REAL)]
     assert len(set(urls)) == len(urls), "one case per thread"
+    more = cases(MORE)
+    assert len(more) >= 10
+    for case in more:
+        assert case["source"]["url"].startswith("https://github.com/"), case["id"]
+        assert case["confidence"] in ("high", "medium"), case["id"]
+    more_urls = [c["source"]["url"] for c in more]
+    others = {c["source"]["url"] for path in CORPUS_DIR.glob("*.jsonl") if path != MORE for c in cases(path)}
+    assert len(set(more_urls)) == len(more_urls) and not set(more_urls) & others, "threads not seen before, once each"
 
 
 @pytest.mark.parametrize("case", cases(DEV) + cases(DIST), ids=lambda c: c["id"])
@@ -61,6 +70,12 @@ def test_labelled_cause_is_found(case: Dict[str, Any]) -> None:
 def test_real_case_cause_is_among_the_first_three(case: Dict[str, Any]) -> None:
     ranked = [f.category for f in diagnose_text(case["log"]).findings]
     assert case["category"] in ranked[:3], ranked
+
+
+@pytest.mark.parametrize("case", cases(MORE), ids=lambda c: c["id"])
+def test_later_real_case_ranks_first(case: Dict[str, Any]) -> None:
+    ranked = [f.category for f in diagnose_text(case["log"]).findings]
+    assert ranked[:1] == [case["category"]], ranked
 
 
 def test_corpus_reaches_the_accuracy_targets() -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from envdoctor.findings import Finding
-from envdoctor.nccl import diagnose_paths, load_rules
+from envdoctor.nccl import diagnose_paths, diagnose_text, load_rules
 from tests.nccl.helpers import FIXTURES, ROOT, snapshot
 
 FIXTURE_LOGS = sorted(FIXTURES.glob("*.log"))
@@ -109,3 +109,23 @@ def test_finding_converts_to_the_project_finding_shape() -> None:
     assert isinstance(f, Finding) and f.subjects == ["nccl"]
     assert (f.id, f.category, f.severity) == ("NCCL-DUPLICATE-GPU", "duplicate_gpu", "error")
     assert "Duplicate GPU detected" in f.detail
+
+
+def test_a_flushed_rdma_request_alone_points_to_acs_and_keeps_the_first_error_in_charge() -> None:
+    flush = ("node-b:984:1357 [4] transport/net_ib.cc:2244 NCCL WARN NET/IB : Got completion from peer 10.1.0.7<44206> "
+             "with status=5 opcode=32656 len=32659 vendor err 249 (Recv) localGid ::ffff:10.1.0.8 remoteGids::ffff:10.1.0.7")
+    alone = [f.category for f in diagnose_text(flush).findings]
+    assert alone[:2] == ["gdr_acs", "roce_gid_index"]
+    # a flush follows the error that broke the queue pair: after a retry timeout the RoCE cause stays first
+    timeout = flush.replace("status=5 opcode=32656 len=32659 vendor err 249", "status=12 opcode=129 len=65536 vendor err 129")
+    assert diagnose_text(timeout + "\n" + flush).findings[0].category == "roce_gid_index"
+    # vendor err 249 without a flush status is not this signature
+    assert diagnose_text(flush.replace("status=5", "status=7")).findings == []
+
+
+def test_an_unresponsive_efa_receiver_is_the_security_group() -> None:
+    line = ("libfabric:4711:1717000000::efa:ep_ctrl:efa_rdm_pke_handle_send_completion():412<warn> "
+            "Error 4126: Unresponsive receiver (reachable by EFA device but handshake failed)")
+    top = diagnose_text(line).findings[0]
+    assert top.category == "firewall_blocked"
+    assert "to and from itself" in load_rules().categories["firewall_blocked"].fix
