@@ -293,6 +293,7 @@ def main() -> int:
             mbs = [r["mb_per_s"] for r in ours]
             cpu_mbs = [r["cpu_mb_per_s"] for r in ours]
             paired = [r["seconds"] / g["seconds"] for r, g in zip(ours, greps) if g.get("seconds")]
+            paired_cpu = [r["cpu_seconds"] / g["cpu_seconds"] for r, g in zip(ours, greps) if g.get("cpu_seconds")]
             grep = min(greps, key=lambda g: g.get("seconds", 0)) if greps and greps[0] else {}
             runs[name] = {"size_mib": round(size / 2**20, 1), "generate_seconds": round(gen, 1), **plain,
                           "repeat": args.repeat, "mb_per_s_runs": mbs, "mb_per_s_stats": _stat(mbs, max),
@@ -301,12 +302,15 @@ def main() -> int:
                           "traced_seconds": traced["seconds"], "grep": grep,
                           "times_grep": round(plain["seconds"] / grep["seconds"], 1) if grep.get("seconds") else None,
                           "times_grep_paired": _stat(paired, min) if paired else None,
+                          "times_grep_cpu_paired": _stat(paired_cpu, min) if paired_cpu else None,
                           "load_average": round(os.getloadavg()[0], 1)}
             pair = runs[name]["times_grep_paired"] or {}
             print(f"{name}: {size / 2**20:.0f} MiB, {args.repeat} runs: best {max(mbs)} MB/s, median "
                   f"{statistics.median(mbs):.1f} MB/s (CPU best {max(cpu_mbs)}, median {statistics.median(cpu_mbs):.1f}); "
                   f"grep -c -F NCCL best {grep.get('seconds')}s; our time / grep's, run by run: best "
-                  f"{pair.get('best', 0):.1f}x, median {pair.get('median', 0):.1f}x; load average {runs[name]['load_average']}; "
+                  f"{pair.get('best', 0):.1f}x, median {pair.get('median', 0):.1f}x (CPU: median "
+                  f"{(runs[name]['times_grep_cpu_paired'] or {}).get('median', 0):.1f}x); "
+                  f"load average {runs[name]['load_average']}; "
                   f"peak RSS {plain['peak_rss_mib']} MiB (baseline {result['baseline_rss_mib']} MiB); "
                   f"tracemalloc peak {traced['tracemalloc_peak_mib']} MiB; findings {plain['findings'][:2]}")
             path.unlink()

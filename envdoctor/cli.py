@@ -29,7 +29,6 @@ COMMANDS = {
     "fleet": "envdoctor.commands.fleet",
     "index": "envdoctor.commands.index",
 }
-COMMAND_MODULES = tuple(COMMANDS.values())
 
 
 def build_parser(only: Optional[str] = None) -> argparse.ArgumentParser:

@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from envdoctor.errors import SnapshotError
 from envdoctor.findings import Finding, summary
 from envdoctor.fleet.collect import Collected
 from envdoctor.fleet.diagnose import Measured
 from envdoctor.fleet.matrix import analyse
 from envdoctor.fleet.thresholds import FleetThresholds
-from envdoctor.snapshot import Snapshot, SnapshotError, snapshot_from_json
+from envdoctor.snapshot import Snapshot, snapshot_from_json
 
 FLEET_SCHEMA = "envdoctor.fleet/1"
 

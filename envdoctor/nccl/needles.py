@@ -15,6 +15,7 @@ from typing import Dict, Hashable, Iterable, Iterator, List, Sequence, Tuple
 from envdoctor.nccl.shapes import FOLD, shape_gates, unsafe_gates
 
 MIN_NEEDLE = 3
+SHAPE_CACHE_BYTES = 2 << 20  # about: the shapes kept with their gates, for candidates_of_shape
 _DIGITS = frozenset(b"0123456789")
 
 
@@ -68,6 +69,7 @@ class Prefilter:
         self._digit_shape_re = re.compile(_trie_pattern(_trie(sorted({g.translate(FOLD) for g in digital})))) \
             if digital else None
         self._by_shape: Dict[bytes, Tuple[Tuple[Tuple[int, bytes], ...], bool]] = {}
+        self._by_shape_bytes = 0
 
     def shape_hits(self, shapes: Iterable[bytes]) -> List[bytes]:
         """The shapes (see shapes.py) that may hold a gate."""
@@ -128,9 +130,11 @@ class Prefilter:
         if cached is None:
             plain = tuple((m.start(), m.group(1)) for m in self._plain_re.finditer(shape)) if self._plain_re else ()
             maybe = self._digit_shape_re is not None and self._digit_shape_re.search(shape) is not None
-            if len(self._by_shape) >= 4096:
+            if self._by_shape_bytes > SHAPE_CACHE_BYTES:  # bounded: the rule set, and this cache, live on
                 self._by_shape.clear()
+                self._by_shape_bytes = 0
             cached = self._by_shape[shape] = (plain, maybe)
+            self._by_shape_bytes += len(shape) + 64 * (1 + len(plain))
         found, maybe = cached
         if maybe:  # at one position, the longest gate of each kind; the shorter is a prefix of the longer
             digital = ((m.start(), m.group(1)) for m in self._digit_re.finditer(raw_line.lower()))  # type: ignore[union-attr]

@@ -33,7 +33,6 @@ def _lazy(module: str) -> Callable[[ProbeContext], ProbeOutput]:
     def probe(ctx: ProbeContext) -> ProbeOutput:
         return importlib.import_module(module).probe(ctx)
 
-    probe.__qualname__ = f"{module}.probe"
     return probe
 
 

@@ -12,7 +12,7 @@ from envdoctor.probes.children_run import run_child_lines
 
 
 def probe(ctx: ProbeContext) -> ProbeOutput:
-    """torch first, then DeepSpeed in the same child: DeepSpeed imports torch, which is then loaded."""
+    """torch first, then DeepSpeed from the same child (it imports torch, already loaded there)."""
     objects, res = run_child_lines(ctx, "torch_child.py", ctx.torch_timeout)
     from envdoctor.probes.torch_sections import sections_from_child  # loads the snapshot's types: after the spawn
 

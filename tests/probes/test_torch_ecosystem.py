@@ -320,3 +320,29 @@ def test_new_fields_round_trip():
     assert back.requirement_conflicts[1].installed == Unavailable("not installed")
     assert back.torch.nvidia_wheels["nvidia-nccl-cu12"].installed == Unavailable("not installed")
     assert back.python.free_threaded is True
+
+
+def test_headers_read_versions_and_requirements_as_importlib_metadata_does(tmp_path, monkeypatch):
+    """Headers parse METADATA's header block once: same answers for a dist-info (CRLF, a long description
+    holding header-like lines), an egg-info folder with requires.txt, and a one-file .egg-info."""
+    site = tmp_path / "site"
+    write_dist(site, "torch", "2.5.1", requires=["sympy==1.13.1", "filelock"],
+               extra_meta="\nA README\nRequires-Dist: not-a-requirement\nVersion: 9.9\n" + "x" * 50000)
+    crlf = site / "crlf_pkg-1.0.dist-info"
+    crlf.mkdir()
+    (crlf / "METADATA").write_bytes(b"Metadata-Version: 2.1\r\nName: crlf-pkg\r\nVersion: 1.0\r\n"
+                                    b"Requires-Dist: numpy>=1\r\n\r\nDescription\r\nVersion: 2.0\r\n")
+    egg = site / "oldpkg-0.3.egg-info"
+    egg.mkdir()
+    (egg / "PKG-INFO").write_text("Metadata-Version: 1.1\nName: oldpkg\nVersion: 0.3\n")
+    (egg / "requires.txt").write_text("six>=1.0\n\n[extra]\nmock\n")
+    (site / "numpy-1.21.5.egg-info").write_text("Metadata-Version: 1.1\nName: numpy\nVersion: 1.21.5\n")
+    from importlib import metadata
+
+    monkeypatch.setattr(sys, "path", [str(site)])
+    found = eco.installed_dists()
+    assert {n: d.version for n, d in found.items()} == {"torch": "2.5.1", "crlf-pkg": "1.0", "oldpkg": "0.3",
+                                                       "numpy": "1.21.5"}
+    for name, dist in found.items():
+        raw = metadata.distribution(dist.metadata["Name"])
+        assert (dist.version, dist.requires) == (raw.version, raw.requires), name

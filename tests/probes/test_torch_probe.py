@@ -137,7 +137,7 @@ def test_children_run_on_old_interpreters(tmp_path, version):
 
 
 def test_metadata_facts_survive_a_torch_import_that_segfaults(tmp_path):
-    """The metadata is read beside `import torch` in a forked copy, which prints its own line."""
+    """The metadata line is out before `import torch` kills the process."""
     site = fake_torch(tmp_path, "import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n")
     info = next((tmp_path / "site").glob("torch-*.dist-info"))
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: torch\nVersion: 2.4.1\nRequires-Dist: sympy>=99\n")
@@ -184,3 +184,33 @@ def test_what_deepspeed_prints_on_import_does_not_reach_the_answer(tmp_path):
     t, ds = out.sections["torch"], out.sections["deepspeed"]
     assert t.importable is True and t.version.startswith("2.")
     assert ds.importable is True
+
+
+def test_a_companion_that_crashes_does_not_cost_deepspeeds_answer(tmp_path):
+    pytest.importorskip("torch")
+    site, _ = fake_dist(tmp_path, "deepspeed", "x = 1\n")
+    fake_dist(tmp_path, "torchvision", "import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n", version="0.20.0")
+    out = torch_probe.probe(ctx(tmp_path, str(site)))
+    ds, tv = out.sections["deepspeed"], out.sections["torch"].companions["torchvision"]
+    assert ds.importable is True and ds.error is None
+    assert not tv.importable  # not reached or crashed: never "imports"
+
+
+def test_a_fork_that_fails_imports_deepspeed_in_line(tmp_path):
+    """A pids limit or no memory: fork raises; torch's facts and DeepSpeed's answer are those without fork."""
+    import json
+    import subprocess
+
+    pytest.importorskip("torch")
+    site, _ = fake_dist(tmp_path, "deepspeed", "raise RuntimeError('no CUDA_HOME')\n")
+    script = str(torch_probe.__file__).replace("torch_probe.py", "children/torch_child.py")
+    code = ("import os, runpy, sys\n"
+            "def fork():\n    raise BlockingIOError(11, 'Resource temporarily unavailable')\n"
+            f"os.fork = fork\nsys.argv = [{script!r}]\nrunpy.run_path({script!r}, run_name='__main__')\n")
+    res = subprocess.run([sys.executable, "-c", code], env=dict(ctx(tmp_path, str(site)).env), capture_output=True,
+                         text=True, timeout=120)
+    lines = [json.loads(line) for line in res.stdout.splitlines() if line.startswith("{")]
+    torch_line = next(o for o in lines if "installed" in o)
+    assert res.returncode == 0 and torch_line["importable"] is True
+    assert next(o["deepspeed_import"] for o in lines if "deepspeed_import" in o) == {
+        "importable": False, "error": "RuntimeError: no CUDA_HOME"}

@@ -73,29 +73,40 @@ def _read_all(fd):
 
 
 def _deepspeed(torch_ok):
-    """DeepSpeed's line (version, build record), and its import after torch's (it imports torch itself).
-
-    With fork, the import runs in a copy of this process made right after `import torch` (before CUDA
-    is touched), beside the checks that follow. Returns the import for `_deepspeed_finish`, or None when
-    none is needed."""
+    """Second line: DeepSpeed's version and build record (out even if its import then crashes). Returns
+    whether to import it: installed, and torch imports (DeepSpeed imports torch itself)."""
     import deepspeed_child
 
     ds = deepspeed_child.describe(try_import_it=False)
     if ds.get("installed") and not torch_ok:
         ds["importable"] = False
         ds["error"] = "torch does not import, so DeepSpeed cannot"
-    _emit({"deepspeed": ds})  # the build record is out even if the import below crashes
-    if not (ds.get("installed") and torch_ok):
-        return None
+    _emit({"deepspeed": ds})
+    return bool(ds.get("installed") and torch_ok)
+
+
+def _deepspeed_import_start():
+    """Import DeepSpeed in a copy of this process made right after `import torch` (before CUDA is touched),
+    beside torch's own checks. None where there is no fork or it fails: `_deepspeed_import_finish` then
+    imports it here."""
     if not hasattr(os, "fork"):
-        return None, None  # imported by _deepspeed_finish, once torch's own line is out
-    read_end, write_end = os.pipe()
-    pid = os.fork()
+        return None
+    import deepspeed_child
+
+    try:
+        read_end, write_end = os.pipe()
+    except OSError:
+        return None
+    try:
+        pid = os.fork()
+    except OSError:  # a pids limit, no memory: import it here instead
+        os.close(read_end)
+        os.close(write_end)
+        return None
     if pid == 0:  # the copy: its stdout is not ours to write
         try:
             os.close(read_end)
-            null = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(null, 1)
+            os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
             _write_all(write_end, json.dumps(deepspeed_child.try_import(), default=str).encode())
         finally:
             os._exit(0)
@@ -103,12 +114,13 @@ def _deepspeed(torch_ok):
     return pid, read_end
 
 
-def _deepspeed_finish(pending):
-    pid, read_end = pending
-    if pid is None:
+def _deepspeed_import_finish(started):
+    """The `deepspeed_import` line: from the copy, or from an import here."""
+    if started is None:
         import deepspeed_child
         _emit({"deepspeed_import": deepspeed_child.try_import()})
         return
+    pid, read_end = started
     raw, status = _read_all(read_end), os.waitpid(pid, 0)[1]
     try:
         result = json.loads(raw.decode())
@@ -161,7 +173,8 @@ def main():
         return
     out["importable"] = True
     out["installed"] = True
-    pending = _deepspeed(torch_ok=True)
+    import_deepspeed = _deepspeed(torch_ok=True)
+    started = _deepspeed_import_start() if import_deepspeed else None
     out["version"] = str(torch.__version__)
     out["path"] = getattr(torch, "__file__", None)
     out["cuda"] = getattr(torch.version, "cuda", None)
@@ -218,13 +231,13 @@ def main():
     except Exception as exc:
         out.setdefault("errors", {})["ecosystem"] = "%s: %s" % (type(exc).__name__, exc)
     _emit(out)
+    if import_deepspeed:  # before the companions: one of those crashing must not cost DeepSpeed's answer
+        _deepspeed_import_finish(started)
     try:
         import torch_ecosystem
         torch_ecosystem.import_all(torch, facts, _emit)
     except Exception:
         pass
-    if pending is not None:
-        _deepspeed_finish(pending)
 
 
 if __name__ == "__main__":

@@ -51,7 +51,8 @@ class Headers(object):
     def metadata(self):
         if self._headers is None:
             import email.parser
-            text = self._dist.read_text("METADATA") or self._dist.read_text("PKG-INFO") or ""
+            # as importlib.metadata looks: a one-file .egg-info (distutils) is read by its own name
+            text = self._dist.read_text("METADATA") or self._dist.read_text("PKG-INFO") or self._dist.read_text("") or ""
             self._headers = email.parser.HeaderParser().parsestr(re.split(r"\r?\n\r?\n", text, maxsplit=1)[0])
         return self._headers
 
