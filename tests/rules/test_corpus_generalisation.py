@@ -80,3 +80,26 @@ def test_ed101_quiet_when_the_found_version_would_run_torch_cuda():
 def test_ed101_not_read_from_a_no_driver_message():
     no_driver = "CUDA initialization: Found no NVIDIA driver on your system."
     assert "ED101" not in found(variant("b200_driver_575", _driver_unread(no_driver)))
+
+
+# --- ED513: torch 2.3 - 2.4.0 Windows wheels were built against NumPy 1.x -----------------------------------
+
+
+def _windows_torch(version: str, os_name: str = "windows") -> Callable[[Dict[str, Any]], None]:
+    def change(d: Dict[str, Any]) -> None:
+        d["host"]["os"], d["host"]["arch"] = os_name, "AMD64" if os_name == "windows" else "x86_64"
+        d["torch"]["version"] = version
+        d["torch"]["numpy"] = None  # the bridge was not exercised: only the versions speak
+        d["python"]["packages"]["torch"] = version.split("+")[0]
+        d["python"]["packages"]["numpy"] = "2.0.1"
+    return change
+
+
+def test_ed513_windows_torch_240_under_numpy_2():
+    f = found(variant("h200_8x_healthy", _windows_torch("2.4.0+cu121")))["ED513"]
+    assert f.title.endswith("on Windows, which needs numpy<2") and "131668" in f.detail
+
+
+def test_ed513_quiet_for_the_fixed_windows_build_and_for_linux():
+    assert "ED513" not in found(variant("h200_8x_healthy", _windows_torch("2.4.1+cu121")))
+    assert "ED513" not in found(variant("h200_8x_healthy", _windows_torch("2.4.0+cu121", "linux")))
