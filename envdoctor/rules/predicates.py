@@ -13,6 +13,7 @@ from packaging.version import Version
 from envdoctor import compat
 from envdoctor.cpulist import parse_cpulist
 from envdoctor.rules.conditions import Context, predicate
+from envdoctor.rules.runtime_predicates import meaning
 from envdoctor.snapshot import Gpu, Snapshot, Unknown, is_unavailable, known_list, present
 from envdoctor.versions import cudnn_human, major_minor, parse
 
@@ -66,10 +67,10 @@ def driver_fits_torch(ctx: Context) -> Result:
 def driver_too_old_for_torch(ctx: Context) -> Result:
     s = ctx.snapshot
     cuda = _torch_cuda(s)
-    if cuda is None or not present(s.driver):
+    if cuda is None:
         return None
-    if compat.driver_version(s.driver.version) is None:
-        return None  # an unreadable version is not an old one (ED108's sibling rule says so)
+    if not present(s.driver) or compat.driver_version(s.driver.version) is None:
+        return _driver_too_old_said_by_torch(ctx, cuda)  # an unreadable version is not an old one by itself
     out = None
     for osn in _oses(s):
         verdict = compat.driver_supports(s.driver.version, cuda, osn, drivers=ctx.index.drivers)
@@ -78,6 +79,34 @@ def driver_too_old_for_torch(ctx: Context) -> Result:
             return None
         out = out or {"needed_driver": needed, "cuda": cuda, "verdict": verdict.why}
     return out
+
+
+_FOUND_VERSION = re.compile(r"found version (\d{4,6})")
+
+
+def _driver_too_old_said_by_torch(ctx: Context, cuda: str) -> Result:
+    """The driver's version was not read, but torch's CUDA initialisation said the driver is too old, with the
+    CUDA version the driver supports ('found version 11000' = 11.0). Quiet when that version would run torch's
+    CUDA (contradictory facts are ED111's to report) or when the message is not torch's 'too old' one."""
+    t = ctx.snapshot.torch
+    text = t.cuda_init_error if present(t) and isinstance(t.cuda_init_error, str) else ""
+    said = meaning("cuda_init", text) if text else None
+    if said is None or said.key != "driver_too_old":
+        return None
+    found = _FOUND_VERSION.search(text)
+    if found is None:
+        return None
+    number = int(found.group(1))
+    have = (number // 1000, (number % 1000) // 10)
+    want = compat.cuda_major_minor(cuda)
+    if have[0] > want[0] or (have[0] == want[0] and (want[0] >= 11 or have >= want)):
+        return None  # minor-version compatibility: any X.y runtime runs on an X.x driver from CUDA 11
+    need = [compat.min_driver(cuda, osn, drivers=ctx.index.drivers)[0] for osn in _oses(ctx.snapshot)]
+    needed = next((n for n in need if n), None)
+    if needed is None:
+        return None
+    return {"needed_driver": needed, "cuda": cuda,
+            "verdict": f"torch's CUDA initialisation found a driver for CUDA {have[0]}.{have[1]} only"}
 
 
 @predicate("needed_driver", "cuda")
@@ -133,9 +162,17 @@ def gpu_without_kernels(ctx: Context) -> Result:
     cuda = _torch_cuda(s)
     if cuda is None and present(s.torch) and s.torch.importable is True and not is_unavailable(s.torch.cuda):
         cuda = _label_cuda(s.torch)
-    if cuda is None or not present(gpu.compute_capability):
+    if not present(gpu.compute_capability):
         return None
     sm = "sm_" + gpu.compute_capability.replace(".", "")
+    if cuda is None:
+        own = _own_cuda_arch_list(s.torch)
+        if own is None:
+            return None
+        match = compat.serving_kernel(own, gpu.compute_capability)
+        if match.via != "none":
+            return None  # with torch's CUDA unknown, whether its PTX can be JIT-compiled here is unknown too
+        return {"arch_list": f"[{' '.join(own)}]", "sm": sm, "why": match.why}
     archs, source = _torch_arch_list(ctx, cuda)
     toolkit = compat.toolkit_serves(cuda, gpu.compute_capability, ctx.index.nvcc_sass) if ctx.index else None
     if archs is not None:
@@ -147,6 +184,15 @@ def gpu_without_kernels(ctx: Context) -> Result:
     if toolkit is None or toolkit.ok:
         return None
     return {"arch_list": f"not reported, and it was built with CUDA {cuda}", "sm": sm, "why": toolkit.why}
+
+
+def _own_cuda_arch_list(t: Any) -> Optional[List[str]]:
+    """torch's own non-empty arch list when every entry is a CUDA target: only a CUDA build lists sm_/compute_
+    targets, so the list alone says which GPUs it has kernels for, whatever its CUDA version."""
+    if not present(t) or is_unavailable(t.cuda) or not present(t.arch_list) or not t.arch_list:
+        return None
+    archs = [str(a) for a in t.arch_list]
+    return archs if all(compat.parse_arch(a) is not None for a in archs) else None
 
 
 def _torch_arch_list(ctx: Context, cuda: str) -> tuple:
