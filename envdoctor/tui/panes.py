@@ -373,6 +373,11 @@ def outcome_text(outcome: Any, error: Optional[str]) -> Text:
     return text
 
 
+def plan_wishes(torch: str, deepspeed: bool) -> msg.PlanRequested:
+    """What the Fix tab's controls ask for: the torch version typed (blank: any) and whether DeepSpeed is wanted."""
+    return msg.PlanRequested(torch.strip() or None, "" if deepspeed else None)
+
+
 class FixPane(Vertical):
     """The plan (with the reason for each choice and each rejected candidate), Apply, live progress and the outcome."""
 
@@ -402,8 +407,7 @@ class FixPane(Vertical):
         self.query_one("#want-deepspeed", Checkbox).value = deepspeed is not None
 
     def wishes(self) -> msg.PlanRequested:
-        torch = self.query_one("#torch-spec", Input).value.strip() or None
-        return msg.PlanRequested(torch, "" if self.query_one("#want-deepspeed", Checkbox).value else None)
+        return plan_wishes(self.query_one("#torch-spec", Input).value, self.query_one("#want-deepspeed", Checkbox).value)
 
     def _update(self) -> None:
         if not self.is_mounted:
