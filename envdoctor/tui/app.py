@@ -169,9 +169,15 @@ class EnvDoctorApp(App[int]):
         """Mount the next tab's pane (one per frame, so keys are answered in between), then hand it what waited."""
         if not self._unmounted:
             return
+        holder = self.query_one(f"#{self._unmounted[0].id}", TabPane)
+        if not holder.is_attached:  # the app is closing
+            return
+        if not holder.is_mounted:  # the tab bar's own panes may still be on their way: try again next frame
+            self.call_after_refresh(self._mount_next_pane)
+            return
         tab = self._unmounted.pop(0)
         pane = tab.pane(id=f"{tab.id}-pane")
-        await self.query_one(f"#{tab.id}", TabPane).mount(pane)
+        await holder.mount(pane)
         self._panes[tab.id] = pane
         for call in self._waiting.pop(tab.id, {}).values():
             call(pane)
@@ -487,14 +493,14 @@ class EnvDoctorApp(App[int]):
         """The tab's entry widget takes the focus (the NCCL path box, the findings list); else the tab bar."""
         tabs = self.query_one("#tabs", TabbedContent)
 
-        def focus(pane: Any) -> None:
+        def focus() -> None:
             if tabs.active != tab:
-                return  # another tab was opened while this pane was being mounted
+                return  # another tab was opened meanwhile: a focused widget here would pull this tab back
+            pane = self._panes[tab]
             entry = getattr(pane, "ENTRY", None)
-            target = pane.query_one(entry) if entry else tabs.query_one(Tabs)
-            self.call_after_refresh(target.focus)
+            (pane.query_one(entry) if entry else tabs.query_one(Tabs)).focus()
 
-        self._on_pane(tab, focus, key="enter")
+        self._on_pane(tab, lambda _: self.call_after_refresh(focus), key="enter")
 
     def action_leave(self) -> None:
         """Escape: out of any input or list, onto the tab bar, where every key is global again."""
