@@ -12,7 +12,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, Hashable, Iterable, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Hashable, Iterable, List, Optional, Tuple
 
 from rich.text import Text
 from textual import on, work
@@ -29,9 +29,11 @@ from envdoctor.findings import Finding, exit_code, for_interpreter, sort_finding
 from envdoctor.probes.base import ProbeContext
 from envdoctor.probes.context import probe_context as make_probe_context
 from envdoctor.settings import Settings
-from envdoctor.snapshot import ProbeRecord, Snapshot, known_list, present
 from envdoctor.tui import messages as msg
 from envdoctor.tui.panes import OverviewPane, fix_wishes, plan_wishes
+
+if TYPE_CHECKING:  # the snapshot's types load with the probes, after the first frame
+    from envdoctor.snapshot import ProbeRecord, Snapshot
 
 
 @dataclass(frozen=True)
@@ -127,16 +129,17 @@ class EnvDoctorApp(App[int]):
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
-        from envdoctor.probes.runner import PROBE_NAMES
-
         overview = self.query_one(OverviewPane)
         self._panes[TABS[0].id] = overview
         self._on_pane("fix", self._setup_fix)
         self.sub_title = "probing this machine…" if self.live else f"snapshot taken {self.snapshot.created}"
         if self.live:
+            from envdoctor.probes.runner import PROBE_NAMES
+
             overview.probe_names = PROBE_NAMES
-            overview.probes = {n: ProbeRecord(name=n, status="running") for n in PROBE_NAMES}
-            self.call_after_refresh(self._probe)  # paint first: the probes' threads and children compete for the CPUs
+            overview.unanswered = "running"
+            overview.probes = {}
+            self.call_after_refresh(self._start_probing)  # paint first: the probes compete for the CPUs
         else:
             overview.probe_names = tuple(p.name for p in self.snapshot.probes)
             overview.probes = {p.name: p for p in self.snapshot.probes}
@@ -205,6 +208,14 @@ class EnvDoctorApp(App[int]):
 
     # --- probing and diagnosis ----------------------------------------------------------------
 
+    def _start_probing(self) -> None:
+        from envdoctor.probes.runner import PROBE_NAMES
+        from envdoctor.snapshot import ProbeRecord
+
+        self._probe_results.clear()
+        self.query_one(OverviewPane).probes = {n: ProbeRecord(name=n, status="running") for n in PROBE_NAMES}
+        self._probe()
+
     @work(thread=True, exclusive=True, group="probes", exit_on_error=False, description="probing this machine")
     def _probe(self) -> None:
         from envdoctor.probes.runner import run_probes
@@ -265,16 +276,11 @@ class EnvDoctorApp(App[int]):
         if self._installing():
             self.notify("An install is running; probe again when it has finished.", severity="warning")
             return
-        from envdoctor.probes.runner import PROBE_NAMES
-
-        self._probe_results.clear()
         self.findings = None
-        overview = self.query_one(OverviewPane)
-        overview.findings = None
-        overview.probes = {n: ProbeRecord(name=n, status="running") for n in PROBE_NAMES}
+        self.query_one(OverviewPane).findings = None
         self._on_pane("findings", lambda p: setattr(p, "findings", None), key="findings")
         self.sub_title = "probing this machine…"
-        self._probe()
+        self._start_probing()
 
     # --- fix: plan, confirm, install ----------------------------------------------------------
 
@@ -349,6 +355,7 @@ class EnvDoctorApp(App[int]):
     @work(thread=True, exclusive=True, group="install", exit_on_error=False, description="installing")
     def _install(self, plan: Any, target: str) -> None:
         from envdoctor.install.installer import execute
+        from envdoctor.snapshot import known_list, present
 
         ccs = ([str(g.compute_capability) for g in known_list(self.snapshot.gpus) if present(g.compute_capability)]
                if self.snapshot else [])

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, List, Optional
+from typing import TYPE_CHECKING, Any, List, Optional
 
 from textual.message import Message
 
 from envdoctor.findings import Finding
-from envdoctor.snapshot import Snapshot
+
+if TYPE_CHECKING:
+    from envdoctor.snapshot import Snapshot
 
 
 @dataclass

@@ -3,7 +3,7 @@ message (messages up); none of them calls the core's decision code itself."""
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
 from rich.table import Table
 from rich.text import Text
@@ -25,13 +25,12 @@ from textual.widgets import (
 from textual.widgets.option_list import Option
 
 from envdoctor.findings import Finding, summary
-from envdoctor.present.facts import fact_groups, gib, show, sm
-from envdoctor.present.terminal import printable
 from envdoctor.present.words import word
-from envdoctor.redact import scrub_secrets
-from envdoctor.snapshot import ProbeRecord, Snapshot, known_list, present
 from envdoctor.tui import messages as msg
 from envdoctor.tui.charts import Wrapped
+
+if TYPE_CHECKING:  # the snapshot's types (and the facts drawn from them) load when there is a snapshot to show
+    from envdoctor.snapshot import ProbeRecord, Snapshot
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "bold yellow", "info": "bold cyan"}
 STATUS_STYLE = {"ok": "green", "failed": "bold red", "timeout": "bold red", "skipped": "yellow", "running": "cyan",
@@ -80,6 +79,7 @@ class OverviewPane(VerticalScroll):
     findings: reactive[Optional[List[Finding]]] = reactive(None, always_update=True)
     probes: reactive[Dict[str, ProbeRecord]] = reactive(dict, always_update=True)
     probe_names: Tuple[str, ...] = ()
+    unanswered = "pending"  # the status of a probe without a record yet ("running" while this machine is probed)
 
     def compose(self) -> ComposeResult:
         yield Static(id="health")
@@ -118,6 +118,8 @@ class OverviewPane(VerticalScroll):
         if self.snapshot is None:
             glance.update(Text("waiting for the first probes…", style="dim"))
         else:
+            from envdoctor.present.facts import fact_groups
+
             rows = [(label, value) for title, items in fact_groups(self.snapshot) for label, value in items
                     if title in GLANCE and (label in GLANCE[title] or label.startswith("GPU "))]
             glance.update(facts_table(rows))
@@ -125,8 +127,12 @@ class OverviewPane(VerticalScroll):
         table.clear()
         for name in self.probe_names:
             rec = self.probes.get(name)
-            status = rec.status if rec else "pending"
-            secs = show(rec.seconds, "s") if rec and rec.seconds is not None else ""
+            status = rec.status if rec else self.unanswered
+            secs = ""
+            if rec and rec.seconds is not None:  # a record: the snapshot's module is loaded
+                from envdoctor.present.facts import show
+
+                secs = show(rec.seconds, "s")
             table.add_row(name, Text(status, style=STATUS_STYLE.get(status, "")), secs, key=name)
 
 
@@ -189,6 +195,9 @@ class GpusPane(VerticalScroll):
         table.clear()
         if snap is None:
             return
+        from envdoctor.present.facts import gib, show, sm
+        from envdoctor.snapshot import known_list, present
+
         for g in known_list(snap.gpus):
             pcie = (f"gen {show(g.pcie.gen)}/{show(g.pcie.max_gen)} x{show(g.pcie.width)}/{show(g.pcie.max_width)}"
                     if present(g.pcie) else show(g.pcie))
@@ -225,6 +234,9 @@ class GpusPane(VerticalScroll):
 
 
 def _flag(value: Any, bad: bool) -> Text:
+    from envdoctor.present.facts import show
+    from envdoctor.snapshot import present
+
     if not present(value):
         return Text(show(value) if value is not None else "-", style="dim")
     return Text("on" if value else "off", style="bold red" if bool(value) == bad else "green")
@@ -320,6 +332,8 @@ class FindingsPane(Horizontal):
 
 
 def plan_text(plan: Any, target: Optional[str]) -> Text:
+    from envdoctor.redact import scrub_secrets
+
     style = {"planned": "bold yellow", "nothing_to_do": "bold green", "impossible": "bold red"}.get(plan.status, "bold")
     text = Text()
     text.append(f"Plan: {word(plan.status)}", style=style)
@@ -436,6 +450,9 @@ class FixPane(Vertical):
         log.focus()  # keys go to the app (q is refused while installing), not into the torch-versions input
 
     def log_line(self, line: str) -> None:
+        from envdoctor.present.terminal import printable
+        from envdoctor.redact import scrub_secrets
+
         self.query_one("#install-log", RichLog).write(printable(scrub_secrets(line)))  # pip's output, as it came
 
     def finish_install(self, outcome: Any, error: Optional[str]) -> None:
