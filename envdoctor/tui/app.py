@@ -30,7 +30,7 @@ from envdoctor.probes.base import ProbeContext
 from envdoctor.probes.context import probe_context as make_probe_context
 from envdoctor.settings import Settings
 from envdoctor.tui import messages as msg
-from envdoctor.tui.panes import OverviewPane, fix_wishes, plan_wishes
+from envdoctor.tui.panes import OverviewPane, fix_wishes
 
 if TYPE_CHECKING:  # the snapshot's types load with the probes, after the first frame
     from envdoctor.snapshot import ProbeRecord, Snapshot
@@ -67,7 +67,7 @@ TABS = (
     Tab("findings", "Findings", "f", "what is wrong, most severe first: detail, fix and references",
         "envdoctor.tui.panes:FindingsPane"),
     Tab("fix", "Fix", "x", "the install plan with its reasons; Apply asks first and rolls back on failure",
-        "envdoctor.tui.panes:FixPane"),
+        "envdoctor.tui.fix_pane:FixPane"),
     Tab("selftest", "Self-tests", "s", "run all-reduce, backward, torch.compile and GPU checks on this machine",
         "envdoctor.tui.selftest_pane:SelftestPane"),
     Tab("nccl", "NCCL", "n", "open or paste an NCCL log: ranked causes, evidence highlighted",
@@ -197,7 +197,7 @@ class EnvDoctorApp(App[int]):
         if fix is not None:
             return fix.wishes()
         torch, deepspeed = self.wishes
-        return plan_wishes(torch or "", deepspeed is not None)
+        return msg.PlanRequested.from_controls(torch or "", deepspeed is not None)
 
     def _installing(self) -> bool:
         return bool(getattr(self._panes.get("fix"), "installing", False))

@@ -37,6 +37,11 @@ class PlanRequested(Message):
     torch: Optional[str]
     deepspeed: Optional[str]
 
+    @classmethod
+    def from_controls(cls, torch: str, deepspeed: bool) -> PlanRequested:
+        """What the Fix tab's controls ask for: the torch version typed (blank: any) and whether DeepSpeed is wanted."""
+        return cls(torch.strip() or None, "" if deepspeed else None)
+
 
 @dataclass
 class PlanReady(Message):

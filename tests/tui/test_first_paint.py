@@ -10,7 +10,8 @@ from textual.widgets import DataTable, Input, Static, TabbedContent
 from envdoctor.tui import app as app_module
 from envdoctor.tui import messages as msg
 from envdoctor.tui.app import TABS, EnvDoctorApp
-from envdoctor.tui.panes import FindingsPane, FixPane, GpusPane
+from envdoctor.tui.fix_pane import FixPane
+from envdoctor.tui.panes import FindingsPane, GpusPane
 from tests.conftest import diagnose_bundled
 from tests.tui.conftest import aio, recorded, settle, text_of, until
 
