@@ -129,6 +129,7 @@ class EnvDoctorApp(App[int]):
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
+        self.call_after_refresh(self._mark, "first_paint")  # before the work queued below for after that frame
         overview = self.query_one(OverviewPane)
         self._panes[TABS[0].id] = overview
         self._on_pane("fix", self._setup_fix)
@@ -146,7 +147,6 @@ class EnvDoctorApp(App[int]):
             self._show_snapshot(self.snapshot)
             self._diagnose(self.snapshot)
             self._plan(self._wishes())
-        self.call_after_refresh(self._mark, "first_paint")
         self.call_after_refresh(self._mount_next_pane)
 
     def _mark(self, what: str) -> None:
