@@ -6,12 +6,13 @@ diagnosis) in thread workers, which post typed messages back; it hands the resul
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Hashable, Iterable, List, Optional, Tuple
 
 from rich.text import Text
 from textual import on, work
@@ -28,25 +29,28 @@ from envdoctor.findings import Finding, exit_code, for_interpreter, sort_finding
 from envdoctor.probes.base import ProbeContext
 from envdoctor.probes.context import probe_context as make_probe_context
 from envdoctor.settings import Settings
-from envdoctor.snapshot import ProbeRecord, Snapshot, known_list, present
 from envdoctor.tui import messages as msg
-from envdoctor.tui.fleet_pane import FleetPane
-from envdoctor.tui.modals import ConfirmScreen, ErrorScreen, ExportScreen, HelpScreen
-from envdoctor.tui.nccl_pane import NcclPane
-from envdoctor.tui.panes import FindingsPane, FixPane, GpusPane, OverviewPane, fix_wishes
-from envdoctor.tui.selftest_pane import SelftestPane
+from envdoctor.tui.panes import OverviewPane, fix_wishes
+
+if TYPE_CHECKING:  # the snapshot's types load with the probes, after the first frame
+    from envdoctor.snapshot import ProbeRecord, Snapshot
 
 
 @dataclass(frozen=True)
 class Tab:
-    """One tab: its id, title, key, what it is for (the help screen) and its pane. A pane's ENTRY (a selector),
-    if it has one, takes the focus when the tab opens."""
+    """One tab: its id, title, key, what it is for (the help screen) and its pane's class ("module:Class", imported
+    when the pane is first mounted). A pane's ENTRY (a selector), if it has one, takes the focus when the tab opens."""
 
     id: str
     title: str
     key: str
     about: str
-    pane: Callable[..., Widget]
+    pane_class: str
+
+    @property
+    def pane(self) -> Callable[..., Widget]:
+        module, _, name = self.pane_class.partition(":")
+        return getattr(importlib.import_module(module), name)
 
     @property
     def label(self) -> Content:
@@ -56,15 +60,20 @@ class Tab:
 
 
 TABS = (
-    Tab("overview", "Overview", "o", "the machine at a glance, the verdict, each probe's status", OverviewPane),
-    Tab("gpus", "GPUs & topology", "g", "each GPU, the links between them, peer access, NUMA", GpusPane),
-    Tab("findings", "Findings", "f", "what is wrong, most severe first: detail, fix and references", FindingsPane),
-    Tab("fix", "Fix", "x", "the install plan with its reasons; Apply asks first and rolls back on failure", FixPane),
+    Tab("overview", "Overview", "o", "the machine at a glance, the verdict, each probe's status",
+        "envdoctor.tui.panes:OverviewPane"),
+    Tab("gpus", "GPUs & topology", "g", "each GPU, the links between them, peer access, NUMA",
+        "envdoctor.tui.panes:GpusPane"),
+    Tab("findings", "Findings", "f", "what is wrong, most severe first: detail, fix and references",
+        "envdoctor.tui.panes:FindingsPane"),
+    Tab("fix", "Fix", "x", "the install plan with its reasons; Apply asks first and rolls back on failure",
+        "envdoctor.tui.fix_pane:FixPane"),
     Tab("selftest", "Self-tests", "s", "run all-reduce, backward, torch.compile and GPU checks on this machine",
-        SelftestPane),
-    Tab("nccl", "NCCL", "n", "open or paste an NCCL log: ranked causes, evidence highlighted", NcclPane),
+        "envdoctor.tui.selftest_pane:SelftestPane"),
+    Tab("nccl", "NCCL", "n", "open or paste an NCCL log: ranked causes, evidence highlighted",
+        "envdoctor.tui.nccl_pane:NcclPane"),
     Tab("fleet", "Fleet", "l", "a fleet report (`envdoctor fleet collect -o FILE`): the odd node, the bandwidth "
-        "heat map", FleetPane),
+        "heat map", "envdoctor.tui.fleet_pane:FleetPane"),
 )
 NCCL_TEXTAREA_MAX = 2 << 20  # a log bigger than this is diagnosed (streamed) but not loaded into the editor
 
@@ -102,6 +111,11 @@ class EnvDoctorApp(App[int]):
         self.plan: Any = None
         self.timings: Dict[str, float] = {"start": time.monotonic()}
         self._probe_results: Dict[str, Tuple[ProbeRecord, Any]] = {}
+        # The first tab's pane is composed with the app; the others are mounted one by one after the first frame.
+        # What the app hands a pane before it is mounted waits here (by key: a newer value replaces an older one).
+        self._panes: Dict[str, Widget] = {}
+        self._unmounted: List[Tab] = list(TABS[1:])
+        self._waiting: Dict[str, Dict[Hashable, Callable[[Any], None]]] = {}
 
     # --- layout -------------------------------------------------------------------------------
 
@@ -110,37 +124,97 @@ class EnvDoctorApp(App[int]):
         with TabbedContent(id="tabs", initial=TABS[0].id):
             for tab in TABS:
                 with TabPane(tab.label, id=tab.id):
-                    yield tab.pane(id=f"{tab.id}-pane")
+                    if tab is TABS[0]:
+                        yield tab.pane(id=f"{tab.id}-pane")
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
-        from envdoctor.probes.runner import PROBE_NAMES
-
+        self.call_after_refresh(self._mark, "first_paint")  # before the work queued below for after that frame
         overview = self.query_one(OverviewPane)
-        fix = self.query_one(FixPane)
-        fix.target = self.fix_target
-        fix.set_wishes(*self.wishes)
+        self._panes[TABS[0].id] = overview
+        self._on_pane("fix", self._setup_fix)
         self.sub_title = "probing this machine…" if self.live else f"snapshot taken {self.snapshot.created}"
         if self.live:
+            from envdoctor.probes.runner import PROBE_NAMES
+
             overview.probe_names = PROBE_NAMES
-            overview.probes = {n: ProbeRecord(name=n, status="running") for n in PROBE_NAMES}
-            self.call_after_refresh(self._probe)  # paint first: the probes' threads and children compete for the CPUs
+            overview.unanswered = "running"
+            overview.probes = {}
+            self.call_after_refresh(self._start_probing)  # paint first: the probes compete for the CPUs
         else:
             overview.probe_names = tuple(p.name for p in self.snapshot.probes)
             overview.probes = {p.name: p for p in self.snapshot.probes}
             self._show_snapshot(self.snapshot)
             self._diagnose(self.snapshot)
-            self._plan(fix.wishes())
-        self.call_after_refresh(self._mark, "first_paint")
+            self._plan(self._wishes())
+        self.call_after_refresh(self._mount_next_pane)
 
     def _mark(self, what: str) -> None:
         self.timings.setdefault(what, time.monotonic())
 
+    # --- the panes: the first tab's at once, the others after the first frame ------------------
+
+    @property
+    def panes_mounted(self) -> bool:
+        """Whether every tab's pane is mounted (the first tab's is from the start)."""
+        return not self._unmounted
+
+    def _on_pane(self, tab: str, call: Callable[[Any], None], key: Optional[Hashable] = None) -> None:
+        """`call(pane)` with the tab's pane: now if it is mounted, else when it is, in the order asked. A later call
+        with the same `key` replaces a waiting one (the newest snapshot, findings or plan is the one to show)."""
+        pane = self._panes.get(tab)
+        if pane is not None:
+            call(pane)
+        else:
+            self._waiting.setdefault(tab, {})[object() if key is None else key] = call
+
+    async def _mount_next_pane(self) -> None:
+        """Mount the next tab's pane (one per frame, so keys are answered in between), then hand it what waited."""
+        if not self._unmounted:
+            return
+        holder = self.query_one(f"#{self._unmounted[0].id}", TabPane)
+        if not holder.is_attached:  # the app is closing
+            return
+        if not holder.is_mounted:  # the tab bar's own panes may still be on their way: try again next frame
+            self.call_after_refresh(self._mount_next_pane)
+            return
+        tab = self._unmounted.pop(0)
+        pane = tab.pane(id=f"{tab.id}-pane")
+        await holder.mount(pane)
+        self._panes[tab.id] = pane
+        for call in self._waiting.pop(tab.id, {}).values():
+            call(pane)
+        if self._unmounted:
+            self.call_after_refresh(self._mount_next_pane)
+
+    def _setup_fix(self, fix: Any) -> None:
+        fix.target = self.fix_target
+        fix.set_wishes(*self.wishes)
+
+    def _wishes(self) -> msg.PlanRequested:
+        """The Fix tab's torch version and DeepSpeed choice (before its pane is mounted: the ones the app was given)."""
+        fix = self._panes.get("fix")
+        if fix is not None:
+            return fix.wishes()
+        torch, deepspeed = self.wishes
+        return msg.PlanRequested.from_controls(torch or "", deepspeed is not None)
+
+    def _installing(self) -> bool:
+        return bool(getattr(self._panes.get("fix"), "installing", False))
+
     def _show_snapshot(self, snap: Snapshot) -> None:
         self.query_one(OverviewPane).snapshot = snap
-        self.query_one(GpusPane).snapshot = snap
+        self._on_pane("gpus", lambda p: setattr(p, "snapshot", snap), key="snapshot")
 
     # --- probing and diagnosis ----------------------------------------------------------------
+
+    def _start_probing(self) -> None:
+        from envdoctor.probes.runner import PROBE_NAMES
+        from envdoctor.snapshot import ProbeRecord
+
+        self._probe_results.clear()
+        self.query_one(OverviewPane).probes = {n: ProbeRecord(name=n, status="running") for n in PROBE_NAMES}
+        self._probe()
 
     @work(thread=True, exclusive=True, group="probes", exit_on_error=False, description="probing this machine")
     def _probe(self) -> None:
@@ -177,7 +251,7 @@ class EnvDoctorApp(App[int]):
         self.sub_title = f"this machine, probed {message.snapshot.created}"
         self.call_after_refresh(self._mark, "all_probes_shown")
         self._diagnose(message.snapshot)
-        self._plan(self.query_one(FixPane).wishes())
+        self._plan(self._wishes())
 
     @work(thread=True, exclusive=True, group="diagnose", exit_on_error=False, description="diagnosing")
     def _diagnose(self, snap: Snapshot) -> None:
@@ -192,26 +266,21 @@ class EnvDoctorApp(App[int]):
     def _findings_ready(self, message: msg.FindingsReady) -> None:
         self.findings = message.findings
         self.query_one(OverviewPane).findings = message.findings
-        self.query_one(FindingsPane).findings = message.findings
+        self._on_pane("findings", lambda p: setattr(p, "findings", message.findings), key="findings")
         self.call_after_refresh(self._mark, "findings_shown")
 
     def action_reprobe(self) -> None:
         if not self.live:
             self.notify("This is a recorded snapshot; run envdoctor on the machine itself to probe it.", severity="warning")
             return
-        if self.query_one(FixPane).installing:
+        if self._installing():
             self.notify("An install is running; probe again when it has finished.", severity="warning")
             return
-        from envdoctor.probes.runner import PROBE_NAMES
-
-        self._probe_results.clear()
         self.findings = None
-        overview = self.query_one(OverviewPane)
-        overview.findings = None
-        overview.probes = {n: ProbeRecord(name=n, status="running") for n in PROBE_NAMES}
-        self.query_one(FindingsPane).findings = None
+        self.query_one(OverviewPane).findings = None
+        self._on_pane("findings", lambda p: setattr(p, "findings", None), key="findings")
         self.sub_title = "probing this machine…"
-        self._probe()
+        self._start_probing()
 
     # --- fix: plan, confirm, install ----------------------------------------------------------
 
@@ -243,17 +312,23 @@ class EnvDoctorApp(App[int]):
     @on(msg.PlanReady)
     def _plan_ready(self, message: msg.PlanReady) -> None:
         self.plan = message.plan
-        fix = self.query_one(FixPane)
-        fix.plan_error = message.error
-        fix.plan = message.plan
+
+        def show(fix: Any) -> None:
+            fix.plan_error = message.error
+            fix.plan = message.plan
+
+        self._on_pane("fix", show, key="plan")
 
     @on(msg.FixFinding)
     def _fix_finding(self, message: msg.FixFinding) -> None:
         wishes = fix_wishes(message.finding) or {}
-        fix = self.query_one(FixPane)
-        fix.set_wishes(fix.wishes().torch, wishes.get("deepspeed"))
+
+        def plan(fix: Any) -> None:
+            fix.set_wishes(fix.wishes().torch, wishes.get("deepspeed"))
+            self._plan_requested(fix.wishes())
+
         self.action_show_tab("fix")
-        self._plan_requested(fix.wishes())
+        self._on_pane("fix", plan)
 
     @on(msg.ApplyRequested)
     def _apply_requested(self) -> None:
@@ -270,14 +345,17 @@ class EnvDoctorApp(App[int]):
 
         def confirmed(yes: Optional[bool]) -> None:
             if yes:
-                self.query_one(FixPane).start_install()
+                self._panes["fix"].start_install()
                 self._install(plan, target)
+
+        from envdoctor.tui.modals import ConfirmScreen
 
         self.push_screen(ConfirmScreen("Apply this plan?", body, yes="Install"), confirmed)
 
     @work(thread=True, exclusive=True, group="install", exit_on_error=False, description="installing")
     def _install(self, plan: Any, target: str) -> None:
         from envdoctor.install.installer import execute
+        from envdoctor.snapshot import known_list, present
 
         ccs = ([str(g.compute_capability) for g in known_list(self.snapshot.gpus) if present(g.compute_capability)]
                if self.snapshot else [])
@@ -291,11 +369,11 @@ class EnvDoctorApp(App[int]):
 
     @on(msg.InstallLog)
     def _install_log(self, message: msg.InstallLog) -> None:
-        self.query_one(FixPane).log_line(message.line)
+        self._on_pane("fix", lambda p: p.log_line(message.line))
 
     @on(msg.InstallDone)
     def _install_done(self, message: msg.InstallDone) -> None:
-        self.query_one(FixPane).finish_install(message.outcome, message.error)
+        self._on_pane("fix", lambda p: p.finish_install(message.outcome, message.error))
         if message.outcome is not None and message.outcome.status == "installed" and self.live:
             self.notify("Installed; probing again to show the new state.")
             self.action_reprobe()
@@ -311,7 +389,8 @@ class EnvDoctorApp(App[int]):
         from envdoctor.selftest.runner import SelftestOptions
 
         options = SelftestOptions(scratch=self.settings.selftest_dir)
-        self.query_one(SelftestPane).start(message.names, power_of_two_sizes(*options.size_range()))
+        sizes = power_of_two_sizes(*options.size_range())
+        self._on_pane("selftest", lambda p: p.start(message.names, sizes))
         self._selftests(message.names, self.fix_target, options)
 
     @work(thread=True, exclusive=True, group="selftest", exit_on_error=False, description="self-tests")
@@ -330,17 +409,17 @@ class EnvDoctorApp(App[int]):
 
     @on(msg.SelftestProgress)
     def _selftest_progress(self, message: msg.SelftestProgress) -> None:
-        self.query_one(SelftestPane).log_line(message.name, message.line)
+        self._on_pane("selftest", lambda p: p.log_line(message.name, message.line))
 
     @on(msg.SelftestDone)
     def _selftest_done(self, message: msg.SelftestDone) -> None:
         from envdoctor.present.selftest import summary_line
 
-        self.query_one(SelftestPane).show_result(message.result, summary_line(message.result))
+        self._on_pane("selftest", lambda p: p.show_result(message.result, summary_line(message.result)))
 
     @on(msg.SelftestsFinished)
     def _selftests_finished(self) -> None:
-        self.query_one(SelftestPane).finish()
+        self._on_pane("selftest", lambda p: p.finish())
 
     # --- NCCL ---------------------------------------------------------------------------------
 
@@ -369,11 +448,10 @@ class EnvDoctorApp(App[int]):
 
     @on(msg.NcclReady)
     def _nccl_ready(self, message: msg.NcclReady) -> None:
-        pane = self.query_one(NcclPane)
         if message.report is None:
-            pane.show_error(message.error or "failed")
+            self._on_pane("nccl", lambda p: p.show_error(message.error or "failed"), key="report")
         else:
-            pane.show_report(*message.report)
+            self._on_pane("nccl", lambda p: p.show_report(*message.report), key="report")
 
     # --- one handler for every worker's failure -----------------------------------------------
 
@@ -382,9 +460,11 @@ class EnvDoctorApp(App[int]):
             return
         worker = event.worker
         if worker.group == "install":
-            self.query_one(FixPane).finish_install(None, f"{type(worker.error).__name__}: {worker.error}")
+            self._on_pane("fix", lambda p: p.finish_install(None, f"{type(worker.error).__name__}: {worker.error}"))
         elif worker.group == "selftest":
-            self.query_one(SelftestPane).finish()
+            self._on_pane("selftest", lambda p: p.finish())
+        from envdoctor.tui.modals import ErrorScreen
+
         self.push_screen(ErrorScreen(f"{worker.description} failed", f"{type(worker.error).__name__}: {worker.error}"))
 
     # --- actions ------------------------------------------------------------------------------
@@ -407,21 +487,35 @@ class EnvDoctorApp(App[int]):
 
     @on(TabbedContent.TabActivated, "#tabs")
     def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
-        if event.pane.id is not None:
-            self._enter(event.pane.id)
+        tab = event.pane.id
+        if tab is None:
+            return
+        waiting = next((t for t in self._unmounted if t.id == tab), None)
+        if waiting is not None:  # opened before its pane was mounted: that pane is the next one
+            self._unmounted.remove(waiting)
+            self._unmounted.insert(0, waiting)
+        self._enter(tab)
 
     def _enter(self, tab: str) -> None:
         """The tab's entry widget takes the focus (the NCCL path box, the findings list); else the tab bar."""
-        pane = self.query_one(f"#{tab}-pane")
-        entry = getattr(pane, "ENTRY", None)
-        target = pane.query_one(entry) if entry else self.query_one("#tabs", TabbedContent).query_one(Tabs)
-        self.call_after_refresh(target.focus)
+        tabs = self.query_one("#tabs", TabbedContent)
+
+        def focus() -> None:
+            if tabs.active != tab:
+                return  # another tab was opened meanwhile: a focused widget here would pull this tab back
+            pane = self._panes[tab]
+            entry = getattr(pane, "ENTRY", None)
+            (pane.query_one(entry) if entry else tabs.query_one(Tabs)).focus()
+
+        self._on_pane(tab, lambda _: self.call_after_refresh(focus), key="enter")
 
     def action_leave(self) -> None:
         """Escape: out of any input or list, onto the tab bar, where every key is global again."""
         self.query_one("#tabs", TabbedContent).query_one(Tabs).focus()
 
     def action_help(self) -> None:
+        from envdoctor.tui.modals import HelpScreen
+
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(self.help_rows()))
 
@@ -451,16 +545,18 @@ class EnvDoctorApp(App[int]):
         if self.snapshot is None or self.findings is None:
             self.notify("The report is ready when the probes and the diagnosis have finished.", severity="warning")
             return
+        from envdoctor.tui.modals import ExportScreen
+
         self.push_screen(ExportScreen(self.report_path), self._export)
 
     def report_text(self) -> str:
         """The redacted markdown report of everything the app shows: facts, findings, plan, self-tests, NCCL."""
         from envdoctor.present.report import render_report
 
-        pane = self.query_one(SelftestPane)
+        selftests, nccl = self._panes.get("selftest"), self._panes.get("nccl")
         return render_report(self.snapshot, self.findings or [], redact=True, plan=self.plan,
-                             selftests=list(pane.results.values()),
-                             nccl=self.query_one(NcclPane).report)
+                             selftests=list(selftests.results.values()) if selftests is not None else [],
+                             nccl=nccl.report if nccl is not None else None)
 
     def _export(self, choice: Optional[Tuple[str, str]]) -> None:
         if choice is None:
@@ -476,6 +572,8 @@ class EnvDoctorApp(App[int]):
             note = f" ({target.parent} does not exist)"
             target = Path.cwd() / target.name
         if target.exists():
+            from envdoctor.tui.modals import ConfirmScreen
+
             def confirmed(yes: Optional[bool]) -> None:
                 if yes:
                     self._write_report(target, note)
@@ -513,7 +611,7 @@ class EnvDoctorApp(App[int]):
         self._export(("copy", ""))
 
     async def action_quit(self) -> None:
-        if self.query_one(FixPane).installing:
+        if self._installing():
             self.notify("An install is running; quitting now could leave the environment half-changed. "
                         "Wait for it to finish (or roll back).", severity="error")
             return
@@ -534,7 +632,7 @@ class EnvDoctorApp(App[int]):
 
     def _goto_finding(self, finding_id: str) -> None:
         self.action_show_tab("findings")
-        self.query_one(FindingsPane).select(finding_id)
+        self._on_pane("findings", lambda p: p.select(finding_id))
 
 
 def make_app(snapshot: Optional[Snapshot] = None, probe_context: Optional[ProbeContext] = None, *,

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, List, Optional
+from typing import TYPE_CHECKING, Any, List, Optional
 
 from textual.message import Message
 
 from envdoctor.findings import Finding
-from envdoctor.snapshot import Snapshot
+
+if TYPE_CHECKING:
+    from envdoctor.snapshot import Snapshot
 
 
 @dataclass
@@ -34,6 +36,11 @@ class PlanRequested(Message):
 
     torch: Optional[str]
     deepspeed: Optional[str]
+
+    @classmethod
+    def from_controls(cls, torch: str, deepspeed: bool) -> PlanRequested:
+        """What the Fix tab's controls ask for: the torch version typed (blank: any) and whether DeepSpeed is wanted."""
+        return cls(torch.strip() or None, "" if deepspeed else None)
 
 
 @dataclass

@@ -3,35 +3,24 @@ message (messages up); none of them calls the core's decision code itself."""
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
 from rich.table import Table
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, VerticalScroll
 from textual.reactive import reactive
-from textual.widgets import (
-    Button,
-    Checkbox,
-    DataTable,
-    Input,
-    Label,
-    OptionList,
-    ProgressBar,
-    RichLog,
-    Static,
-)
+from textual.widgets import Button, DataTable, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from envdoctor.findings import Finding, summary
-from envdoctor.present.facts import fact_groups, gib, show, sm
-from envdoctor.present.terminal import printable
 from envdoctor.present.words import word
-from envdoctor.redact import scrub_secrets
-from envdoctor.snapshot import ProbeRecord, Snapshot, known_list, present
 from envdoctor.tui import messages as msg
 from envdoctor.tui.charts import Wrapped
+
+if TYPE_CHECKING:  # the snapshot's types (and the facts drawn from them) load when there is a snapshot to show
+    from envdoctor.snapshot import ProbeRecord, Snapshot
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "bold yellow", "info": "bold cyan"}
 STATUS_STYLE = {"ok": "green", "failed": "bold red", "timeout": "bold red", "skipped": "yellow", "running": "cyan",
@@ -80,6 +69,7 @@ class OverviewPane(VerticalScroll):
     findings: reactive[Optional[List[Finding]]] = reactive(None, always_update=True)
     probes: reactive[Dict[str, ProbeRecord]] = reactive(dict, always_update=True)
     probe_names: Tuple[str, ...] = ()
+    unanswered = "pending"  # the status of a probe without a record yet ("running" while this machine is probed)
 
     def compose(self) -> ComposeResult:
         yield Static(id="health")
@@ -118,6 +108,8 @@ class OverviewPane(VerticalScroll):
         if self.snapshot is None:
             glance.update(Text("waiting for the first probes…", style="dim"))
         else:
+            from envdoctor.present.facts import fact_groups
+
             rows = [(label, value) for title, items in fact_groups(self.snapshot) for label, value in items
                     if title in GLANCE and (label in GLANCE[title] or label.startswith("GPU "))]
             glance.update(facts_table(rows))
@@ -125,8 +117,12 @@ class OverviewPane(VerticalScroll):
         table.clear()
         for name in self.probe_names:
             rec = self.probes.get(name)
-            status = rec.status if rec else "pending"
-            secs = show(rec.seconds, "s") if rec and rec.seconds is not None else ""
+            status = rec.status if rec else self.unanswered
+            secs = ""
+            if rec and rec.seconds is not None:  # a record: the snapshot's module is loaded
+                from envdoctor.present.facts import show
+
+                secs = show(rec.seconds, "s")
             table.add_row(name, Text(status, style=STATUS_STYLE.get(status, "")), secs, key=name)
 
 
@@ -189,6 +185,9 @@ class GpusPane(VerticalScroll):
         table.clear()
         if snap is None:
             return
+        from envdoctor.present.facts import gib, show, sm
+        from envdoctor.snapshot import known_list, present
+
         for g in known_list(snap.gpus):
             pcie = (f"gen {show(g.pcie.gen)}/{show(g.pcie.max_gen)} x{show(g.pcie.width)}/{show(g.pcie.max_width)}"
                     if present(g.pcie) else show(g.pcie))
@@ -225,6 +224,9 @@ class GpusPane(VerticalScroll):
 
 
 def _flag(value: Any, bad: bool) -> Text:
+    from envdoctor.present.facts import show
+    from envdoctor.snapshot import present
+
     if not present(value):
         return Text(show(value) if value is not None else "-", style="dim")
     return Text("on" if value else "off", style="bold red" if bool(value) == bad else "green")
@@ -317,135 +319,3 @@ class FindingsPane(Horizontal):
     def _fix(self) -> None:
         if self.current is not None:
             self.post_message(msg.FixFinding(self.current))
-
-
-def plan_text(plan: Any, target: Optional[str]) -> Text:
-    style = {"planned": "bold yellow", "nothing_to_do": "bold green", "impossible": "bold red"}.get(plan.status, "bold")
-    text = Text()
-    text.append(f"Plan: {word(plan.status)}", style=style)
-    text.append(f" — {plan.reason}\n" if plan.reason else "\n")
-    for p in plan.packages:
-        text.append("  install ", style="bold")
-        text.append(p.pin, style="bold cyan")
-        text.append(f"  from {scrub_secrets(p.index_url) if p.index_url else 'your pip index'}\n", style="dim")
-        text.append(f"    because {p.reason}" + (f" [{word(p.status)}]" if p.status != "verified" else "") + "\n")
-    for k in plan.kept:
-        text.append(f"  keep {k}\n")
-    for u in plan.upgrade:
-        text.append(f"  upgrade: {u}\n", style="yellow")
-    for n in plan.notes:
-        text.append(f"  note: {n}\n", style="dim")
-    if plan.commands:
-        text.append("Commands:\n", style="bold")
-        for c in plan.commands:
-            text.append("  $ " + " ".join(c) + "\n", style="cyan")
-    if plan.env:
-        text.append("  with environment: " + " ".join(f"{k}={v}" for k, v in plan.env.items()) + "\n", style="dim")
-    if plan.rejected:
-        text.append(f"Rejected candidates ({len(plan.rejected)}):\n", style="bold")
-        for r in plan.rejected:
-            text.append(f"  {r.name} {r.version} {r.variant}: ", style="dim")
-            text.append(f"{r.why}\n")
-    text.append("\nTarget environment: " + (target or "none: this snapshot was recorded elsewhere, so the plan is shown "
-                                             "but cannot be applied here"), style="dim")
-    return text
-
-
-def outcome_text(outcome: Any, error: Optional[str]) -> Text:
-    if outcome is None:
-        return Text(f"Could not start: {error}", style="bold red")
-    if outcome.status == "installed":
-        text = Text("Installed and verified in a fresh interpreter: ", style="bold green")
-        text.append(outcome.message)
-        text.append("\n`envdoctor undo` puts the previous packages back.", style="dim")
-    else:
-        text = Text("Failed, rolled back: ", style="bold red")
-        text.append(outcome.message + "\n")
-        if outcome.rollback_ok:
-            text.append("Rollback complete: the environment is exactly as it was.\n", style="bold green")
-        elif outcome.rollback_ok is False:
-            text.append("ROLLBACK INCOMPLETE: see the log.\n", style="bold red")
-    changed = sorted(n for n in set(outcome.before) | set(outcome.after) if outcome.before.get(n) != outcome.after.get(n))
-    shown = changed or sorted(n for n in outcome.before if n in ("torch", "deepspeed"))
-    if outcome.after:
-        for n in shown:
-            text.append(f"\n  {n}: {outcome.before.get(n, '(none)')} before → {outcome.after.get(n, '(none)')} now")
-    return text
-
-
-class FixPane(Vertical):
-    """The plan (with the reason for each choice and each rejected candidate), Apply, live progress and the outcome."""
-
-    plan: reactive[Any] = reactive(None, always_update=True)
-    plan_error: reactive[Optional[str]] = reactive(None)
-    target: reactive[Optional[str]] = reactive(None)
-    installing: reactive[bool] = reactive(False)
-
-    def compose(self) -> ComposeResult:
-        with Horizontal(id="fix-controls"):
-            yield Input(placeholder="torch version, e.g. 2.9", id="torch-spec")
-            yield Checkbox("DeepSpeed", id="want-deepspeed")
-            yield Button("Plan", id="plan-button", compact=True)
-            yield Button("Apply", id="apply-button", variant="warning", disabled=True, compact=True)
-        with VerticalScroll(id="plan-scroll"):
-            yield Static(Text("Planning…", style="dim"), id="plan-text")
-            yield Static(id="outcome")
-        yield ProgressBar(id="install-progress", show_eta=False)
-        yield RichLog(id="install-log", wrap=True, markup=False, highlight=False)
-
-    def on_mount(self) -> None:
-        self.query_one("#install-progress").display = False
-        self.query_one("#install-log").display = False
-
-    def set_wishes(self, torch: Optional[str], deepspeed: Optional[str]) -> None:
-        self.query_one("#torch-spec", Input).value = torch or ""
-        self.query_one("#want-deepspeed", Checkbox).value = deepspeed is not None
-
-    def wishes(self) -> msg.PlanRequested:
-        torch = self.query_one("#torch-spec", Input).value.strip() or None
-        return msg.PlanRequested(torch, "" if self.query_one("#want-deepspeed", Checkbox).value else None)
-
-    def _update(self) -> None:
-        if not self.is_mounted:
-            return
-        box = self.query_one("#plan-text", Static)
-        if self.plan_error:
-            box.update(Text(f"Cannot plan: {self.plan_error}", style="bold red"))
-        elif self.plan is not None:
-            box.update(plan_text(self.plan, self.target))
-        can = (self.plan is not None and not self.plan_error and self.plan.status == "planned" and bool(self.target)
-               and not self.installing)
-        self.query_one("#apply-button", Button).disabled = not can
-        self.query_one("#plan-button", Button).disabled = self.installing
-
-    watch_plan = watch_plan_error = watch_target = watch_installing = _update
-
-    def start_install(self) -> None:
-        self.installing = True
-        self.query_one("#outcome", Static).update("")
-        bar = self.query_one("#install-progress", ProgressBar)
-        bar.display = True
-        bar.update(total=None, progress=0)
-        log = self.query_one("#install-log", RichLog)
-        log.display = True
-        log.clear()
-        log.focus()  # keys go to the app (q is refused while installing), not into the torch-versions input
-
-    def log_line(self, line: str) -> None:
-        self.query_one("#install-log", RichLog).write(printable(scrub_secrets(line)))  # pip's output, as it came
-
-    def finish_install(self, outcome: Any, error: Optional[str]) -> None:
-        self.installing = False
-        bar = self.query_one("#install-progress", ProgressBar)
-        bar.update(total=1, progress=1)
-        self.query_one("#outcome", Static).update(outcome_text(outcome, error))
-        self.query_one("#plan-scroll").scroll_end(animate=False)
-
-    @on(Button.Pressed, "#plan-button")
-    @on(Input.Submitted, "#torch-spec")
-    def _plan(self) -> None:
-        self.post_message(self.wishes())
-
-    @on(Button.Pressed, "#apply-button")
-    def _apply(self) -> None:
-        self.post_message(msg.ApplyRequested())

@@ -53,7 +53,9 @@ def recorded(name: str):
 
 
 async def settle(pilot, app) -> None:
-    """Let messages and workers finish (workers post messages that may start more work)."""
+    """Let every tab's pane be mounted (the first tab's is mounted first, the others after the first frame), and
+    messages and workers finish (workers post messages that may start more work)."""
+    await until(pilot, lambda: app.panes_mounted)
     for _ in range(3):
         await pilot.pause()
         await app.workers.wait_for_complete()

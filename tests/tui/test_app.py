@@ -12,8 +12,9 @@ from envdoctor.probes.base import ProbeContext
 from envdoctor.probes.runner import PROBE_NAMES
 from envdoctor.tui import messages as msg
 from envdoctor.tui.app import make_app
+from envdoctor.tui.fix_pane import FixPane
 from envdoctor.tui.modals import ErrorScreen, ExportScreen
-from envdoctor.tui.panes import FindingsPane, FixPane, GpusPane, OverviewPane, link_cell
+from envdoctor.tui.panes import FindingsPane, GpusPane, OverviewPane, link_cell
 from tests.conftest import diagnose_bundled
 from tests.tui.conftest import aio, recorded, settle, text_of, until
 

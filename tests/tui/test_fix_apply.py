@@ -9,8 +9,8 @@ from textual.widgets import Button, ProgressBar, RichLog, Static, TabbedContent
 
 from envdoctor.tui import messages as msg
 from envdoctor.tui.app import make_app
+from envdoctor.tui.fix_pane import FixPane
 from envdoctor.tui.modals import ConfirmScreen
-from envdoctor.tui.panes import FixPane
 from tests.test_install import fake_torch, freeze
 from tests.tui.conftest import aio, recorded, settle, text_of, until
 
