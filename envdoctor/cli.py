@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import os
 import signal
 import sys
 import threading
-from typing import List, Optional, Sequence
+from typing import TYPE_CHECKING, List, Optional, Sequence
 
 from envdoctor import __version__
 from envdoctor.errors import InputError, SnapshotError
 from envdoctor.processes import sigterm_as_interrupt
+
+if TYPE_CHECKING:
+    import argparse
 
 EXIT_INTERNAL_ERROR = 70  # EX_SOFTWARE: a bug in envdoctor, never a finding about the machine (that is 1)
 
@@ -33,7 +35,9 @@ COMMANDS = {
 
 def build_parser(only: Optional[str] = None) -> argparse.ArgumentParser:
     """The whole parser, or with `only` one command's: a command imports just its own module (`check` starts
-    probing sooner)."""
+    probing sooner; the TUI needs none)."""
+    import argparse
+
     parser = argparse.ArgumentParser(
         prog="envdoctor",
         description="Make a GPU machine ready for PyTorch and DeepSpeed, and say exactly what is wrong when it is not.",
