@@ -25,6 +25,8 @@ import time
 from pathlib import Path
 from typing import Optional
 
+from compiled import byte_compile_envdoctor  # bench/, beside the script
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -49,6 +51,7 @@ def main() -> None:
                     help="another checkout of envdoctor (e.g. a git worktree of an older commit) whose `check` runs in "
                          "the same interleaved rounds, for a before/after ratio under the same load")
     args = ap.parse_args()
+    byte_compile_envdoctor()
     env = dict(os.environ, PYTHONPATH=str(ROOT), NO_COLOR="1")
     doc = {"machine": f"{platform.machine()} {os.cpu_count()} cpus, Python {platform.python_version()}",
            "runs": args.runs, "targets": {"check_over_import_torch": "<= 1.0", "envdoctor_check_snapshot": "< 0.4 s"},

@@ -32,6 +32,8 @@ import tracemalloc
 from pathlib import Path
 from typing import Any, Dict, List, Tuple
 
+from compiled import byte_compile_envdoctor  # bench/, beside the script
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
@@ -256,6 +258,7 @@ def main() -> int:
     ap.add_argument("--child")
     ap.add_argument("--traced", action="store_true")
     args = ap.parse_args()
+    byte_compile_envdoctor()
     if args.child:
         child(args.child, args.traced)
         return 0

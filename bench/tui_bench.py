@@ -27,6 +27,8 @@ import time
 from pathlib import Path
 from typing import Dict, List
 
+from compiled import byte_compile_envdoctor  # bench/, beside the script
+
 ROOT = Path(__file__).resolve().parents[1]
 
 CHILD = r"""
@@ -106,6 +108,7 @@ def main() -> None:
     ap.add_argument("--python", default=sys.executable, help="the interpreter whose environment is probed")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "tui.json"))
     args = ap.parse_args()
+    byte_compile_envdoctor()
     runs, anchors = [], []
     for _ in range(args.runs):  # interleaved: each run and its anchor see the machine in the same minute
         anchors.append(anchor_run(sys.executable))
