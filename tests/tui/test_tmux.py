@@ -44,7 +44,7 @@ class Tmux:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             dead, _, status = self("display-message", "-p", "-t", "app", "#{pane_dead} #{pane_dead_status}").partition(" ")
-            if dead.strip() == "1":
+            if dead.strip() == "1" and status.strip().isdigit():  # tmux may mark the pane dead before its status
                 return int(status)
             time.sleep(0.2)
         raise AssertionError(f"the app is still running:\n{self.screen()}")
