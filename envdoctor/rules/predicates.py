@@ -97,16 +97,19 @@ def _driver_too_old_said_by_torch(ctx: Context, cuda: str) -> Result:
     if found is None:
         return None
     number = int(found.group(1))
-    have = (number // 1000, (number % 1000) // 10)
-    want = compat.cuda_major_minor(cuda)
-    if have[0] > want[0] or (have[0] == want[0] and (want[0] >= 11 or have >= want)):
-        return None  # minor-version compatibility: any X.y runtime runs on an X.x driver from CUDA 11
-    need = [compat.min_driver(cuda, osn, drivers=ctx.index.drivers)[0] for osn in _oses(ctx.snapshot)]
-    needed = next((n for n in need if n), None)
+    have = f"{number // 1000}.{(number % 1000) // 10}"
+    drivers = ctx.index.drivers
+    needed = None
+    for osn in _oses(ctx.snapshot):
+        # a driver whose newest CUDA is `have` is at least that toolkit's GA driver
+        lowest = compat.min_driver(have, osn, drivers=drivers)[1]
+        if lowest and compat.driver_supports(lowest, cuda, osn, drivers=drivers).ok:
+            return None  # it runs torch's CUDA (minor-version compatibility): the message contradicts the number
+        needed = needed or compat.min_driver(cuda, osn, drivers=drivers)[0]
     if needed is None:
         return None
     return {"needed_driver": needed, "cuda": cuda,
-            "verdict": f"torch's CUDA initialisation found a driver for CUDA {have[0]}.{have[1]} only"}
+            "verdict": f"torch's CUDA initialisation found a driver for CUDA {have} only"}
 
 
 @predicate("needed_driver", "cuda")
