@@ -255,13 +255,17 @@ def test_extension_import_error_and_build_record_reach_the_snapshot(tmp_path):
     assert ext2.import_error == ext.import_error and ext2.torch_version == "2.3"
 
 
-def test_torch_that_does_not_import_still_reports_metadata_facts(tmp_path):
-    site = fake_torch(tmp_path, "raise ImportError('libcudnn.so.9: cannot open shared object file')\n")
+@pytest.mark.parametrize("body, said", [
+    ("raise ImportError('libcudnn.so.9: cannot open shared object file')\n", "libcudnn.so.9"),
+    ("import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n", "SIGSEGV"),  # the line is out before it dies
+])
+def test_torch_that_does_not_import_still_reports_metadata_facts(tmp_path, body, said):
+    site = fake_torch(tmp_path, body)
     info = next((tmp_path / "site").glob("torch-*.dist-info"))
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: torch\nVersion: 2.4.1\nRequires-Dist: sympy>=99\n")
     out = torch_probe.probe(ctx(tmp_path, site))
     t = out.sections["torch"]
-    assert t.importable is False and isinstance(t.numpy, Unavailable)
+    assert t.importable is False and said in t.error and isinstance(t.numpy, Unavailable)
     assert t.origin.kind == "pythonpath"
     assert [(c.package, c.requirement) for c in out.sections["requirement_conflicts"]] == [("torch", "sympy>=99")]
 

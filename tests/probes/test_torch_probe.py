@@ -136,18 +136,6 @@ def test_children_run_on_old_interpreters(tmp_path, version):
     assert isinstance(torch_probe.probe(c).sections["torch"], Unavailable)
 
 
-def test_metadata_facts_survive_a_torch_import_that_segfaults(tmp_path):
-    """The metadata line is out before `import torch` kills the process."""
-    site = fake_torch(tmp_path, "import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n")
-    info = next((tmp_path / "site").glob("torch-*.dist-info"))
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: torch\nVersion: 2.4.1\nRequires-Dist: sympy>=99\n")
-    out = torch_probe.probe(ctx(tmp_path, site))
-    t = out.sections["torch"]
-    assert t.importable is False and "SIGSEGV" in t.error
-    assert t.origin.kind == "pythonpath"
-    assert [(c.package, c.requirement) for c in out.sections["requirement_conflicts"]] == [("torch", "sympy>=99")]
-
-
 def _child_lines(env, without_fork):
     import json
     import subprocess
