@@ -15,13 +15,15 @@ from tests.conftest import ROOT, fixture_path
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")]
 
-APP = ("import sys; from envdoctor.snapshot import load_snapshot; from envdoctor.tui.app import make_app; "
-       "app = make_app(load_snapshot(sys.argv[1])); app.run(); sys.exit(app.return_code)")
+APP = ("import sys, pathlib; from envdoctor.snapshot import load_snapshot; from envdoctor.tui.app import make_app; "
+       "app = make_app(load_snapshot(sys.argv[1])); app.run(); "
+       "pathlib.Path(sys.argv[2]).write_text(str(app.return_code)); sys.exit(app.return_code)")
 
 
 class Tmux:
-    def __init__(self, socket: str) -> None:
+    def __init__(self, socket: str, status_file) -> None:
         self.socket = socket
+        self.status_file = status_file
 
     def __call__(self, *args: str) -> str:
         return subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True, timeout=20).stdout
@@ -39,23 +41,22 @@ class Tmux:
         raise AssertionError(f"{text!r} not on the screen:\n{self.screen()}")
 
     def exit_status(self, timeout: float = 60.0) -> int:
-        """The app's exit status once its process has ended (tmux keeps the dead pane; what the process
-        printed last may not have reached the pane's screen)."""
+        """The app's return code, which it writes to a file as it ends: neither the pane's screen nor tmux's
+        record of a dead pane is reliable about a process that has just exited."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            dead, _, status = self("display-message", "-p", "-t", "app", "#{pane_dead} #{pane_dead_status}").partition(" ")
-            if dead.strip() == "1" and status.strip().isdigit():  # tmux may mark the pane dead before its status
-                return int(status)
+            if self.status_file.exists() and self.status_file.read_text().strip():
+                return int(self.status_file.read_text())
             time.sleep(0.2)
-        raise AssertionError(f"the app is still running:\n{self.screen()}")
+        raise AssertionError(f"the app has not ended:\n{self.screen()}\n{self('list-panes', '-a')}")
 
 
 @pytest.fixture
 def tmux(tmp_path):
-    t = Tmux(f"envdoctor-test-{uuid.uuid4().hex[:8]}")
+    t = Tmux(f"envdoctor-test-{uuid.uuid4().hex[:8]}", tmp_path / "return-code")
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TERM": "xterm-256color", "TEXTUAL_ANIMATIONS": "none"}
     env.pop("NO_COLOR", None)
-    command = [sys.executable, "-c", APP, str(fixture_path("a100_pcie_8x"))]
+    command = [sys.executable, "-c", APP, str(fixture_path("a100_pcie_8x")), str(t.status_file)]
     subprocess.run(["tmux", "-L", t.socket, "-f", os.devnull, "new-session", "-d", "-s", "app", "-x", "100", "-y", "30",
                     "--", *command],
                    env=env, cwd=tmp_path, check=True, timeout=20)
@@ -73,7 +74,15 @@ def test_a_typed_path_stays_in_the_nccl_box(tmux):
     shown = tmux.wait_for("/tmp/queue/nccl-rerun.log")
     assert "Type a log file's path" in shown  # still the NCCL tab: no tab switch, no quit, no export dialog
     assert "Export the report" not in shown
-    tmux("send-keys", "-t", "app", "Escape")
-    time.sleep(0.5)  # Escape's own timeout in the terminal, before the next key
-    tmux("send-keys", "-t", "app", "q")
-    assert tmux.exit_status() == 0  # q quits once the focus has left the box (check's exit code: warnings only)
+    for _ in range(3):  # a loaded machine may read Escape and q as one alt+q; that is the terminal, not the app
+        tmux("send-keys", "-t", "app", "Escape")
+        time.sleep(0.5)  # Escape's own timeout in the terminal, before the next key
+        tmux("send-keys", "-t", "app", "q")
+        try:
+            status = tmux.exit_status(timeout=10)
+            break
+        except AssertionError:
+            assert "nccl-rerun.logq" not in tmux.screen()  # the q went into the box: that is the app's fault
+    else:
+        raise AssertionError(f"q did not quit after Escape:\n{tmux.screen()}")
+    assert status == 0  # q quits once the focus has left the box (check's exit code: warnings only)
