@@ -18,10 +18,10 @@ from rich.text import Text
 from textual import on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
-from textual.content import Content
+from textual.containers import Container
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Footer, Header, TabbedContent, TabPane, Tabs
+from textual.widgets import ContentSwitcher, Footer, Header
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from envdoctor.errors import InputError
@@ -31,6 +31,7 @@ from envdoctor.probes.context import probe_context as make_probe_context
 from envdoctor.settings import Settings
 from envdoctor.tui import messages as msg
 from envdoctor.tui.panes import OverviewPane, fix_wishes
+from envdoctor.tui.tab_bar import TabBar, TabTitle
 
 if TYPE_CHECKING:  # the snapshot's types load with the probes, after the first frame
     from envdoctor.snapshot import ProbeRecord, Snapshot
@@ -53,10 +54,10 @@ class Tab:
         return getattr(importlib.import_module(module), name)
 
     @property
-    def label(self) -> Content:
-        """The title with its key underlined (the footer leaves the tab keys to the tab bar and the help screen)."""
-        at = self.title.lower().find(self.key)
-        return Content(self.title).stylize("underline", at, at + 1) if at >= 0 else Content(self.title)
+    def label(self) -> TabTitle:
+        """The tab bar's title, with the tab's key underlined (the footer leaves the tab keys to the tab bar and the
+        help screen)."""
+        return TabTitle(self.id, self.title, self.key)
 
 
 TABS = (
@@ -121,9 +122,10 @@ class EnvDoctorApp(App[int]):
 
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False)
-        with TabbedContent(id="tabs", initial=TABS[0].id):
+        yield TabBar([t.label for t in TABS], TABS[0].id, id="tabs")
+        with ContentSwitcher(id="tab-content", initial=TABS[0].id):
             for tab in TABS:
-                with TabPane(tab.label, id=tab.id):
+                with Container(id=tab.id, classes="tab-pane"):
                     if tab is TABS[0]:
                         yield tab.pane(id=f"{tab.id}-pane")
         yield Footer(compact=True)
@@ -172,10 +174,10 @@ class EnvDoctorApp(App[int]):
         """Mount the next tab's pane (one per frame, so keys are answered in between), then hand it what waited."""
         if not self._unmounted:
             return
-        holder = self.query_one(f"#{self._unmounted[0].id}", TabPane)
+        holder = self.query_one(f"#tab-content > #{self._unmounted[0].id}", Container)
         if not holder.is_attached:  # the app is closing
             return
-        if not holder.is_mounted:  # the tab bar's own panes may still be on their way: try again next frame
+        if not holder.is_mounted:  # the switcher's holders may still be on their way: try again next frame
             self.call_after_refresh(self._mount_next_pane)
             return
         tab = self._unmounted.pop(0)
@@ -473,23 +475,27 @@ class EnvDoctorApp(App[int]):
         if action == "reprobe" and not self.live:
             return False  # a recorded snapshot cannot be probed again: hide the key
         if action == "leave":  # shown (and needed) only where the focus is in an input or a list
-            return not self.screen.is_modal and not isinstance(self.focused, (Tabs, type(None)))
+            return not self.screen.is_modal and not isinstance(self.focused, (TabBar, type(None)))
         return True
 
     def action_show_tab(self, tab: str) -> None:
-        tabs = self.query_one("#tabs", TabbedContent)
+        tabs = self.query_one("#tabs", TabBar)
         if tabs.active == tab:
             self._enter(tab)
             return
         # Focus leaves the pane being hidden first: a focused widget there would pull its tab back.
-        tabs.query_one(Tabs).focus()
+        tabs.focus()
         tabs.active = tab
 
-    @on(TabbedContent.TabActivated, "#tabs")
-    def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
-        tab = event.pane.id
-        if tab is None:
-            return
+    @property
+    def active_tab(self) -> str:
+        """The id of the tab on show."""
+        return self.query_one("#tabs", TabBar).active
+
+    @on(TabBar.Changed, "#tabs")
+    def _tab_activated(self, event: TabBar.Changed) -> None:
+        tab = event.tab
+        self.query_one("#tab-content", ContentSwitcher).current = tab
         waiting = next((t for t in self._unmounted if t.id == tab), None)
         if waiting is not None:  # opened before its pane was mounted: that pane is the next one
             self._unmounted.remove(waiting)
@@ -498,20 +504,20 @@ class EnvDoctorApp(App[int]):
 
     def _enter(self, tab: str) -> None:
         """The tab's entry widget takes the focus (the NCCL path box, the findings list); else the tab bar."""
-        tabs = self.query_one("#tabs", TabbedContent)
+        tabs = self.query_one("#tabs", TabBar)
 
         def focus() -> None:
             if tabs.active != tab:
                 return  # another tab was opened meanwhile: a focused widget here would pull this tab back
             pane = self._panes[tab]
             entry = getattr(pane, "ENTRY", None)
-            (pane.query_one(entry) if entry else tabs.query_one(Tabs)).focus()
+            (pane.query_one(entry) if entry else tabs).focus()
 
         self._on_pane(tab, lambda _: self.call_after_refresh(focus), key="enter")
 
     def action_leave(self) -> None:
         """Escape: out of any input or list, onto the tab bar, where every key is global again."""
-        self.query_one("#tabs", TabbedContent).query_one(Tabs).focus()
+        self.query_one("#tabs", TabBar).focus()
 
     def action_help(self) -> None:
         from envdoctor.tui.modals import HelpScreen

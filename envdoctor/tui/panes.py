@@ -48,6 +48,21 @@ def facts_table(rows: Sequence[Tuple[str, str]]) -> Table:
     return table
 
 
+def probe_table(rows: Sequence[Tuple[str, str, str]]) -> Text:
+    """Each probe's name, status (coloured) and seconds, in aligned columns (plain text: it is redrawn on every
+    layout pass before the first frame, where a table widget costs more than the rest of the Overview)."""
+    name_w = max([len("probe"), *(len(r[0]) for r in rows)])
+    status_w = max([len("status"), *(len(r[1]) for r in rows)])
+    secs_w = max([len("seconds"), *(len(r[2]) for r in rows)])
+    text = Text(no_wrap=True)
+    text.append(f"{'probe':<{name_w}}  {'status':<{status_w}}  {'seconds':>{secs_w}}", style="bold")
+    for name, status, secs in rows:
+        text.append(f"\n{name:<{name_w}}  ")
+        text.append(f"{status:<{status_w}}", style=STATUS_STYLE.get(status, ""))
+        text.append(f"  {secs:>{secs_w}}")
+    return text
+
+
 def health_text(findings: Optional[List[Finding]], probes_done: int, probes_total: int) -> Text:
     if findings is None:
         if probes_done < probes_total:
@@ -75,11 +90,9 @@ class OverviewPane(VerticalScroll):
         yield Static(id="health")
         with Horizontal(id="overview-top"):
             yield Static(id="glance")
-            yield DataTable(id="probe-table", cursor_type="none", zebra_stripes=False)
+            yield Static(id="probe-table")
 
     def on_mount(self) -> None:
-        table = self.query_one("#probe-table", DataTable)
-        table.add_columns("probe", "status", "seconds")
         self._refresh_all()
 
     def watch_snapshot(self) -> None:
@@ -113,17 +126,20 @@ class OverviewPane(VerticalScroll):
             rows = [(label, value) for title, items in fact_groups(self.snapshot) for label, value in items
                     if title in GLANCE and (label in GLANCE[title] or label.startswith("GPU "))]
             glance.update(facts_table(rows))
-        table = self.query_one("#probe-table", DataTable)
-        table.clear()
+        self.query_one("#probe-table", Static).update(probe_table(self.probe_rows()))
+
+    def probe_rows(self) -> List[Tuple[str, str, str]]:
+        """(probe, status, seconds) for each probe, in the probes' order."""
+        rows = []
         for name in self.probe_names:
             rec = self.probes.get(name)
-            status = rec.status if rec else self.unanswered
             secs = ""
             if rec and rec.seconds is not None:  # a record: the snapshot's module is loaded
                 from envdoctor.present.facts import show
 
                 secs = show(rec.seconds, "s")
-            table.add_row(name, Text(status, style=STATUS_STYLE.get(status, "")), secs, key=name)
+            rows.append((name, rec.status if rec else self.unanswered, secs))
+        return rows
 
 
 LINK_STYLE = (("NV", "bold green"), ("PIX", "green"), ("PXB", "yellow"), ("PHB", "yellow"), ("NODE", "dark_orange"),

@@ -421,7 +421,7 @@ def test_every_cause_links_a_rule_that_exists_or_carries_its_own_fix():
 def test_the_tui_self_tests_tab_runs_zero3(tmp_path):
     import venv
 
-    from textual.widgets import DataTable, TabbedContent
+    from textual.widgets import DataTable
 
     from envdoctor.tui import messages as msg
     from envdoctor.tui.app import make_app
@@ -438,7 +438,7 @@ def test_the_tui_self_tests_tab_runs_zero3(tmp_path):
             await settle(pilot, app)
             await pilot.press("s")
             await settle(pilot, app)
-            assert app.query_one("#tabs", TabbedContent).active == "selftest"
+            assert app.active_tab == "selftest"
             await pilot.click("#run-zero3")
             await until(pilot, lambda: any(isinstance(m, msg.SelftestsFinished) for m in seen), timeout=120)
             await settle(pilot, app)

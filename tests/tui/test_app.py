@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from textual.widgets import Button, DataTable, OptionList, Static, TabbedContent
+from textual.widgets import Button, DataTable, OptionList, Static
 
 from envdoctor.findings import sort_findings
 from envdoctor.probes.base import ProbeContext
@@ -15,6 +15,7 @@ from envdoctor.tui.app import make_app
 from envdoctor.tui.fix_pane import FixPane
 from envdoctor.tui.modals import ErrorScreen, ExportScreen
 from envdoctor.tui.panes import FindingsPane, GpusPane, OverviewPane, link_cell
+from envdoctor.tui.tab_bar import TabBar
 from tests.conftest import diagnose_bundled
 from tests.tui.conftest import aio, recorded, settle, text_of, until
 
@@ -33,8 +34,10 @@ async def test_overview_shows_the_machine_the_verdict_and_every_probe():
         assert health.index(expected[0].id) < health.index(expected[-1].id)
         glance = text_of(app.query_one("#glance", Static))
         assert "2.5.1+cu124" in glance and "sm_120" in glance and "570.124.06" in glance
-        table = app.query_one("#probe-table", DataTable)
-        assert [str(k.value) for k in table.rows] == [p.name for p in snap.probes]
+        overview = app.query_one(OverviewPane)
+        assert [row[:2] for row in overview.probe_rows()] == [(p.name, p.status) for p in snap.probes]
+        shown = text_of(app.query_one("#probe-table", Static)).splitlines()
+        assert [line.split()[:2] for line in shown[1:]] == [[p.name, p.status] for p in snap.probes]
         assert app.sub_title == f"snapshot taken {snap.created}"
 
 
@@ -69,7 +72,7 @@ async def test_gpus_tab_colours_links_by_speed_and_shows_p2p_and_numa():
         await settle(pilot, app)
         await pilot.press("g")
         await settle(pilot, app)
-        assert app.query_one("#tabs", TabbedContent).active == "gpus"
+        assert app.active_tab == "gpus"
         table = app.query_one("#gpu-table", DataTable)
         assert table.row_count == len(snap.gpus) == 8
         assert "NVIDIA H100" in str(table.get_row_at(0)[1])
@@ -89,7 +92,7 @@ async def test_gpus_tab_without_gpus_says_so():
     app = make_app(recorded("cpu_only_this_machine"))
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot, app)
-        app.query_one("#tabs", TabbedContent).active = "gpus"
+        app.query_one("#tabs", TabBar).active = "gpus"
         await settle(pilot, app)
         assert app.query_one(GpusPane).query_one("#gpu-table", DataTable).row_count == 0
         assert "No NVIDIA GPUs found" in text_of(app.query_one("#links", Static))
@@ -122,7 +125,7 @@ async def test_a_safe_fix_opens_the_fix_tab_with_a_plan():
     app = make_app(snap)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot, app)
-        app.query_one("#tabs", TabbedContent).active = "findings"
+        app.query_one("#tabs", TabBar).active = "findings"
         await settle(pilot, app)
         pane = app.query_one(FindingsPane)
         assert pane.current.safety == "safe"
@@ -130,7 +133,7 @@ async def test_a_safe_fix_opens_the_fix_tab_with_a_plan():
         assert button.display
         await pilot.click("#fix-finding")
         await settle(pilot, app)
-        assert app.query_one("#tabs", TabbedContent).active == "fix"
+        assert app.active_tab == "fix"
         fix = app.query_one(FixPane)
         assert fix.plan.status == "planned" and fix.plan.torch is not None
         shown = text_of(app.query_one("#plan-text", Static))
@@ -146,7 +149,7 @@ async def test_display_only_findings_offer_no_apply():
     app = make_app(recorded("l4_container_shm64"))
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot, app)
-        app.query_one("#tabs", TabbedContent).active = "findings"
+        app.query_one("#tabs", TabBar).active = "findings"
         await settle(pilot, app)
         pane = app.query_one(FindingsPane)
         assert pane.findings and all(f.safety != "safe" for f in pane.findings[:1])
@@ -271,7 +274,7 @@ async def test_command_palette_jumps_to_a_finding():
         await pilot.pause(0.5)
         await pilot.press("enter")
         await settle(pilot, app)
-        assert app.query_one("#tabs", TabbedContent).active == "findings"
+        assert app.active_tab == "findings"
         assert app.query_one(FindingsPane).current.id == "ED405"
 
 
@@ -281,7 +284,7 @@ async def test_every_tab_fits_80x24(tab):
     app = make_app(recorded("h100_8x_nvswitch"))
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot, app)
-        app.query_one("#tabs", TabbedContent).active = tab
+        app.query_one("#tabs", TabBar).active = tab
         await settle(pilot, app)
         pane = app.query_one(f"#{tab}")
         assert pane.region.right <= 80 and pane.region.bottom <= 23 and pane.region.height >= 3

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from textual.widgets import DataTable, Input, Static, TabbedContent
+from textual.widgets import DataTable, Input, Static
 
 from envdoctor.tui import app as app_module
 from envdoctor.tui import messages as msg
@@ -54,7 +54,7 @@ async def test_a_tab_key_pressed_at_once_opens_that_tab_and_its_entry_takes_the_
         await pilot.press("n")
         await until(pilot, lambda: app.panes_mounted)
         await settle(pilot, app)
-        assert app.query_one("#tabs", TabbedContent).active == "nccl"
+        assert app.active_tab == "nccl"
         assert app.focused is app.query_one("#nccl-path", Input)
 
 
@@ -65,7 +65,7 @@ async def test_tab_keys_pressed_one_after_the_other_at_once_end_on_the_last_tab(
         await pilot.press("x", "g", "f")
         await until(pilot, lambda: app.panes_mounted)
         await settle(pilot, app)
-        assert app.query_one("#tabs", TabbedContent).active == "findings"
+        assert app.active_tab == "findings"
         assert app.focused is app.query_one("#finding-list")
 
 

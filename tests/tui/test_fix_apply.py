@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 
-from textual.widgets import Button, ProgressBar, RichLog, Static, TabbedContent
+from textual.widgets import Button, ProgressBar, RichLog, Static
 
 from envdoctor.tui import messages as msg
 from envdoctor.tui.app import make_app
@@ -34,7 +34,7 @@ async def open_fix_and_apply(pilot, app) -> None:
     await settle(pilot, app)
     await pilot.press("x")
     await settle(pilot, app)
-    assert app.query_one("#tabs", TabbedContent).active == "fix"
+    assert app.active_tab == "fix"
     fix = app.query_one(FixPane)
     assert fix.plan.status == "planned" and fix.plan.torch.pin == "torch==2.14.1+cpu"
     assert site_python_in(text_of(app.query_one("#plan-text", Static)), fix.target)

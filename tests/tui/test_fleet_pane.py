@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from textual.widgets import Input, Static, TabbedContent
+from textual.widgets import Input, Static
 
 from envdoctor.fleet.collect import Collected
 from envdoctor.fleet.diagnose import fleet_diagnosis
@@ -54,7 +54,7 @@ async def test_fleet_tab_highlights_the_odd_nodes_and_draws_the_heat_map(tmp_pat
         await settle(pilot, app)
         await pilot.press("l")
         await settle(pilot, app)
-        assert app.query_one("#tabs", TabbedContent).active == "fleet"
+        assert app.active_tab == "fleet"
         app.query_one("#fleet-path", Input).value = str(path)
         await pilot.click("#fleet-open")
         await settle(pilot, app)

@@ -4,10 +4,12 @@ Escape leaves any input or list, the NCCL tab opens in its path box, `?` lists e
 from __future__ import annotations
 
 import pytest
-from textual.widgets import Input, OptionList, TabbedContent, Tabs, TextArea
+from rich.style import Style
+from textual.widgets import Input, OptionList, TextArea
 
 from envdoctor.tui.app import TABS, make_app
 from envdoctor.tui.modals import HelpScreen
+from envdoctor.tui.tab_bar import TabBar
 from tests.tui.conftest import aio, recorded, screen_lines, settle, text_of
 
 TEXT_INPUTS = (Input, TextArea)
@@ -15,7 +17,7 @@ PRINTABLE = "qQ/tmp/queue-?exp_r.log gfxsno"  # every global key, a path and a s
 
 
 def active(app) -> str:
-    return app.query_one("#tabs", TabbedContent).active
+    return app.active_tab
 
 
 @aio
@@ -90,7 +92,7 @@ async def test_escape_leaves_any_input_or_list_and_the_keys_work_again(selector,
         await pilot.pause()
         await pilot.press("escape")
         await pilot.pause()
-        assert isinstance(app.focused, Tabs)
+        assert isinstance(app.focused, TabBar)
         await pilot.press("o")
         await settle(pilot, app)
         assert active(app) == "overview"
@@ -118,7 +120,9 @@ async def test_the_nccl_tab_opens_with_the_path_box_focused(how):
         if how == "key":
             await pilot.press("n")
         elif how == "click":
-            await pilot.click("#--content-tab-nccl")
+            bar = app.query_one("#tabs", TabBar)
+            start = next(start for tab, start, _ in bar.spans() if tab.id == "nccl")
+            await pilot.click("#tabs", offset=(start + 2, 0))
         else:
             await pilot.press("ctrl+p")
             await pilot.pause()
@@ -160,5 +164,6 @@ async def test_the_footer_fits_80_columns_and_help_holds_the_rest():
         for shown in ("? Help", "e Export", "q Quit", "^p palette"):
             assert shown in footer
         for tab in TABS:  # the tab keys are underlined on the tab bar, and listed in the help screen
-            span = next(s for s in tab.label.spans if "underline" in str(s.style))
-            assert tab.label.plain[span.start:span.end].lower() == tab.key
+            drawn = tab.label.text(Style())
+            span = next(s for s in drawn.spans if "underline" in str(s.style))
+            assert drawn.plain[span.start:span.end].lower() == tab.key

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from textual.widgets import Input, Static, TabbedContent, TextArea
+from textual.widgets import Input, Static, TextArea
 
 from envdoctor.nccl import diagnose_paths
 from envdoctor.tui.app import make_app
@@ -16,7 +16,7 @@ async def open_nccl(pilot, app) -> None:
     await settle(pilot, app)
     await pilot.press("n")
     await settle(pilot, app)
-    assert app.query_one("#tabs", TabbedContent).active == "nccl"
+    assert app.active_tab == "nccl"
 
 
 @aio
@@ -83,13 +83,13 @@ async def test_the_tab_opens_with_the_path_box_focused_and_a_typed_path_stays_in
         await pilot.press(*typed)
         await settle(pilot, app)
         assert path_box.value == typed
-        assert app.query_one("#tabs", TabbedContent).active == "nccl" and app.is_running
+        assert app.active_tab == "nccl" and app.is_running
         assert not app.screen.is_modal  # no export dialog, no help screen
         await pilot.press("escape")
         assert app.focused is not path_box
         await pilot.press("o")
         await settle(pilot, app)
-        assert app.query_one("#tabs", TabbedContent).active == "overview"
+        assert app.active_tab == "overview"
 
 
 @aio

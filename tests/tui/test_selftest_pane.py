@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from textual.widgets import Button, DataTable, ProgressBar, Static, TabbedContent
+from textual.widgets import Button, DataTable, ProgressBar, Static
 
 from envdoctor.tui import messages as msg
 from envdoctor.tui.app import make_app
@@ -19,7 +19,7 @@ async def test_run_gpu_then_allreduce_keeps_rows_and_draws_busbw_live():
         await settle(pilot, app)
         await pilot.press("s")
         await settle(pilot, app)
-        assert app.query_one("#tabs", TabbedContent).active == "selftest"
+        assert app.active_tab == "selftest"
         await pilot.click("#run-gpu")
         await until(pilot, lambda: any(isinstance(m, msg.SelftestsFinished) for m in seen), timeout=120)
         await settle(pilot, app)
@@ -84,7 +84,7 @@ async def test_selecting_a_row_shows_its_numbers_and_the_backward_speedup_bars()
         await pilot.press("escape")
         await pilot.press("o")  # Escape left the table; the tab keys work again
         await settle(pilot, app)
-        assert app.query_one("#tabs", TabbedContent).active == "overview"
+        assert app.active_tab == "overview"
 
 
 @aio

@@ -1,0 +1,153 @@
+"""The tab bar: every tab's title and the underline, drawn by one widget. Textual's Tabs is a container of a widget
+per tab plus an underline widget, and the first frame pays for each of them on every layout pass before it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import List, Optional, Sequence, Tuple
+
+from rich.console import Group
+from rich.style import Style
+from rich.text import Text
+from textual import events
+from textual.binding import Binding
+from textual.message import Message
+from textual.reactive import reactive
+from textual.renderables.bar import Bar
+from textual.widget import Widget
+
+
+@dataclass(frozen=True)
+class TabTitle:
+    """A tab as the bar shows it: its id, its title and the key that opens it (underlined in the title)."""
+
+    id: str
+    title: str
+    key: str = ""
+
+    def text(self, style: Style) -> Text:
+        text = Text(f" {self.title} ", style=style, end="")
+        at = self.title.lower().find(self.key) if self.key else -1
+        if at >= 0:
+            text.stylize("underline", at + 1, at + 2)
+        return text
+
+
+class TabBar(Widget, can_focus=True):
+    """One line of tab titles over an underline that marks the active tab. Left and right move between tabs while
+    the bar has the focus; a click opens the tab under the pointer. Changing `active` posts `TabBar.Changed`."""
+
+    DEFAULT_CSS = """
+    TabBar {
+        width: 1fr;
+        height: 2;
+        & > .tab-bar--tab { color: $foreground 50%; }
+        & > .tab-bar--active { color: $foreground; }
+        & > .tab-bar--hover { color: $foreground; }
+        & > .tab-bar--underline { color: $block-cursor-background; background: $foreground 10%; }
+        &:focus {
+            & > .tab-bar--underline { background: $foreground 30%; }
+            & > .tab-bar--active {
+                color: $block-cursor-foreground;
+                background: $block-cursor-background;
+                text-style: $block-cursor-text-style;
+            }
+        }
+        &:ansi {
+            & > .tab-bar--tab { text-style: dim; }
+            & > .tab-bar--active { text-style: not dim bold; }
+            & > .tab-bar--underline { color: $block-cursor-background; background: $border-blurred; }
+        }
+    }
+    """
+    COMPONENT_CLASSES = {"tab-bar--tab", "tab-bar--active", "tab-bar--hover", "tab-bar--underline"}
+    BINDINGS = [
+        Binding("left", "move(-1)", "Previous tab", show=False),
+        Binding("right", "move(1)", "Next tab", show=False),
+    ]
+
+    active: reactive[str] = reactive("", init=False)
+
+    class Changed(Message):
+        """The active tab changed (by a key, a click or the app)."""
+
+        def __init__(self, bar: TabBar, tab: str) -> None:
+            super().__init__()
+            self.bar = bar
+            self.tab = tab
+
+        @property
+        def control(self) -> TabBar:
+            return self.bar
+
+    def __init__(self, tabs: Sequence[TabTitle], active: Optional[str] = None, *, id: Optional[str] = None) -> None:
+        super().__init__(id=id)
+        if not tabs:
+            raise ValueError("a tab bar needs at least one tab")
+        self.tabs: Tuple[TabTitle, ...] = tuple(tabs)
+        self.set_reactive(TabBar.active, active if active is not None else self.tabs[0].id)
+        self._hover: Optional[str] = None
+
+    # --- geometry: each tab's columns on the bar, and how far the bar is scrolled ------------------
+
+    def spans(self) -> List[Tuple[TabTitle, int, int]]:
+        """(tab, first column, column after it), unscrolled."""
+        spans, x = [], 0
+        for tab in self.tabs:
+            width = len(tab.title) + 2
+            spans.append((tab, x, x + width))
+            x += width
+        return spans
+
+    def _scroll(self) -> int:
+        """How many columns are scrolled off the left: none, unless the active tab would end past the right edge."""
+        width = self.size.width
+        end = next((e for t, _, e in self.spans() if t.id == self.active), 0)
+        return max(0, end - width) if width else 0
+
+    def tab_at(self, x: int) -> Optional[str]:
+        """The id of the tab drawn at column x of the widget, if any."""
+        x += self._scroll()
+        return next((t.id for t, start, end in self.spans() if start <= x < end), None)
+
+    # --- drawing ---------------------------------------------------------------------------------
+
+    def render(self) -> Group:
+        styles = {name: self.get_component_rich_style(f"tab-bar--{name}") for name in ("tab", "active", "hover")}
+        line = Text(end="", no_wrap=True, overflow="crop")
+        for tab, _, _ in self.spans():
+            kind = "active" if tab.id == self.active else "hover" if tab.id == self._hover else "tab"
+            line.append_text(tab.text(styles[kind]))
+        scroll = self._scroll()
+        start, end = next(((s + 1, e - 1) for t, s, e in self.spans() if t.id == self.active), (0, 0))  # the title
+        bar = self.get_component_rich_style("tab-bar--underline")
+        return Group(line[scroll:],
+                     Bar(highlight_range=(start - scroll, end - scroll), highlight_style=Style.from_color(bar.color),
+                         background_style=Style.from_color(bar.bgcolor), width=self.size.width or None))
+
+    def watch_active(self, tab: str) -> None:
+        self.refresh()
+        self.post_message(self.Changed(self, tab))
+
+    # --- input ------------------------------------------------------------------------------------
+
+    def action_move(self, step: int) -> None:
+        ids = [t.id for t in self.tabs]
+        at = ids.index(self.active) if self.active in ids else 0
+        self.active = ids[(at + step) % len(ids)]
+
+    def on_click(self, event: events.Click) -> None:
+        tab = self.tab_at(event.x)
+        if tab is not None:
+            self.active = tab
+
+    def on_mouse_move(self, event: events.MouseMove) -> None:
+        hover = self.tab_at(event.x) if event.y == 0 else None
+        if hover != self._hover:
+            self._hover = hover
+            self.refresh()
+
+    def on_leave(self, event: events.Leave) -> None:
+        if self._hover is not None:
+            self._hover = None
+            self.refresh()

@@ -1,0 +1,93 @@
+"""The tab bar: keys, clicks and the pointer choose a tab; the app shows that tab's pane; a narrow terminal scrolls
+the bar so the active title stays in view."""
+
+from __future__ import annotations
+
+import pytest
+from textual.widgets import ContentSwitcher
+
+from envdoctor.tui.app import TABS, make_app
+from envdoctor.tui.tab_bar import TabBar, TabTitle
+from tests.tui.conftest import aio, recorded, screen_lines, settle
+
+
+def start_of(bar: TabBar, tab: str) -> int:
+    return next(start for t, start, _ in bar.spans() if t.id == tab)
+
+
+@aio
+async def test_left_and_right_move_between_tabs_and_wrap_and_the_pane_follows():
+    app = make_app(recorded("rtx5090_old_torch"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        bar = app.query_one("#tabs", TabBar)
+        assert app.focused is bar and app.active_tab == "overview"
+        await pilot.press("right")
+        await settle(pilot, app)
+        assert app.active_tab == "gpus" and app.query_one("#tab-content", ContentSwitcher).current == "gpus"
+        await pilot.press("left", "left")  # past the first tab: the last
+        await settle(pilot, app)
+        assert app.active_tab == TABS[-1].id
+        assert app.query_one("#tab-content", ContentSwitcher).current == TABS[-1].id
+        assert app.query_one(f"#{TABS[-1].id}-pane").display
+
+
+@aio
+async def test_a_click_on_a_title_opens_its_tab_and_a_click_past_the_titles_does_nothing():
+    app = make_app(recorded("rtx5090_old_torch"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        bar = app.query_one("#tabs", TabBar)
+        await pilot.click("#tabs", offset=(start_of(bar, "findings") + 1, 0))
+        await settle(pilot, app)
+        assert app.active_tab == "findings"
+        await pilot.click("#tabs", offset=(start_of(bar, "gpus") + 3, 1))  # the underline under a title counts too
+        await settle(pilot, app)
+        assert app.active_tab == "gpus"
+        await pilot.click("#tabs", offset=(bar.spans()[-1][2] + 2, 0))
+        await settle(pilot, app)
+        assert app.active_tab == "gpus"
+
+
+@aio
+async def test_the_pointer_over_a_title_lights_it_until_it_leaves():
+    app = make_app(recorded("rtx5090_old_torch"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        bar = app.query_one("#tabs", TabBar)
+
+        def colour_of(tab: str):
+            line = bar.render().renderables[0]
+            at = start_of(bar, tab) + 2
+            return next(span.style.color for span in line.spans if span.start <= at < span.end)
+
+        idle = colour_of("fix")
+        await pilot.hover("#tabs", offset=(start_of(bar, "fix") + 1, 0))
+        assert colour_of("fix") != idle and colour_of("nccl") == idle
+        await pilot.hover("#health")
+        assert colour_of("fix") == idle
+
+
+@aio
+async def test_a_terminal_too_narrow_for_every_title_scrolls_the_active_one_into_view():
+    app = make_app(recorded("rtx5090_old_torch"))
+    async with app.run_test(size=(40, 24)) as pilot:
+        await settle(pilot, app)
+        assert "Overview" in screen_lines(app)[1]
+        await pilot.press("l")  # the last tab
+        await settle(pilot, app)
+        bar_line = screen_lines(app)[1]
+        assert bar_line.rstrip().endswith("Fleet") and "Overview" not in bar_line
+        bar = app.query_one("#tabs", TabBar)
+        await pilot.click("#tabs", offset=(39 - len(" Fleet") + 2, 0))  # what is drawn there, scrolled
+        await settle(pilot, app)
+        assert bar.tab_at(39 - len(" Fleet") + 2) == "fleet" and app.active_tab == "fleet"
+
+
+def test_a_title_underlines_its_key_and_a_bar_needs_tabs():
+    text = TabTitle("selftest", "Self-tests", "s").text(style=None)
+    assert text.plain == " Self-tests "
+    assert [(s.start, s.end) for s in text.spans if "underline" in str(s.style)] == [(1, 2)]
+    assert not [s for s in TabTitle("x", "Fix").text(style=None).spans if "underline" in str(s.style)]
+    with pytest.raises(ValueError):
+        TabBar([])
