@@ -252,7 +252,7 @@ def finding_detail(f: Finding) -> Text:
     text = Text()
     text.append_text(severity_text(f.severity))
     text.append(f" {f.id}  ", style="bold")
-    text.append(f"[{f.category}]\n", style="dim")
+    text.append(f"({word(f.category)})\n", style="dim")
     text.append(f.title + "\n\n", style="bold")
     text.append(f.detail + "\n\n")
     text.append("Fix: ", style="bold green")

@@ -117,6 +117,8 @@ async def test_findings_are_sorted_and_selecting_one_shows_its_detail_and_fix():
         detail = text_of(app.query_one("#finding-text", Static))
         assert expected[1].id in detail and expected[1].title in detail
         assert all(ref in detail for ref in expected[1].references)
+        assert "_" in expected[1].category and expected[1].category not in detail  # words, not the identifier
+        assert expected[1].category.replace("_", " ") in detail
 
 
 @aio
