@@ -121,7 +121,9 @@ class TabBar(Widget, can_focus=True):
         scroll = self._scroll()
         start, end = next(((s + 1, e - 1) for t, s, e in self.spans() if t.id == self.active), (0, 0))  # the title
         bar = self.get_component_rich_style("tab-bar--underline")
-        return Group(line[scroll:],
+        shown = line[scroll:]
+        shown.no_wrap = True  # a slice drops it: titles that do not fit are cut, not wrapped onto the underline
+        return Group(shown,
                      Bar(highlight_range=(start - scroll, end - scroll), highlight_style=Style.from_color(bar.color),
                          background_style=Style.from_color(bar.bgcolor), width=self.size.width or None))
 
