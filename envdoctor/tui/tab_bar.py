@@ -86,7 +86,7 @@ class TabBar(Widget, can_focus=True):
             raise ValueError("a tab bar needs at least one tab")
         self.tabs: Tuple[TabTitle, ...] = tuple(tabs)
         self.set_reactive(TabBar.active, active if active is not None else self.tabs[0].id)
-        self._hover: Optional[str] = None
+        self._pointer: Optional[int] = None  # the column of the mouse pointer on the titles' row
 
     # --- geometry: each tab's columns on the bar, and how far the bar is scrolled ------------------
 
@@ -114,14 +114,17 @@ class TabBar(Widget, can_focus=True):
 
     def render(self) -> Group:
         styles = {name: self.get_component_rich_style(f"tab-bar--{name}") for name in ("tab", "active", "hover")}
+        hover = self._tab_under(self._pointer)  # now: the bar may have scrolled since the pointer moved
         line = Text(end="", no_wrap=True, overflow="crop")
         for tab, _, _ in self.spans():
-            kind = "active" if tab.id == self.active else "hover" if tab.id == self._hover else "tab"
+            kind = "active" if tab.id == self.active else "hover" if tab.id == hover else "tab"
             line.append_text(tab.text(styles[kind]))
         scroll = self._scroll()
         start, end = next(((s + 1, e - 1) for t, s, e in self.spans() if t.id == self.active), (0, 0))  # the title
         bar = self.get_component_rich_style("tab-bar--underline")
-        return Group(line[scroll:],
+        shown = line[scroll:]
+        shown.no_wrap = True  # a slice drops it: titles that do not fit are cut, not wrapped onto the underline
+        return Group(shown,
                      Bar(highlight_range=(start - scroll, end - scroll), highlight_style=Style.from_color(bar.color),
                          background_style=Style.from_color(bar.bgcolor), width=self.size.width or None))
 
@@ -142,12 +145,15 @@ class TabBar(Widget, can_focus=True):
             self.active = tab
 
     def on_mouse_move(self, event: events.MouseMove) -> None:
-        hover = self.tab_at(event.x) if event.y == 0 else None
-        if hover != self._hover:
-            self._hover = hover
-            self.refresh()
+        self._point_at(event.x if event.y == 0 else None)
 
     def on_leave(self, event: events.Leave) -> None:
-        if self._hover is not None:
-            self._hover = None
+        self._point_at(None)
+
+    def _point_at(self, x: Optional[int]) -> None:
+        if self._tab_under(x) != self._tab_under(self._pointer):
             self.refresh()
+        self._pointer = x
+
+    def _tab_under(self, x: Optional[int]) -> Optional[str]:
+        return self.tab_at(x) if x is not None else None

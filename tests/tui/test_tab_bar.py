@@ -84,6 +84,40 @@ async def test_a_terminal_too_narrow_for_every_title_scrolls_the_active_one_into
         assert bar.tab_at(39 - len(" Fleet") + 2) == "fleet" and app.active_tab == "fleet"
 
 
+@aio
+async def test_the_lit_title_is_the_one_under_the_pointer_after_the_bar_scrolls():
+    app = make_app(recorded("rtx5090_old_torch"))
+    async with app.run_test(size=(40, 24)) as pilot:
+        await settle(pilot, app)
+        bar = app.query_one("#tabs", TabBar)
+
+        def colour_at(x: int):  # of the title drawn at column x
+            line = bar.render().renderables[0]
+            return next(span.style.color for span in line.spans if span.start <= x < span.end)
+
+        idle = colour_at(start_of(bar, "nccl") - 1)  # Self-tests: neither active nor under the pointer
+        await pilot.hover("#tabs", offset=(30, 0))
+        assert bar.tab_at(30) == "findings" and colour_at(30) != idle
+        await pilot.press("l")  # the last tab: the bar scrolls under the pointer, which has not moved
+        await settle(pilot, app)
+        assert bar.tab_at(30) == "nccl" and colour_at(30) != idle
+        assert bar.tab_at(1) == "findings" and colour_at(1) == idle  # the title lit before, scrolled left
+
+
+@aio
+async def test_titles_that_do_not_fit_are_cut_and_never_wrap_over_the_underline():
+    app = make_app(recorded("rtx5090_old_torch"))
+    async with app.run_test(size=(60, 24)) as pilot:  # every title but Fleet's fits
+        await settle(pilot, app)
+        for key in ("o", "x"):  # the first tab, and one in the middle: neither scrolls the bar
+            await pilot.press(key)
+            await settle(pilot, app)
+            titles, underline, below = screen_lines(app)[1:4]
+            assert titles.startswith(" Overview  GPUs") and titles.rstrip().endswith("NCCL")
+            assert set(underline) <= set("━╸╺"), underline
+            assert "Fleet" not in below
+
+
 def test_a_title_underlines_its_key_and_a_bar_needs_tabs():
     text = TabTitle("selftest", "Self-tests", "s").text(style=None)
     assert text.plain == " Self-tests "
