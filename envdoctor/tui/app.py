@@ -500,7 +500,8 @@ class EnvDoctorApp(App[int]):
         if waiting is not None:  # opened before its pane was mounted: that pane is the next one
             self._unmounted.remove(waiting)
             self._unmounted.insert(0, waiting)
-        self._enter(tab)
+        if not event.by_arrow:  # left and right on the bar keep the focus there, to go on moving
+            self._enter(tab)
 
     def _enter(self, tab: str) -> None:
         """The tab's entry widget takes the focus (the NCCL path box, the findings list); else the tab bar."""

@@ -41,6 +41,7 @@ class TabBar(Widget, can_focus=True):
     TabBar {
         width: 1fr;
         height: 2;
+        pointer: pointer;
         & > .tab-bar--tab { color: $foreground 50%; }
         & > .tab-bar--active { color: $foreground; }
         & > .tab-bar--hover { color: $foreground; }
@@ -69,12 +70,14 @@ class TabBar(Widget, can_focus=True):
     active: reactive[str] = reactive("", init=False)
 
     class Changed(Message):
-        """The active tab changed (by a key, a click or the app)."""
+        """The active tab changed (by a key, a click or the app). `by_arrow`: left or right on the bar, where the
+        focus stays to go on moving."""
 
-        def __init__(self, bar: TabBar, tab: str) -> None:
+        def __init__(self, bar: TabBar, tab: str, by_arrow: bool = False) -> None:
             super().__init__()
             self.bar = bar
             self.tab = tab
+            self.by_arrow = by_arrow
 
         @property
         def control(self) -> TabBar:
@@ -85,7 +88,8 @@ class TabBar(Widget, can_focus=True):
         if not tabs:
             raise ValueError("a tab bar needs at least one tab")
         self.tabs: Tuple[TabTitle, ...] = tuple(tabs)
-        self.set_reactive(TabBar.active, active if active is not None else self.tabs[0].id)
+        self.set_reactive(TabBar.active, self.validate_active(active if active is not None else self.tabs[0].id))
+        self._arrowed = False  # the change under way came from left or right
         self._pointer: Optional[int] = None  # the column of the mouse pointer on the titles' row
 
     # --- geometry: each tab's columns on the bar, and how far the bar is scrolled ------------------
@@ -128,16 +132,22 @@ class TabBar(Widget, can_focus=True):
                      Bar(highlight_range=(start - scroll, end - scroll), highlight_style=Style.from_color(bar.color),
                          background_style=Style.from_color(bar.bgcolor), width=self.size.width or None))
 
+    def validate_active(self, tab: str) -> str:
+        if tab not in {t.id for t in self.tabs}:
+            raise ValueError(f"no tab {tab!r} on this bar")
+        return tab
+
     def watch_active(self, tab: str) -> None:
         self.refresh()
-        self.post_message(self.Changed(self, tab))
+        self.post_message(self.Changed(self, tab, by_arrow=self._arrowed))
+        self._arrowed = False
 
     # --- input ------------------------------------------------------------------------------------
 
     def action_move(self, step: int) -> None:
         ids = [t.id for t in self.tabs]
-        at = ids.index(self.active) if self.active in ids else 0
-        self.active = ids[(at + step) % len(ids)]
+        self._arrowed = True
+        self.active = ids[(ids.index(self.active) + step) % len(ids)]
 
     def on_click(self, event: events.Click) -> None:
         tab = self.tab_at(event.x)

@@ -33,6 +33,31 @@ async def test_left_and_right_move_between_tabs_and_wrap_and_the_pane_follows():
 
 
 @aio
+async def test_right_crosses_every_tab_with_the_focus_on_the_bar_and_a_key_still_enters_a_tab():
+    """Arrowing onto Findings or NCCL leaves the focus on the bar (their list and path box would take the arrows);
+    the tab's own key, or a click, puts it in the tab's entry widget."""
+    app = make_app(recorded("rtx5090_old_torch"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        bar = app.query_one("#tabs", TabBar)
+        for tab in TABS[1:]:
+            await pilot.press("right")
+            await settle(pilot, app)
+            assert app.active_tab == tab.id and app.focused is bar
+        await pilot.press("f")
+        await settle(pilot, app)
+        assert app.active_tab == "findings" and app.focused is app.query_one("#finding-list")
+
+
+def test_a_bar_refuses_a_tab_it_does_not_have():
+    bar = TabBar([TabTitle("a", "A"), TabTitle("b", "B")])
+    with pytest.raises(ValueError):
+        bar.active = "c"
+    with pytest.raises(ValueError):
+        TabBar([TabTitle("a", "A")], "c")
+
+
+@aio
 async def test_a_click_on_a_title_opens_its_tab_and_a_click_past_the_titles_does_nothing():
     app = make_app(recorded("rtx5090_old_torch"))
     async with app.run_test(size=(120, 40)) as pilot:
