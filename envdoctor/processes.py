@@ -28,10 +28,11 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Dict, List, Mapping, Optional, Sequence
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Set
 
 GUARD = Path(__file__).with_name("process_guard.py")
 DEFAULT_MAX_BYTES = 8 << 20  # captured per stream; a flooding command keeps only its last 8 MiB
@@ -40,6 +41,10 @@ TICK = 0.25  # on_tick period, seconds
 STOP_MARGIN = 5.0  # beyond the grace period, how long the guard gets to clean up before it is killed too
 
 LineCallback = Callable[[str], None]
+STOPPED = "stopped: envdoctor is quitting"
+
+_live: Set[_Run] = set()  # the commands running now, in any thread (stop_all ends them)
+_live_lock = threading.Lock()
 
 
 @dataclass
@@ -175,6 +180,8 @@ def run_command(
     finally:
         os.close(status_w)
     run = _Run(proc, max_bytes, on_line, input_text)
+    with _live_lock:
+        _live.add(run)
     timed_out = False
     try:
         timed_out = not run.follow(start + timeout, on_tick)
@@ -182,15 +189,19 @@ def run_command(
             run.stop(grace)
     except BaseException:
         run.stop(grace)
+        _forget(run)
         run.close()
         os.close(status_r)
         raise
+    _forget(run)
     run.close()
     status = _read_status(status_r)
     out, err = run.streams[0], run.streams[1] if len(run.streams) > 1 else None
     res = CommandResult(argv, None, out.text(), err.text() if err else "", seconds=time.monotonic() - start,
                         truncated=out.dropped + (err.dropped if err else 0))
-    if timed_out:
+    if run.stopped:  # its exit status says nothing about the command
+        res.error = STOPPED
+    elif timed_out:
         res.timed_out, res.error = True, f"timed out after {timeout:g}s"
     elif status.startswith("exit "):
         code, leftovers = status.split()[1:3]
@@ -200,6 +211,25 @@ def run_command(
     else:
         res.error = f"the process guard ended without a result (exit {proc.returncode})"
     return res
+
+
+def stop_all() -> int:
+    """End every command this process is running, in any thread, with its whole tree, as a deadline would (the
+    guards' grace periods hold). Each `run_command` returns at once with `error` STOPPED and what the command had
+    printed. For a program that is quitting while its threads wait on commands. Returns how many were running."""
+    with _live_lock:  # a run leaves the set before its guard is reaped, so the pid still names that guard
+        for run in _live:
+            run.stopped = True
+            try:
+                os.kill(run.proc.pid, signal.SIGTERM)
+            except OSError:
+                pass
+        return len(_live)
+
+
+def _forget(run: _Run) -> None:
+    with _live_lock:
+        _live.discard(run)
 
 
 def _read_status(fd: int) -> str:
@@ -217,6 +247,7 @@ class _Run:
     def __init__(self, proc: subprocess.Popen, max_bytes: int, on_line: Optional[LineCallback],
                  input_text: Optional[str]) -> None:
         self.proc = proc
+        self.stopped = False  # by stop_all
         self.sel = selectors.DefaultSelector()
         self.streams: List[_Stream] = []
         self.by_fd: Dict[int, _Stream] = {}

@@ -263,3 +263,30 @@ def test_on_tick_is_called_while_the_command_runs():
     ticks: List[int] = []
     res = run_command([PY, "-c", "import time; time.sleep(2)"], 60, on_tick=lambda: ticks.append(1))
     assert res.ok and ticks
+
+
+def test_stop_all_ends_the_commands_other_threads_wait_on_with_their_trees(tmp_path, mark):
+    """A quitting app's threads wait on commands (the torch probe, a self-test): stop_all ends each one's whole tree
+    and the calls return, marked as stopped rather than as the command's own result."""
+    import threading
+
+    from envdoctor.processes import STOPPED, stop_all
+
+    results, started = [], threading.Barrier(3)
+
+    def waiter() -> None:
+        results.append(run_command(tree(tmp_path, "sleep"), 600, env=env_with(mark),
+                                   on_line=lambda line: started.wait(60) if line == "started" else None))
+
+    threads = [threading.Thread(target=waiter) for _ in range(2)]
+    for t in threads:
+        t.start()
+    started.wait(60)  # both commands have started their grandchildren
+    assert stop_all() == 2
+    for t in threads:
+        t.join(120)
+    assert [t.is_alive() for t in threads] == [False, False]
+    assert [(r.error, r.returncode, r.timed_out, r.stdout) for r in results] == [(STOPPED, None, False, "started\n")] * 2
+    assert wait_until_none(mark) == []
+    assert stop_all() == 0  # nothing left to stop, and a later command runs as usual
+    assert run_command([PY, "-c", "print('after')"], 60, env=env_with(mark)).stdout == "after\n"

@@ -88,14 +88,24 @@ def _secs(start: float) -> float:
     return round(time.monotonic() - start, 3)
 
 
+class ProbingCancelled(Exception):
+    """`run_probes` was told to stop waiting (its caller is going away); no snapshot."""
+
+
+CANCEL_POLL = 0.1  # seconds between looks at `cancelled`
+
+
 def run_probes(
     ctx: ProbeContext,
     only: Optional[Iterable[str]] = None,
     on_event: Optional[Callable[[ProbeEvent], None]] = None,
     meanwhile: Optional[Callable[[], None]] = None,
+    cancelled: Optional[Callable[[], bool]] = None,
 ) -> Snapshot:
     """Probe this machine; never raises for a probe's sake. `meanwhile` runs in this thread once every
-    probe has started (a command's own preparation, overlapping the torch import)."""
+    probe has started (a command's own preparation, overlapping the torch import). `cancelled`, asked every
+    CANCEL_POLL seconds while probes run, ends the wait with ProbingCancelled (the probes' threads are daemons:
+    what they run ends with this process, or at once with `processes.stop_all`)."""
     specs = [p for p in PROBES if only is None or p.name in set(only)]
     results: queue.Queue[Tuple[str, ProbeRecord, Optional[ProbeOutput]]] = queue.Queue()
     start = time.monotonic()
@@ -111,11 +121,16 @@ def run_probes(
     done: Dict[str, Tuple[ProbeRecord, Optional[ProbeOutput]]] = {}
     while len(done) < len(specs):
         pending = [s.name for s in specs if s.name not in done]
-        wait = max(0.0, min(deadlines[n] for n in pending) - time.monotonic())
+        if cancelled is not None and cancelled():
+            raise ProbingCancelled()
+        until = min(deadlines[n] for n in pending)
+        wait = max(0.0, until - time.monotonic())
         try:
-            name, record, output = results.get(timeout=wait)
+            name, record, output = results.get(timeout=wait if cancelled is None else min(wait, CANCEL_POLL))
         except queue.Empty:
             now = time.monotonic()
+            if now < until:
+                continue
             for n in pending:
                 if deadlines[n] <= now and n not in done:
                     rec = ProbeRecord(name=n, status="timeout", seconds=round(now - start, 3),

@@ -76,6 +76,7 @@ TABS = (
     Tab("fleet", "Fleet", "l", "a fleet report (`envdoctor fleet collect -o FILE`): the odd node, the bandwidth "
         "heat map", "envdoctor.tui.fleet_pane:FleetPane"),
 )
+NO_VERDICT = 2  # quit before the diagnosis: `check` could not say (CONTRACT: 2 is "could not do it")
 NCCL_TEXTAREA_MAX = 2 << 20  # a log bigger than this is diagnosed (streamed) but not loaded into the editor
 
 
@@ -117,6 +118,7 @@ class EnvDoctorApp(App[int]):
         self._panes: Dict[str, Widget] = {}
         self._unmounted: List[Tab] = list(TABS[1:])
         self._waiting: Dict[str, Dict[Hashable, Callable[[Any], None]]] = {}
+        self._quitting = False
 
     # --- layout -------------------------------------------------------------------------------
 
@@ -220,7 +222,7 @@ class EnvDoctorApp(App[int]):
 
     @work(thread=True, exclusive=True, group="probes", exit_on_error=False, description="probing this machine")
     def _probe(self) -> None:
-        from envdoctor.probes.runner import run_probes
+        from envdoctor.probes.runner import ProbingCancelled, run_probes
 
         worker = get_current_worker()
 
@@ -228,7 +230,11 @@ class EnvDoctorApp(App[int]):
             if not worker.is_cancelled:
                 self.post_message(msg.ProbeFinished(event))
 
-        snap = run_probes(self.probe_context, on_event=on_event)
+        try:
+            snap = run_probes(self.probe_context, on_event=on_event,
+                              cancelled=lambda: worker.is_cancelled or self._quitting)
+        except ProbingCancelled:
+            return
         if not worker.is_cancelled:
             self.post_message(msg.ProbesDone(snap))
 
@@ -402,7 +408,7 @@ class EnvDoctorApp(App[int]):
 
         snapshot = self.snapshot
         for name in names:
-            if get_current_worker().is_cancelled:
+            if get_current_worker().is_cancelled or self._quitting:
                 return
             result = run_test(name, options, probe_target(python), lambda: snapshot,
                               lambda line, n=name: self.post_message(msg.SelftestProgress(n, line)))
@@ -622,7 +628,17 @@ class EnvDoctorApp(App[int]):
             self.notify("An install is running; quitting now could leave the environment half-changed. "
                         "Wait for it to finish (or roll back).", severity="error")
             return
-        self.exit(return_code=exit_code(self.findings or []))
+        self.exit(return_code=exit_code(self.findings) if self.findings is not None else NO_VERDICT)
+
+    def exit(self, result: Optional[int] = None, return_code: int = 0, message: Any = None) -> None:
+        """Quit, ending what the probes and self-tests are running (the process would wait for them), but never an
+        install: it finishes or rolls back first."""
+        self._quitting = True
+        if not self._installing():
+            from envdoctor.processes import stop_all
+
+            stop_all()
+        super().exit(result, return_code, message)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
@@ -663,4 +679,7 @@ def run_tui() -> int:
         return 2
     app = make_app(settings=settings)
     app.run()
+    if app.findings is None and app.return_code == NO_VERDICT:
+        print("envdoctor: quit before the diagnosis was done: no verdict (run `envdoctor check` for one)",
+              file=sys.stderr)
     return int(app.return_code or 0)

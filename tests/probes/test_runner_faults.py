@@ -8,7 +8,7 @@ import sys
 import time
 
 from envdoctor.probes.base import ProbeContext
-from envdoctor.probes.runner import PROBE_NAMES, PROBES, ProbeSpec, assemble, run_probes
+from envdoctor.probes.runner import PROBE_NAMES, PROBES, ProbeSpec, ProbingCancelled, assemble, run_probes
 from envdoctor.snapshot import ProbeFailed
 from tests.probes.fake_nvml import LIBRARY_NOT_FOUND, FakeNvml
 from tests.probes.test_torch_probe import fake_torch
@@ -82,3 +82,31 @@ def test_macos_and_windows_degrade_to_records(tmp_path, monkeypatch):
         records = {p.name: p.status for p in snap.probes}
         assert records["system"] == "ok" and records["nvml"] == "skipped"
         assert "failed" not in records.values()
+
+
+def test_a_cancelled_wait_ends_while_torch_hangs_and_stop_all_ends_the_child(tmp_path):
+    """The TUI quitting while `import torch` hangs (a CUDA init stuck on a bad GPU): the wait ends at once instead
+    of at the torch deadline, and the gateway's stop_all takes the child down."""
+    import psutil
+
+    from envdoctor.processes import stop_all
+
+    pid_file = tmp_path / "torch-child.pid"
+    site = fake_torch(tmp_path, f"import os, time\nopen({str(pid_file)!r}, 'w').write(str(os.getpid()))\n"
+                                "time.sleep(600)\n")
+    env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": site}
+    ctx = ProbeContext(python=sys.executable, root=tmp_path, env=env, nvml=FakeNvml(init_error=LIBRARY_NOT_FOUND),
+                       timeout=10.0, torch_timeout=600.0)
+    finished = []
+    start = time.monotonic()
+    try:  # cancelled once torch is hanging in its import
+        run_probes(ctx, on_event=lambda event: finished.append(event.record.name), cancelled=pid_file.exists)
+        raise AssertionError("run_probes returned a snapshot after it was cancelled")
+    except ProbingCancelled:
+        pass
+    assert time.monotonic() - start < 300  # not the torch deadline (600 s)
+    assert "torch" not in finished
+    child = psutil.Process(int(pid_file.read_text()))
+    assert stop_all() >= 1
+    child.wait(60)  # psutil.TimeoutExpired if it is still alive
+    assert not child.is_running()
