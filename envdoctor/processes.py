@@ -45,6 +45,7 @@ STOPPED = "stopped: envdoctor is quitting"
 
 _live: Set[_Run] = set()  # the commands running now, in any thread (stop_all ends them)
 _live_lock = threading.Lock()
+_refusing = False  # stop_all(refuse_new=True) was called: a command started later is ended as it starts
 
 
 @dataclass
@@ -182,6 +183,9 @@ def run_command(
     run = _Run(proc, max_bytes, on_line, input_text)
     with _live_lock:
         _live.add(run)
+        if _refusing:  # a thread that was between two commands (or checks) when its program began to quit
+            run.stopped = True
+            _terminate(proc.pid)
     timed_out = False
     try:
         timed_out = not run.follow(start + timeout, on_tick)
@@ -213,18 +217,26 @@ def run_command(
     return res
 
 
-def stop_all() -> int:
+def stop_all(refuse_new: bool = False) -> int:
     """End every command this process is running, in any thread, with its whole tree, as a deadline would (the
     guards' grace periods hold). Each `run_command` returns at once with `error` STOPPED and what the command had
-    printed. For a program that is quitting while its threads wait on commands. Returns how many were running."""
+    printed. For a program that is quitting while its threads wait on commands. refuse_new: every command started
+    later ends the same way, at once (a quitting program's threads go on to their next command otherwise).
+    Returns how many were running."""
+    global _refusing
     with _live_lock:  # a run leaves the set before its guard is reaped, so the pid still names that guard
+        _refusing = _refusing or refuse_new
         for run in _live:
             run.stopped = True
-            try:
-                os.kill(run.proc.pid, signal.SIGTERM)
-            except OSError:
-                pass
+            _terminate(run.proc.pid)
         return len(_live)
+
+
+def _terminate(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except OSError:
+        pass
 
 
 def _forget(run: _Run) -> None:

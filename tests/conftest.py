@@ -38,6 +38,9 @@ def hermetic(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monke
     """No test sees the user's envdoctor cache, state or ENVDOCTOR_* settings (nor do the CLIs it starts).
 
     Returns the fake home directory."""
+    from envdoctor import processes
+
+    monkeypatch.setattr(processes, "_refusing", False)  # a quitting app in an earlier test refused new commands
     home = tmp_path_factory.mktemp("home")
     env = hermetic_environ(os.environ, home)
     for name in set(os.environ) - set(env):

@@ -290,3 +290,30 @@ def test_stop_all_ends_the_commands_other_threads_wait_on_with_their_trees(tmp_p
     assert wait_until_none(mark) == []
     assert stop_all() == 0  # nothing left to stop, and a later command runs as usual
     assert run_command([PY, "-c", "print('after')"], 60, env=env_with(mark)).stdout == "after\n"
+
+
+def test_stop_all_for_good_also_ends_the_command_a_thread_starts_next(tmp_path, mark):
+    """A quitting app's self-test thread goes from probing the interpreter to launching the test (or had just checked
+    that the app is not quitting): that next command must not run to its own end either."""
+    import threading
+
+    from envdoctor.processes import STOPPED, stop_all
+
+    ran = tmp_path / "ran"
+    first_started, results = threading.Event(), []
+
+    def worker() -> None:
+        results.append(run_command(tree(tmp_path, "sleep"), 600, env=env_with(mark),
+                                   on_line=lambda line: first_started.set() if line == "started" else None))
+        results.append(run_command([PY, "-c", f"open({str(ran)!r}, 'w'); import time; time.sleep(600)"], 600,
+                                   env=env_with(mark)))
+
+    t = threading.Thread(target=worker)
+    t.start()
+    assert first_started.wait(60)
+    assert stop_all(refuse_new=True) == 1
+    t.join(120)
+    assert not t.is_alive()
+    assert [(r.error, r.returncode) for r in results] == [(STOPPED, None)] * 2
+    assert not ran.exists()
+    assert wait_until_none(mark) == []

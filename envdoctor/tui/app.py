@@ -637,7 +637,7 @@ class EnvDoctorApp(App[int]):
         if not self._installing():
             from envdoctor.processes import stop_all
 
-            stop_all()
+            stop_all(refuse_new=True)
         super().exit(result, return_code, message)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
