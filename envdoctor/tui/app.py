@@ -633,12 +633,18 @@ class EnvDoctorApp(App[int]):
     def exit(self, result: Optional[int] = None, return_code: int = 0, message: Any = None) -> None:
         """Quit, ending what the probes and self-tests are running (the process would wait for them), but never an
         install: it finishes or rolls back first."""
+        self._stop_commands()
+        super().exit(result, return_code, message)
+
+    def on_unmount(self) -> None:
+        self._stop_commands()  # also when Textual closes without exit(): an unhandled exception
+
+    def _stop_commands(self) -> None:
         self._quitting = True
         if not self._installing():
             from envdoctor.processes import stop_all
 
             stop_all(refuse_new=True)
-        super().exit(result, return_code, message)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
