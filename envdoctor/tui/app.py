@@ -226,16 +226,18 @@ class EnvDoctorApp(App[int]):
 
         worker = get_current_worker()
 
+        def stopping() -> bool:
+            return worker.is_cancelled or self._quitting
+
         def on_event(event: Any) -> None:
-            if not worker.is_cancelled:
+            if not stopping():
                 self.post_message(msg.ProbeFinished(event))
 
         try:
-            snap = run_probes(self.probe_context, on_event=on_event,
-                              cancelled=lambda: worker.is_cancelled or self._quitting)
+            snap = run_probes(self.probe_context, on_event=on_event, cancelled=stopping)
         except ProbingCancelled:
             return
-        if not worker.is_cancelled:
+        if not stopping():  # a result of a quitting app's stopped commands is no fact to diagnose
             self.post_message(msg.ProbesDone(snap))
 
     @on(msg.ProbeFinished)
@@ -352,7 +354,7 @@ class EnvDoctorApp(App[int]):
                     "the environment is put back exactly as it was.")
 
         def confirmed(yes: Optional[bool]) -> None:
-            if yes:
+            if yes and not self._quitting:
                 self._panes["fix"].start_install()
                 self._install(plan, target)
 
