@@ -88,43 +88,44 @@ class TabBar(Widget, can_focus=True):
         if not tabs:
             raise ValueError("a tab bar needs at least one tab")
         self.tabs: Tuple[TabTitle, ...] = tuple(tabs)
+        self._spans = tuple(_columns(self.tabs))
         self.set_reactive(TabBar.active, self.validate_active(active if active is not None else self.tabs[0].id))
         self._arrowed = False  # the change under way came from left or right
         self._pointer: Optional[int] = None  # the column of the mouse pointer on the titles' row
 
     # --- geometry: each tab's columns on the bar, and how far the bar is scrolled ------------------
 
-    def spans(self) -> List[Tuple[TabTitle, int, int]]:
+    def spans(self) -> Tuple[Tuple[TabTitle, int, int], ...]:
         """(tab, first column, column after it), unscrolled."""
-        spans, x = [], 0
-        for tab in self.tabs:
-            width = len(tab.title) + 2
-            spans.append((tab, x, x + width))
-            x += width
-        return spans
+        return self._spans
+
+    def _active_span(self) -> Tuple[int, int]:
+        return next((start, end) for t, start, end in self._spans if t.id == self.active)
 
     def _scroll(self) -> int:
         """How many columns are scrolled off the left: none, unless the active tab would end past the right edge."""
         width = self.size.width
-        end = next((e for t, _, e in self.spans() if t.id == self.active), 0)
-        return max(0, end - width) if width else 0
+        return max(0, self._active_span()[1] - width) if width else 0
 
-    def tab_at(self, x: int) -> Optional[str]:
-        """The id of the tab drawn at column x of the widget, if any."""
+    def tab_at(self, x: Optional[int]) -> Optional[str]:
+        """The id of the tab drawn at column x of the widget, if any (x None: no column, no tab)."""
+        if x is None:
+            return None
         x += self._scroll()
-        return next((t.id for t, start, end in self.spans() if start <= x < end), None)
+        return next((t.id for t, start, end in self._spans if start <= x < end), None)
 
     # --- drawing ---------------------------------------------------------------------------------
 
     def render(self) -> Group:
         styles = {name: self.get_component_rich_style(f"tab-bar--{name}") for name in ("tab", "active", "hover")}
-        hover = self._tab_under(self._pointer)  # now: the bar may have scrolled since the pointer moved
+        hover = self.tab_at(self._pointer)  # now: the bar may have scrolled since the pointer moved
         line = Text(end="", no_wrap=True, overflow="crop")
-        for tab, _, _ in self.spans():
+        for tab in self.tabs:
             kind = "active" if tab.id == self.active else "hover" if tab.id == hover else "tab"
             line.append_text(tab.text(styles[kind]))
         scroll = self._scroll()
-        start, end = next(((s + 1, e - 1) for t, s, e in self.spans() if t.id == self.active), (0, 0))  # the title
+        start, end = self._active_span()
+        start, end = start + 1, end - 1  # under the title, not its padding
         bar = self.get_component_rich_style("tab-bar--underline")
         shown = line[scroll:]
         shown.no_wrap = True  # a slice drops it: titles that do not fit are cut, not wrapped onto the underline
@@ -161,9 +162,15 @@ class TabBar(Widget, can_focus=True):
         self._point_at(None)
 
     def _point_at(self, x: Optional[int]) -> None:
-        if self._tab_under(x) != self._tab_under(self._pointer):
+        if self.tab_at(x) != self.tab_at(self._pointer):
             self.refresh()
         self._pointer = x
 
-    def _tab_under(self, x: Optional[int]) -> Optional[str]:
-        return self.tab_at(x) if x is not None else None
+
+def _columns(tabs: Sequence[TabTitle]) -> List[Tuple[TabTitle, int, int]]:
+    """Each title's columns, padded by one on each side, left to right."""
+    spans, x = [], 0
+    for tab in tabs:
+        spans.append((tab, x, x + len(tab.title) + 2))
+        x += len(tab.title) + 2
+    return spans
