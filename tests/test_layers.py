@@ -17,6 +17,13 @@ def test_every_module_is_in_a_layer():
     assert [m for m in lg.modules() if lg.owner(m) is None and not lg._prefix(m, lg.STANDALONE)] == []
 
 
+def test_a_top_level_module_is_not_placed_by_the_package_name():
+    # The package itself is named alone: a new envdoctor/X.py must be given a layer, not fall into base.
+    assert lg.owner("envdoctor") == (0, "envdoctor")
+    assert lg.owner("envdoctor.brand_new_module") is None
+    assert lg.owner("envdoctor.usecases.check")[0] == [n for n, _ in lg.LAYERS].index("usecases")
+
+
 def test_no_import_breaks_the_layers():
     found = {(src, dst) for (src, dst) in lg.edges() if lg._why(src, dst)}
     assert found - KNOWN_VIOLATIONS == set(), "\n".join(lg.violations())

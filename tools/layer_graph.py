@@ -20,9 +20,12 @@ from typing import Dict, Iterator, List, Optional, Set, Tuple
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "envdoctor"
 
-# Lowest first. A module belongs to the entry with the longest matching prefix.
+# The package's own __init__: named alone, so it is no catch-all for the modules beside it.
+ROOT_MODULE = "envdoctor"
+
+# Lowest first. A module belongs to the entry with the longest matching prefix; every top-level module is named.
 LAYERS: Tuple[Tuple[str, Tuple[str, ...]], ...] = (
-    ("base", ("envdoctor", "envdoctor.errors", "envdoctor.versions", "envdoctor.findings", "envdoctor.snapshot",
+    ("base", (ROOT_MODULE, "envdoctor.errors", "envdoctor.fix_journal", "envdoctor.versions", "envdoctor.findings", "envdoctor.snapshot",
               "envdoctor.data", "envdoctor.data_files", "envdoctor.redact", "envdoctor.jsonschema_lite",
               "envdoctor.atomic_write", "envdoctor.cpulist", "envdoctor.processes", "envdoctor.process_guard")),
     ("probes", ("envdoctor.probes",)),
@@ -31,6 +34,8 @@ LAYERS: Tuple[Tuple[str, Tuple[str, ...]], ...] = (
     # fleet: the checks are knowledge; meeting the other nodes and measuring them is acting
     ("act", ("envdoctor.install", "envdoctor.selftest", "envdoctor.fleet.collect", "envdoctor.fleet.measure",
              "envdoctor.fleet.endpoint", "envdoctor.fleet.report")),
+    # use cases: functions over plain values that orchestrate knowledge and acts, returning typed results
+    ("usecases", ("envdoctor.usecases",)),
     ("present", ("envdoctor.present",)),
     ("edges", ("envdoctor.settings", "envdoctor.commands", "envdoctor.tui", "envdoctor.cli", "envdoctor.__main__")),
 )
@@ -95,7 +100,7 @@ def imports(path: Path, name: str, known: Set[str]) -> Iterator[Tuple[str, int]]
 
 
 def _prefix(name: str, prefixes: Tuple[str, ...]) -> Optional[str]:
-    hits = [p for p in prefixes if name == p or name.startswith(p + ".")]
+    hits = [p for p in prefixes if name == p or (p != ROOT_MODULE and name.startswith(p + "."))]
     return max(hits, key=len) if hits else None
 
 
