@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "corpus"))
 
 import build  # noqa: E402
+from split import DEV, VALIDATION, split_of  # noqa: E402
 
 FLAGGED = ("error", "warning")
 
@@ -74,8 +75,12 @@ def run(only: List[str]) -> Dict[str, Any]:
                       "findings": [], "failure": doc["failure"]}
         else:
             result = score(case, doc.get("findings", []))
-        results.append({"id": case["id"], "category": case["category"], **result})
-    return summarize(results)
+        results.append({"id": case["id"], "category": case["category"], "split": split_of(case), **result})
+    out = summarize(results)
+    # Rules are tuned on dev only; validation is what a closing note quotes (tests/corpus/split.py).
+    out["splits"] = {side: {k: v for k, v in summarize([r for r in results if r["split"] == side]).items()
+                            if k != "results"} for side in (DEV, VALIDATION)}
+    return out
 
 
 def summarize(results: List[Dict[str, Any]]) -> Dict[str, Any]:
@@ -107,7 +112,7 @@ def report(summary: Dict[str, Any]) -> str:
             why.append("missing " + ",".join(r["missing"]))
         if r["unexpected_errors"]:
             why.append("unexpected error " + ",".join(r["unexpected_errors"]))
-        lines.append(f"{mark}  {r['id']:<48} {r['category']:<28} {'; '.join(why)}")
+        lines.append(f"{mark}  {r['id']:<48} {r['category']:<28} {r['split']:<10} {'; '.join(why)}")
     lines.append("")
     lines.append(f"accuracy: {summary['right']}/{summary['cases']} = {summary['accuracy']:.1%}"
                  if summary["cases"] else "accuracy: no cases")
@@ -116,6 +121,10 @@ def report(summary: Dict[str, Any]) -> str:
     lines.append(f"negative controls: {summary['negative_controls']}, false errors: "
                  f"{summary['false_errors_on_negative_controls']} "
                  f"(on {summary['negative_controls_with_false_error']} controls)")
+    for side, sub in summary.get("splits", {}).items():
+        if sub["cases"]:
+            lines.append(f"{side}: {sub['right']}/{sub['cases']} = {sub['accuracy']:.1%}, negative controls "
+                         f"{sub['negative_controls']}, with a false error {sub['negative_controls_with_false_error']}")
     return "\n".join(lines)
 
 

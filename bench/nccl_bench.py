@@ -39,6 +39,9 @@ sys.path.insert(0, str(ROOT))
 
 from envdoctor.nccl import diagnose_paths, diagnose_text  # noqa: E402
 
+sys.path.insert(0, str(ROOT / "tests" / "corpus"))
+from split import DEV, VALIDATION, split_of  # noqa: E402
+
 CORPUS_DIR = ROOT / "tests" / "nccl" / "corpus"
 
 
@@ -67,7 +70,8 @@ def accuracy(corpora: List[Path]) -> Dict[str, Any]:
             cats = [f.category for f in report.findings]
             rows.append({"id": case["id"], "file": corpus.name, "expected": case["category"], "got": cats[:3],
                          "top1": bool(cats) and cats[0] == case["category"], "top3": case["category"] in cats[:3],
-                         "weak_log": bool(case.get("weak_log")), "misleading_log": bool(case.get("misleading_log"))})
+                         "weak_log": bool(case.get("weak_log")), "misleading_log": bool(case.get("misleading_log")),
+                         "split": split_of(case)})
     categories = sorted({r["expected"] for r in rows})
     return {
         "corpus": [_shown(c) for c in corpora],
@@ -76,6 +80,8 @@ def accuracy(corpora: List[Path]) -> Dict[str, Any]:
         "excluding_weak_log": _score([r for r in rows if not r["weak_log"]]),
         "misleading_only": _score([r for r in rows if r["misleading_log"]]),
         "by_category": {c: _score([r for r in rows if r["expected"] == c]) for c in categories},
+        # tuned on dev only; validation is what a closing note quotes (tests/corpus/split.py)
+        "by_split": {side: _score([r for r in rows if r["split"] == side]) for side in (DEV, VALIDATION)},
         "misses": [r for r in rows if not r["top1"]],
     }
 
@@ -271,12 +277,14 @@ def main() -> int:
     a, w = acc["all"], acc["excluding_weak_log"]
     print(f"accuracy ({a['n']} cases): top-1 {a['top1']:.1%}, top-3 {a['top3']:.1%}; "
           f"without weak_log ({w['n']}): top-1 {w['top1']:.1%}, top-3 {w['top3']:.1%}")
+    for side, sc in acc["by_split"].items():
+        print(f"  {side} ({sc['n']}): top-1 {sc['top1']:.1%}, top-3 {sc['top3']:.1%}")
     for name, sc in acc["by_file"].items():
         print(f"  {name} ({sc['n']}): top-1 {sc['top1']:.1%}, top-3 {sc['top3']:.1%}")
     for cat, sc in acc["by_category"].items():
         print(f"  {cat:<28} {sc['n']:>3}  top-1 {sc['top1']:.0%}  top-3 {sc['top3']:.0%}")
     for miss in acc["misses"]:
-        print(f"  miss {miss['id']}: expected {miss['expected']}, got {miss['got']}")
+        print(f"  miss {miss['id']} ({miss['split']}): expected {miss['expected']}, got {miss['got']}")
     if args.accuracy_only:
         return 0
 
