@@ -4,6 +4,8 @@ pinned, which index lines, hashes all-or-none, kept packages locked too, and no 
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from envdoctor.present import lockfiles
 from envdoctor.wheels.planner import Plan, PlannedPackage
@@ -78,3 +80,17 @@ def test_uv_snippet_has_an_explicit_index_for_torch_only():
                                      ("pylock.a.b.toml", False)])
 def test_pylock_file_names(name, ok):
     assert bool(lockfiles.PYLOCK_NAME.fullmatch(name)) == ok
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text())
+def test_a_toml_string_reads_back_as_itself(text):
+    # json.dumps wrote a character beyond the BMP as a surrogate-pair escape, which tomllib rejects.
+    expected = "".join("\ufffd" if 0xD800 <= ord(c) <= 0xDFFF else c for c in text)
+    assert tomllib.loads(f"v = {lockfiles._toml(text)}")["v"] == expected
+
+
+def test_a_lock_with_a_character_beyond_the_bmp_is_valid_toml():
+    value = "pytorch-\U0001F680 \\ \"quoted\" \x7f"
+    doc = tomllib.loads(f"name = {lockfiles._toml(value)}\nt = {lockfiles._toml({'k': [value, 'b']})}")
+    assert doc == {"name": value, "t": {"k": [value, "b"]}}

@@ -81,10 +81,33 @@ def requirements(plan: Plan, installs: Sequence[Dict[str, Any]], pip_index: Opti
     return "\n".join(lines) + "\n"
 
 
+_TOML_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
+
+
+def _toml_string(text: str) -> str:
+    """A TOML basic string: quotes, backslashes and control characters escaped, everything else as itself
+    (JSON's surrogate-pair escapes for characters beyond the BMP are not TOML)."""
+    out = []
+    for ch in text:
+        if ch in _TOML_ESCAPES:
+            out.append(_TOML_ESCAPES[ch])
+        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
+            out.append(f"\\u{ord(ch):04x}")
+        elif 0xD800 <= ord(ch) <= 0xDFFF:  # a lone surrogate (undecodable bytes) is no character TOML can hold
+            out.append("\ufffd")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
 def _toml(value: Any) -> str:
-    """A TOML value: JSON's strings are TOML basic strings; a dict is an inline table."""
+    """A TOML value: a string is a basic string, a dict an inline table, a list an array."""
     if isinstance(value, dict):
         return "{ " + ", ".join(f"{k} = {_toml(v)}" for k, v in value.items()) + " }"
+    if isinstance(value, str):
+        return _toml_string(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
     return json.dumps(value)
 
 
