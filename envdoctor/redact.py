@@ -28,8 +28,9 @@ _SHAPES = re.compile(
 # The match starts at the secret word itself (what stands before it is kept), and the value stops at a
 # quote, space, backslash or separator, so JSON text stays valid.
 _ASSIGN = r"[\"']?[ \t]{0,8}[=:][ \t]{0,8}[\"']?"
+# A secret word that ends a path (/etc/passwd: ..., C:\\x\\token: ...) names a file, not a secret.
 _NAMED = re.compile(
-    r"((?:token|secret|passw(?:or)?d|api[_-]?key|access[_-]?key|credential|auth[_-]?key)"
+    r"((?<![/\\])(?:token|secret|passw(?:or)?d|api[_-]?key|access[_-]?key|credential|auth[_-]?key)"
     r"(?:[_-][a-z0-9]{1,32}){0,4}" + _ASSIGN + r")(?!<redacted>)([^\s\"'&;,\\]+)")
 # key=<hex or base64 of 16+ characters>: AccountKey=..., SharedAccessKey=..., ssh_key=..., key=...
 _KEY = re.compile(r"(key" + _ASSIGN + r")(?!<redacted>)([a-z0-9+/=_-]{16,})")

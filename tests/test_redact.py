@@ -138,3 +138,12 @@ def test_scrubbing_hostile_text_finishes():
             "for t in (a, log, 'token' * 20000, 'eyJ' * 40000, 'http://' + 'a' * 100000):\n"
             "    scrub_identity(scrub_secrets(t), ['vm'], ['alice'])\n")
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, timeout=120)
+
+
+def test_a_path_ending_in_a_secret_word_is_no_secret():
+    # `check --python /etc/passwd` said "--python /etc/passwd: <redacted> an executable file".
+    for text in ("--python '/etc/passwd': not an executable file", "/etc/passwd: not JSON at line 1",
+                 "C:\\Users\\me\\token: not found", "/run/secrets/api_key: permission denied"):
+        assert scrub_secrets(text) == text
+    assert scrub_secrets("passwd: hunter2") == "passwd: <redacted>"
+    assert scrub_secrets("HF_TOKEN=abcdef") == "HF_TOKEN=<redacted>"
