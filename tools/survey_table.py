@@ -5,9 +5,11 @@
 
 Inputs: `tests/corpus/survey.jsonl` (one sampled thread a line, see tests/corpus/README.md) and
 `tests/corpus/mechanisms.json` (each mechanism once: its definition and the envdoctor rule or NCCL cause ids
-that name it). Coverage is the share of settled threads (an environment failure whose cause a maintainer, a
-confirmed fix or a documented requirement settled) whose mechanism envdoctor can name, on each side of the
-dev / validation split.
+that name it somewhere). Each thread lists the ids that name ITS failure (`envdoctor`; empty where the
+mechanism's rules do not reach it, e.g. a driver too old for onnxruntime rather than torch). Coverage is the
+share of settled threads (an environment failure whose cause a maintainer, a confirmed fix or a documented
+requirement settled) that envdoctor can name, on each side of the dev / validation split; the corpus column
+counts the labelled cases (tests/corpus/cases, tests/nccl/corpus) of that category.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ sys.path.insert(0, str(ROOT / "tests" / "corpus"))
 
 from split import DEV, VALIDATION, split_of_url  # noqa: E402
 
-FIELDS = ("url", "repo", "title", "query", "rank", "kind", "mechanism", "settled", "settled_by", "evidence")
+FIELDS = ("url", "repo", "title", "query", "rank", "kind", "mechanism", "settled", "settled_by", "evidence", "envdoctor")
 KINDS = ("machine", "build", "runtime", "distributed", "compile", "other")
 SETTLED = ("maintainer", "fix_confirmed", "documented", "unsettled")
 NOT_A_MECHANISM = ("not_environment", "undetermined")
@@ -53,6 +55,9 @@ def load(survey: Path = SURVEY, mechanisms: Path = MECHANISMS) -> Tuple[List[Dic
             problems.append(f"{where}: settled {row['settled']!r} is not one of {', '.join(SETTLED)}")
         if row["mechanism"] not in table and row["mechanism"] not in NOT_A_MECHANISM:
             problems.append(f"{where}: mechanism {row['mechanism']!r} is not in {mechanisms.name}")
+        unknown = [i for i in row.get("envdoctor", []) if i not in table.get(row["mechanism"], {}).get("envdoctor", [])]
+        if unknown:
+            problems.append(f"{where}: {', '.join(unknown)} not listed for {row['mechanism']!r} in {mechanisms.name}")
         if row["url"] in seen:
             problems.append(f"{where}: {row['url']} is surveyed twice")
         seen.add(row["url"])
@@ -71,9 +76,21 @@ def coverage(rows: List[Dict[str, Any]], table: Dict[str, Any]) -> Dict[str, Any
     out = {}
     for side in ("all", DEV, VALIDATION):
         sel = [r for r in rows if settled(r) and (side == "all" or split_of_url(r["url"]) == side)]
-        named = sum(bool(table[r["mechanism"]]["envdoctor"]) for r in sel)
+        named = sum(bool(r["envdoctor"]) for r in sel)
         out[side] = {"settled": len(sel), "named": named, "coverage": round(named / len(sel), 3) if sel else None}
     return out
+
+
+def corpus_categories() -> Dict[str, int]:
+    """How many labelled corpus cases (machines and NCCL logs) each category has."""
+    counts: Counter = Counter()
+    for path in sorted((ROOT / "tests" / "corpus" / "cases").glob("*.json")):
+        counts[json.loads(path.read_text(encoding="utf-8"))["category"]] += 1
+    for path in sorted((ROOT / "tests" / "nccl" / "corpus").glob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                counts[json.loads(line)["category"]] += 1
+    return dict(counts)
 
 
 def render(rows: List[Dict[str, Any]], table: Dict[str, Any]) -> str:
@@ -104,14 +121,20 @@ def render(rows: List[Dict[str, Any]], table: Dict[str, Any]) -> str:
         if c["settled"]:
             lines.append(f"- coverage ({side}): envdoctor names the mechanism of {c['named']} of {c['settled']} settled "
                          f"threads ({c['coverage']:.0%})")
+    corpus = corpus_categories()
     lines += ["", "## Mechanisms by frequency", "",
-              "| mechanism | threads | settled | envdoctor | what went wrong |", "|---|---|---|---|---|"]
+              "Ordered by settled threads. *named*: settled threads whose failure envdoctor names; *corpus*: labelled "
+              "cases of this category that the accuracy benches run.", "",
+              "| mechanism | threads | settled | named | envdoctor | corpus | what went wrong |",
+              "|---|---|---|---|---|---|---|"]
     order = sorted((m for m in by_mech if m not in NOT_A_MECHANISM),
                    key=lambda m: (-sum(settled(r) for r in by_mech[m]), -len(by_mech[m]), m))
     for m in order:
         ids = table[m]["envdoctor"]
-        lines.append(f"| `{m}` | {len(by_mech[m])} | {sum(settled(r) for r in by_mech[m])} | "
-                     f"{', '.join(ids) if ids else '**none**'} | {table[m]['definition']} |")
+        done = [r for r in by_mech[m] if settled(r)]
+        lines.append(f"| `{m}` | {len(by_mech[m])} | {len(done)} | {sum(bool(r['envdoctor']) for r in done)} | "
+                     f"{', '.join(ids) if ids else '**none**'} | {corpus.get(m, 0)} | "
+                     f"{table[m]['definition'].replace('|', '/')} |")
     lines += ["", "## Repositories", "", "| repository | threads |", "|---|---|"]
     lines += [f"| {repo} | {n} |" for repo, n in sorted(repos.items(), key=lambda kv: (-kv[1], kv[0]))]
     return "\n".join(lines) + "\n"
