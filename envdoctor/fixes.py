@@ -133,8 +133,7 @@ def render_argv(fix: Fix, python: Optional[str] = None) -> List[List[str]]:
 
 def render_json(fix: Fix) -> Dict[str, Any]:
     """The structured fix in a finding's JSON (`fix_action`); its text, safety and argv have their own keys."""
-    args: Union[Dict[str, str], List[str]] = wishes(fix) if fix.action == "envdoctor_fix" else list(fix.arguments)
-    return {"action": fix.action, "arguments": args, "changes": list(fix.changes)}
+    return {"action": fix.action, "arguments": list(fix.arguments), "changes": list(fix.changes)}
 
 
 def action_problems(raw: Any, applicability: str = "display_only") -> List[str]:
