@@ -1,17 +1,19 @@
 """The one finding type: machine rules, NCCL diagnosis, drift, fleet and self-test verdicts.
 
-`to_json` is a finding in the `check`/`fleet`/`selftest` documents; `to_nccl_json` in `envdoctor.nccl/1`.
+One JSON shape (`record`): `to_json` is its view in the `check`/`fleet`/`selftest` documents, `to_nccl_json` in
+`envdoctor.nccl/1`. The fix is a value (`envdoctor.fixes.Fix`); its text and argv are rendered for `python`.
 A diagnosis that weighs evidence (NCCL) also fills confidence, score, evidence, locations and why.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Dict, List, Optional, Sequence
 
+from envdoctor.fixes import APPLICABILITIES, Fix, render_argv, render_json, render_prose
+
 SEVERITIES = ("error", "warning", "info")
-SAFETIES = ("safe", "unsafe", "display_only")
+SAFETIES = APPLICABILITIES
 
 
 @dataclass
@@ -21,10 +23,8 @@ class Finding:
     category: str
     title: str
     detail: str
-    fix: str
+    remedy: Fix  # what to do: the fix as a value; `fix`, `safety` and `commands` are rendered from it
     subjects: List[str] = field(default_factory=list)
-    safety: str = "display_only"  # how safe the fix is to apply unattended (ruff's Applicability)
-    commands: List[List[str]] = field(default_factory=list)  # the fix as argv lists, when it is runnable
     references: List[str] = field(default_factory=list)
     confidence: Optional[str] = None  # "high" | "medium" | "low" where the finding is a ranked guess
     evidence: List[str] = field(default_factory=list)  # the lines or facts it rests on
@@ -33,8 +33,25 @@ class Finding:
     why: List[str] = field(default_factory=list)  # the reasons that raised its score
     against: List[str] = field(default_factory=list)  # what speaks against it (ranked NCCL causes)
     test: Optional[Dict[str, str]] = None  # the check that tells it apart: {"run": ..., "confirms": ...}
+    python: Optional[str] = None  # the interpreter its commands act on (`check --python`); None: as written
 
-    def to_json(self) -> Dict[str, Any]:
+    @property
+    def fix(self) -> str:
+        """What to do, as text, its commands aimed at the finding's interpreter."""
+        return render_prose(self.remedy, self.python)
+
+    @property
+    def safety(self) -> str:
+        """How safe the fix is to apply unattended (ruff's Applicability): safe, unsafe or display_only."""
+        return self.remedy.applicability
+
+    @property
+    def commands(self) -> List[List[str]]:
+        """The fix as argv lists, when it is runnable, for the finding's interpreter."""
+        return render_argv(self.remedy, self.python)
+
+    def record(self) -> Dict[str, Any]:
+        """The finding as JSON, every key; the documents select from it (`to_json`, `to_nccl_json`)."""
         return {
             "id": self.id,
             "severity": self.severity,
@@ -44,32 +61,35 @@ class Finding:
             "fix": self.fix,
             "subjects": list(self.subjects),
             "fix_safety": self.safety,
-            "fix_commands": [list(c) for c in self.commands],
+            "fix_commands": self.commands,
+            "fix_action": render_json(self.remedy),
             "references": list(self.references),
-        }
-
-    def to_nccl_json(self) -> Dict[str, Any]:
-        return {
-            "id": self.id,
-            "category": self.category,
-            "title": self.title,
-            "severity": self.severity,
+            "confidence": self.confidence,
+            "score": None if self.score is None else round(self.score, 2),
             "evidence": list(self.evidence),
             "locations": list(self.locations),
-            "fix": self.fix,
-            "confidence": self.confidence,
-            "score": round(self.score or 0.0, 2),
             "why": list(self.why),
             "evidence_against": list(self.against),
             "discriminating_test": dict(self.test) if self.test else None,
         }
 
+    def to_json(self) -> Dict[str, Any]:
+        """A finding in the `check`/`fleet`/`selftest` documents (envdoctor.finding/1)."""
+        record = self.record()
+        return {key: record[key] for key in _FINDING_KEYS}
 
-# The envdoctor commands that act on one interpreter (`--python`), and the pip/python commands that would act
-# on whichever interpreter comes first on PATH.
-_AIMED = ("fix", "undo", "check", "report", "snapshot", "selftest")
-_ENVDOCTOR_CMD = re.compile(r"`envdoctor (" + "|".join(_AIMED) + r")\b(?![^`]*--python)")
-_PYTHON_CMD = re.compile(r"`(?:python3? -m pip|pip3?|python3?)(?= )")
+    def to_nccl_json(self) -> Dict[str, Any]:
+        """A finding in `envdoctor.nccl/1`: the evidence-weighing keys of the same record (a score is a number)."""
+        record = self.record()
+        out = {key: record[key] for key in _NCCL_KEYS}
+        out["score"] = out["score"] or 0.0
+        return out
+
+
+_FINDING_KEYS = ("id", "severity", "category", "title", "detail", "fix", "subjects", "fix_safety", "fix_commands",
+                 "fix_action", "references")
+_NCCL_KEYS = ("id", "category", "title", "severity", "evidence", "locations", "fix", "confidence", "score", "why",
+              "evidence_against", "discriminating_test")
 
 
 def for_interpreter(findings: Sequence[Finding], python: Optional[str]) -> List[Finding]:
@@ -78,20 +98,7 @@ def for_interpreter(findings: Sequence[Finding], python: Optional[str]) -> List[
     and `python ...` becomes `PYTHON ...`, in the text and in the runnable commands; None: unchanged."""
     if not python:
         return list(findings)
-    import shlex
-
-    quoted = shlex.quote(python)
-
-    def aim_python(m: re.Match) -> str:
-        return f"`{quoted}" + (" -m pip" if "pip" in m.group() else "")
-
-    out = []
-    for f in findings:
-        commands = [c[:2] + ["--python", python] + c[2:] if c[:1] == ["envdoctor"] and c[1:2] and c[1] in _AIMED
-                    and "--python" not in c else list(c) for c in f.commands]
-        fix = _ENVDOCTOR_CMD.sub(lambda m: f"`envdoctor {m.group(1)} --python {quoted}", f.fix)
-        out.append(replace(f, commands=commands, fix=_PYTHON_CMD.sub(aim_python, fix)))
-    return out
+    return [replace(f, python=python) for f in findings]
 
 
 def sort_findings(findings: Sequence[Finding]) -> List[Finding]:

@@ -23,6 +23,7 @@ import pytest
 from envdoctor.commands.check import CHECK_SCHEMA
 from envdoctor.commands.fleet import FLEET_SCHEMA
 from envdoctor.findings import Finding
+from envdoctor.fixes import manual
 from envdoctor.nccl.diagnose import SCHEMA as NCCL_SCHEMA
 from envdoctor.selftest.result import SCHEMA as SELFTEST_SCHEMA
 from envdoctor.selftest.result import TestResult, document
@@ -152,7 +153,7 @@ def test_recorded_selftest_run():
 
 def test_selftest_documents_as_the_code_writes_them():
     finding = Finding(id="SELFTEST-GPU-NO-PEER", severity="warning", category="p2p_unavailable", title="no peer access",
-                      detail="d", fix="f", subjects=["gpu:0", "gpu:1"])
+                      detail="d", remedy=manual("f"), subjects=["gpu:0", "gpu:1"])
     doc = document([
         TestResult("allreduce", "passed", 1.25, {"world_size": 2, "backend": "gloo", "busbw_gbps": {"1048576": 0.9}}),
         TestResult("backward", "failed", 3.0, {}, "the backward worker exited with code 1", log="/tmp/run/backward.log"),

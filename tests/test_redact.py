@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from envdoctor.findings import Finding
+from envdoctor.fixes import manual
 from envdoctor.present.report import render_report
 from envdoctor.redact import scrub_document, scrub_identity, scrub_secrets
 from envdoctor.snapshot import load_snapshot
@@ -116,7 +117,7 @@ def test_nccl_evidence_holds_no_secret(tmp_path):
 def test_multi_line_values_keep_the_markdown_table(tmp_path):
     text = render_report(load_snapshot(_planted_snapshot(tmp_path)),
                          [Finding(id="ED109", category="torch_broken", severity="error", title="t",
-                                  detail="line one\nline two", fix="fix one\nfix two", safety="display_only")])
+                                  detail="line one\nline two", remedy=manual("fix one\nfix two"))])
     section = text.split("### Machine", 1)[1].split("### Probes", 1)[0]
     for line in section.splitlines():
         assert not line or line.startswith(("|", "**")), line

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from envdoctor.findings import SAFETIES, Finding
+from envdoctor.fixes import Fix, manual, read_prose
 from envdoctor.present.findings import render_findings
 from envdoctor.present.style import Style
 from envdoctor.present.words import WORDS, word
@@ -42,8 +43,10 @@ def test_fix_text_for_a_machine_with_nothing_to_do():
 
 
 def test_findings_text_words_the_fix_safety():
-    f = Finding(id="X1", severity="error", category="c", title="t", detail="d", fix="do it", safety="unsafe")
+    f = Finding(id="X1", severity="error", category="c", title="t", detail="d",
+                remedy=Fix("envdoctor_fix", applicability="unsafe", prose=read_prose("do it")))
     text = render_findings([f], Style(False))
     assert "(unsafe to apply unattended with `envdoctor fix`)" in text
-    shown = render_findings([Finding(id="X2", severity="info", category="c", title="t", detail="d", fix="f")], Style(False))
+    shown = render_findings([Finding(id="X2", severity="info", category="c", title="t", detail="d", remedy=manual("f"))],
+                           Style(False))
     assert "display_only" not in shown

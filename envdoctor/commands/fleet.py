@@ -12,6 +12,7 @@ from typing import Any, Dict, List
 
 from envdoctor.errors import InputError
 from envdoctor.findings import Finding, exit_code, sort_findings, summary
+from envdoctor.fixes import manual
 from envdoctor.fleet.diagnose import fleet_diagnosis
 from envdoctor.fleet.report import FLEET_SCHEMA
 from envdoctor.fleet.thresholds import load_thresholds
@@ -139,7 +140,7 @@ def _collect(args: argparse.Namespace) -> int:
 
 def _bad_snapshot(problem: str) -> Finding:
     return Finding(id="ED905", severity="error", category="fleet_node_missing", title="a node sent an unusable snapshot",
-                   detail=problem, fix="Rerun `envdoctor snapshot` on that node and check its envdoctor version.")
+                   detail=problem, remedy=manual("Rerun `envdoctor snapshot` on that node and check its envdoctor version."))
 
 
 def _text(doc: Dict[str, Any], m: Any, findings: List[Finding]) -> str:

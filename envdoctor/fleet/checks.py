@@ -9,6 +9,7 @@ from statistics import median
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from envdoctor.findings import Finding
+from envdoctor.fixes import manual
 from envdoctor.fleet.matrix import MatrixVerdict
 from envdoctor.fleet.thresholds import FleetThresholds
 from envdoctor.snapshot import Snapshot, present
@@ -71,7 +72,7 @@ RULES: Tuple[FleetRule, ...] = (SETTING, WEAKER, MISSING, CLOCK, SLOW_NODE, SLOW
 def _finding(rule: FleetRule, title: str, detail: str, subjects: Sequence[str], fix: str = "",
              severity: Optional[str] = None) -> Finding:
     return Finding(id=rule.id, severity=severity or rule.severity, category=rule.category, title=title,
-                   detail=detail, fix=(fix or rule.fix) + ".", subjects=sorted(subjects))
+                   detail=detail, remedy=manual((fix or rule.fix) + "."), subjects=sorted(subjects))
 
 
 def _odd_out(rule: FleetRule, what: str, values: Mapping[str, str], fix: str = "") -> Optional[Finding]:

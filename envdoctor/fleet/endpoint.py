@@ -12,6 +12,7 @@ from typing import List, Mapping, Optional, Tuple
 
 from envdoctor.errors import InputError
 from envdoctor.findings import Finding
+from envdoctor.fixes import manual
 
 DEFAULT_PORT = 29500  # torchrun's MASTER_PORT default
 
@@ -160,6 +161,6 @@ def endpoint_findings(check: EndpointCheck, what: str = "the rendezvous endpoint
         id=cat.finding_id, severity=cat.severity, category=cat.id, title=cat.title,
         detail=f"{what} {check.host}:{check.port}: {check.host!r} does not resolve on this node ({check.resolve_error}); "
                "nothing was launched.",
-        fix=cat.fix, subjects=[check.host], confidence="high", score=1.0,
+        remedy=manual(cat.fix), subjects=[check.host], confidence="high", score=1.0,
         evidence=[f"getaddrinfo({check.host!r}): {check.resolve_error}"],
     )]

@@ -20,6 +20,7 @@ from typing import Any, BinaryIO, Dict, List, Optional, Sequence, Set, Tuple, Un
 
 from envdoctor.errors import InputError
 from envdoctor.findings import Finding
+from envdoctor.fixes import manual
 from envdoctor.nccl.facts import (
     FACT_NEEDLES,
     FACT_PATTERNS,
@@ -414,7 +415,7 @@ def rank(rules: RuleSet, signals: Dict[str, SignalHit], facts: NcclFacts,
         detail = "\n".join([*reasons, *(f"log: {e}" for e in evidence)])
         out.append(Finding(
             id=c.finding_id, category=cat, title=c.title, severity=c.severity,
-            detail=f"[{conf} confidence] {detail}".strip(), fix=c.fix, subjects=["nccl"],
+            detail=f"[{conf} confidence] {detail}".strip(), remedy=manual(c.fix), subjects=["nccl"],
             confidence=conf, score=score, evidence=evidence, locations=locations, why=reasons,
             against=against, test=dict(c.test) if c.test else None,
         ))

@@ -8,10 +8,12 @@ import json
 from dataclasses import dataclass, field
 from typing import List, Optional, Sequence, Tuple
 
+from envdoctor.fixes import render_argv
 from envdoctor.fleet.checks import RULES as FLEET_RULES
 from envdoctor.nccl.rules import RuleSet
 from envdoctor.rules.drift import DRIFT_RULE, FACTS, FLEET_RULE
 from envdoctor.rules.registry import Rulebook
+from envdoctor.rules.rule_fix import rule_fix
 from envdoctor.rules.tables import Tables
 
 KINDS = ("machine", "nccl", "drift")
@@ -71,8 +73,9 @@ def _machine(book: Rulebook) -> List[Entry]:
         if ex.get("example"):
             sections.append(("Example", (ex["example"],)))
         sections.append(("Message", (r.title, r.detail)))
-        if r.fix_commands:
-            sections.append(("Runs", (" && ".join(" ".join(c) for c in r.fix_commands),)))
+        runs = render_argv(rule_fix(r))
+        if runs:
+            sections.append(("Runs", (" && ".join(" ".join(c) for c in runs),)))
         sections.append(("Condition", (json.dumps(r.when),)))
         sections += _table_sections(book.tables, r.category, json.dumps(r.when))
         out.append(Entry(

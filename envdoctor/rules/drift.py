@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from envdoctor.findings import Finding
+from envdoctor.fixes import manual
 from envdoctor.snapshot import Snapshot, present
 
 
@@ -108,8 +109,8 @@ def drift_findings(baseline: Snapshot, current: Snapshot) -> List[Finding]:
             category=DRIFT_RULE[2],
             title=f"{fact.what} changed: {before} -> {after}",
             detail=f"The baseline snapshot taken {baseline.created} recorded {fact.what} = {before}; now it is {after}.",
-            fix="If this change was not intended, restore it (`envdoctor undo` reverts the last `envdoctor fix`); "
-                "otherwise save a new baseline with `envdoctor snapshot -o baseline.json`.",
+            remedy=manual("If this change was not intended, restore it (`envdoctor undo` reverts the last `envdoctor fix`); "
+                          "otherwise save a new baseline with `envdoctor snapshot -o baseline.json`."),
             subjects=[fact.what],
         ))
     return out
@@ -138,7 +139,7 @@ def fleet_findings(nodes: Sequence[Tuple[str, Snapshot]]) -> List[Finding]:
             category=FLEET_RULE[2],
             title=(f"{what} differs across nodes" if tie else f"{what} differs on {', '.join(odd)} (others: {majority})"),
             detail=f"Ranks of one job must agree on {what}; mismatches hang or corrupt collectives. Values: {detail}.",
-            fix=fact.align.format(what=what) + ", then rerun `envdoctor fleet`.",
+            remedy=manual(fact.align.format(what=what) + ", then rerun `envdoctor fleet`."),
             subjects=sorted(values) if tie else odd,
         ))
     return out

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, Dict, List, Optional
 
 from envdoctor.errors import InputError
 from envdoctor.findings import SEVERITIES, Finding
+from envdoctor.fixes import manual
 from envdoctor.rules.conditions import PREDICATES, Context, Found, holds
 from envdoctor.rules.registry import TEMPLATE_NAME, Rule, Rulebook
+from envdoctor.rules.rule_fix import rule_fix
 from envdoctor.rules.tables import Tables
 from envdoctor.snapshot import Snapshot, Unavailable, is_absent, present
 from envdoctor.wheels.index import WheelIndex
@@ -70,10 +73,8 @@ def evaluate_rule(rule: Rule, snapshot: Snapshot, tables: Optional[Tables] = Non
             category=rule.category,
             title=render(rule.title, ctx, bindings),
             detail=render(rule.detail, ctx, bindings),
-            fix=render(rule.fix, ctx, bindings),
+            remedy=rule_fix(rule, partial(render, ctx=ctx, bindings=bindings)),
             subjects=[render(s, ctx, bindings) for s in rule.subjects],
-            safety=rule.fix_safety,
-            commands=[[render(a, ctx, bindings) for a in cmd] for cmd in rule.fix_commands],
             references=list(rule.references),
         ))
     if rule.group_title and len(out) > 1:
@@ -101,6 +102,6 @@ def evaluate_all(book: Rulebook, index: WheelIndex, snapshot: Snapshot) -> List[
                 id=rule.id, severity="warning", category="rule_crashed",
                 title=f"rule {rule.id} ({rule.name}) could not be evaluated",
                 detail=f"{type(exc).__name__}: {exc}. The other rules ran; this check is missing from the report.",
-                fix="Report this to envdoctor with `envdoctor report --markdown`.",
+                remedy=manual("Report this to envdoctor with `envdoctor report --markdown`."),
             ))
     return findings

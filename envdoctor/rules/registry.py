@@ -13,13 +13,14 @@ import envdoctor.rules.runtime_predicates  # noqa: F401  (what torch, CUDA and D
 from envdoctor.data_files import data_path, files_key, read_json
 from envdoctor.errors import InputError
 from envdoctor.findings import SAFETIES, SEVERITIES
+from envdoctor.fixes import action_problems
 from envdoctor.rules.conditions import OUTPUTS, check_condition, check_path, field_type, list_item_type, predicates_for
 from envdoctor.rules.tables import Tables, load_tables
 from envdoctor.snapshot import Snapshot
 
 REQUIRED = ("id", "name", "category", "severity", "status", "since", "title", "detail", "fix", "fix_safety",
             "when", "explanation", "fixtures")
-OPTIONAL = ("for_each", "subjects", "fix_commands", "references", "escalate", "group_title")
+OPTIONAL = ("for_each", "subjects", "fix_action", "references", "escalate", "group_title")
 STATUSES = ("preview", "stable", "deprecated", "removed")
 EXPLANATION_SECTIONS = ("what", "why")
 _ID = re.compile(r"^ED\d{3}$")
@@ -46,7 +47,7 @@ class Rule:
     source: str
     for_each: Optional[Dict[str, str]] = None
     subjects: List[str] = field(default_factory=list)
-    fix_commands: List[List[str]] = field(default_factory=list)
+    fix_action: Optional[Dict[str, Any]] = None  # {action, arguments, changes}: envdoctor.fixes
     references: List[str] = field(default_factory=list)
     escalate: Optional[Dict[str, Any]] = None
     group_title: Optional[str] = None  # one finding for all matching items instead of one each
@@ -149,7 +150,12 @@ def validate_rule(raw: Any, where: str) -> Tuple[Optional[Rule], List[str]]:
     some = _some_names(raw["when"])
     texts = [("title", raw["title"]), ("detail", raw["detail"]), ("fix", raw["fix"])]
     texts += [("subjects", s) for s in raw.get("subjects") or []]
-    texts += [("fix_commands", a) for cmd in raw.get("fix_commands") or [] for a in cmd]
+    action_errors = action_problems(raw.get("fix_action"), raw["fix_safety"]) if "fix_action" in raw else []
+    errors += [f"{where}: fix_action: {e}" for e in action_errors]
+    if "fix_action" in raw and not action_errors:
+        texts += [("fix_action", a) for key in ("arguments", "changes") for a in raw["fix_action"].get(key, [])]
+    elif "fix_action" not in raw and raw["fix_safety"] in ("safe", "unsafe"):
+        errors.append(f"{where}: a {raw['fix_safety']} fix needs a fix_action (what `envdoctor fix` would run)")
     group = raw.get("group_title")
     if group is not None:
         if each is None or not isinstance(group, str):
@@ -178,7 +184,7 @@ def validate_rule(raw: Any, where: str) -> Tuple[Optional[Rule], List[str]]:
         id=raw["id"], name=raw["name"], category=raw["category"], severity=raw["severity"], status=raw["status"],
         since=raw["since"], title=raw["title"], detail=raw["detail"], fix=raw["fix"], fix_safety=raw["fix_safety"],
         when=raw["when"], explanation=expl, fixtures=fx, source=where.split(":")[0], for_each=each,
-        subjects=list(raw.get("subjects") or []), fix_commands=[list(c) for c in raw.get("fix_commands") or []],
+        subjects=list(raw.get("subjects") or []), fix_action=raw.get("fix_action"),
         references=list(raw.get("references") or []), escalate=esc, group_title=group,
     )
     return rule, []

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional
 
 from envdoctor.findings import Finding
+from envdoctor.fixes import manual
 from envdoctor.selftest.bandwidth import Expectation, expected_busbw, largest_measured, shortfall_finding
 from envdoctor.selftest.common import Progress, ProgressTail, RunDir, Target, no_progress, worker_env
 from envdoctor.selftest.launch import Launcher, LaunchResult, launch
@@ -258,8 +259,8 @@ def isolation_finding(tries: Mapping[str, Attempt], exp: Optional[Expectation], 
             title="NCCL all-reduce fails even with P2P, SHM or IB disabled in turn",
             detail="Disabling one transport at a time does not help, so the failure is not one transport's: "
                    f"first error: {failed.errors[0] if failed.errors else 'unknown'}",
-            fix="Read the kept log (NCCL_DEBUG=INFO) or run `envdoctor nccl diagnose LOG`; check driver, "
-                "torch's NCCL and the GPUs with `envdoctor check`.",
+            remedy=manual("Read the kept log (NCCL_DEBUG=INFO) or run `envdoctor nccl diagnose LOG`; check driver, "
+                          "torch's NCCL and the GPUs with `envdoctor check`."),
             subjects=subjects,
         )
     var = working[0]
@@ -281,6 +282,6 @@ def isolation_finding(tries: Mapping[str, Attempt], exp: Optional[Expectation], 
         detail=(f"The all-reduce failed ({failed.errors[0] if failed.errors else 'unknown error'}); rerun with "
                 f"{', '.join(f'{v}=1' for v in tries)} in turn, it passed with {', '.join(f'{v}=1' for v in working)}."
                 + cost + (f" Also passing: {', '.join(also)}." if also else "")),
-        fix=TRANSPORT_FIX[var],
+        remedy=manual(TRANSPORT_FIX[var]),
         subjects=subjects,
     )

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence
 
 from envdoctor.findings import Finding
+from envdoctor.fixes import manual
 from envdoctor.snapshot import Gpu, Snapshot, known_list, present, value_or
 
 GIB = 1 << 30
@@ -226,7 +227,7 @@ def shortfall_finding(busbw: Dict[str, float], expectation: Expectation, world_s
         detail=(f"At {_size(size)} over {world_size} ranks the measured busbw is {measured:.2f} GB/s, "
                 f"{measured / expectation.gbps:.0%} of the ~{expectation.gbps:.0f} GB/s expected from "
                 f"{expectation.path}.{notes}"),
-        fix=("Run `envdoctor check` (degraded PCIe links, ACS/IOMMU blocking peer access, NCCL_* variables that "
+        remedy=manual("Run `envdoctor check` (degraded PCIe links, ACS/IOMMU blocking peer access, NCCL_* variables that "
              "disable transports) and rerun with NCCL_DEBUG=INFO to see which transport NCCL chose; compare with "
              "`nvidia-smi topo -m`."),
         subjects=list(expectation.subjects),

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 from envdoctor.findings import Finding
+from envdoctor.fixes import manual
 from envdoctor.selftest.common import Progress, RunDir, Target, failure_text, no_progress, run_worker
 from envdoctor.selftest.launch import Launcher, launch
 from envdoctor.selftest.result import TestResult
@@ -94,7 +95,7 @@ def compile_finding(kind: str, error: str, device: str) -> Finding:
         category="compile_toolchain_missing",
         title=f"torch.compile cannot build kernels on {device}: {what}",
         detail=f"torch.compile of a small model failed while building its kernels:\n{_headline(error)}",
-        fix=COMPILE_FIX[kind],
+        remedy=manual(COMPILE_FIX[kind]),
         subjects=["torch"],
     )
 
@@ -140,7 +141,7 @@ def run_gpu(target: Target, timeout: float = 600.0, progress: Progress = no_prog
                 title=f"{len(no_peer)} GPU pair(s) cannot access each other peer to peer",
                 detail=f"torch.cuda.can_device_access_peer is false for {', '.join(no_peer)}; NCCL then stages "
                        "through host memory, at a fraction of the bandwidth.",
-                fix="Check `nvidia-smi topo -p2p r`, ACS and the IOMMU (`envdoctor check`); in a VM enable P2P.",
+                remedy=manual("Check `nvidia-smi topo -p2p r`, ACS and the IOMMU (`envdoctor check`); in a VM enable P2P."),
                 subjects=sorted({f"gpu:{x}" for p in no_peer for x in p.split("->")}),
             ))
     if data.get("skipped"):

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Dict, Optional, Tuple
 
 from envdoctor.findings import Finding
+from envdoctor.fixes import manual
 from envdoctor.rules.registry import TEMPLATE_NAME, Rule, load_rules
 
 
@@ -127,7 +128,7 @@ def cause_finding(key: str, values: Dict[str, str], detail: str, severity: str =
         category=cause.category,
         title=_fill(cause.title, values),
         detail=detail,
-        fix=fix,
+        remedy=manual(fix),
         subjects=["deepspeed"],
         references=references,
     )

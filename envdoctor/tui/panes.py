@@ -15,6 +15,7 @@ from textual.widgets import Button, DataTable, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from envdoctor.findings import Finding, summary
+from envdoctor.fixes import wishes
 from envdoctor.present.words import word
 from envdoctor.tui import messages as msg
 from envdoctor.tui.charts import Wrapped
@@ -271,12 +272,9 @@ def finding_detail(f: Finding) -> Text:
 
 def fix_wishes(f: Finding) -> Optional[Dict[str, Optional[str]]]:
     """The Fix-pane wishes for a finding whose safe fix is `envdoctor fix ...` (None: not one the Fix pane applies)."""
-    if f.safety != "safe":
+    if f.remedy.applicability != "safe" or f.remedy.action != "envdoctor_fix":
         return None
-    for c in f.commands:
-        if c[:2] == ["envdoctor", "fix"]:
-            return {"deepspeed": "" if "--deepspeed" in c else None}
-    return None
+    return {"deepspeed": wishes(f.remedy).get("deepspeed")}
 
 
 class FindingsPane(Horizontal):

@@ -12,6 +12,7 @@ import pytest
 
 from envdoctor.findings import Finding, for_interpreter
 from envdoctor.fix_journal import state_dir
+from envdoctor.fixes import manual
 from envdoctor.install.state import EnvBusy, EnvLock, ensure_private_dir, write_journal
 from envdoctor.probes.base import ProbeContext
 from envdoctor.probes.pyenv import interrupted_fix
@@ -95,8 +96,8 @@ def test_no_suggested_command_in_any_fixture_acts_on_another_interpreter(snapsho
                 assert cmd[:1] != ["envdoctor"] or cmd[1] not in ("fix", "undo", "check") or "--python" in cmd, cmd
     assert aimed_texts > 10
     pip = Finding(id="X", severity="info", category="c", title="t", detail="d",
-                  fix="Run `pip install ninja`, then `python -m pip check` and `python -c 'import torch'`; "
-                      "`envdoctor check` again, `envdoctor report --markdown` to share; `uv venv --python 3.12`.")
+                  remedy=manual("Run `pip install ninja`, then `python -m pip check` and `python -c 'import torch'`; "
+                                "`envdoctor check` again, `envdoctor report --markdown` to share; `uv venv --python 3.12`."))
     [out] = for_interpreter([pip], python)
     q = "'/opt/my env/bin/python'"
     assert out.fix == (f"Run `{q} -m pip install ninja`, then `{q} -m pip check` and `{q} -c 'import torch'`; "

@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from envdoctor.findings import Finding
+from envdoctor.fixes import manual
 from envdoctor.present.selftest import render_results
 from envdoctor.present.style import Style
 from envdoctor.selftest.result import TestResult, document, exit_code
@@ -71,7 +72,7 @@ def test_json_document_and_exit_codes():
     ok = TestResult("allreduce", "passed", 1.23456, {"world_size": 2, "backend": "gloo", "busbw_gbps": {"1048576": 0.9}})
     skipped = TestResult("gpu", "skipped", error="CUDA is not available")
     failed = TestResult("backward", "failed", 2.0, {}, "gradients differ", [
-        Finding(id="X", severity="error", category="c", title="t", detail="d", fix="f")])
+        Finding(id="X", severity="error", category="c", title="t", detail="d", remedy=manual("f"))])
     d = document([ok, skipped])
     assert d["schema"] == "envdoctor.selftest/1"
     assert d["tests"][0] == {"name": "allreduce", "status": "passed", "seconds": 1.235,
@@ -86,7 +87,7 @@ def test_text_report():
                                                  "busbw_gbps": {"1024": 0.001, "1048576": 0.5}})
     bad = TestResult("compile", "failed", 4.9, {}, "InvalidCxxCompiler: No working C++ compiler found",
                      [Finding(id="SELFTEST-COMPILE-TOOLCHAIN", severity="error", category="compile_toolchain_missing",
-                              title="torch.compile cannot build kernels", detail="d", fix="install g++")],
+                              title="torch.compile cannot build kernels", detail="d", remedy=manual("install g++"))],
                      log="/tmp/x/compile_worker.log")
     text = render_results([ok, bad], Style(False))
     assert "PASSED  allreduce    7.4s  2 ranks, gloo: busbw 0.50 GB/s at 1 MiB; DDP gradients identical on every rank" in text
