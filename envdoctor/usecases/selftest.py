@@ -79,10 +79,14 @@ def run_selftests(python: str, tests: Sequence[str], options: SelftestOptions, *
     stops there (`SelftestRun.cancelled`). InputError (exit 2) for bad options or a test no record has.
     """
     options.check()
+    known = f"(known: {', '.join(registry.names())}, {registry.ALL})"
     unknown = [n for n in tests if n != registry.ALL and registry.find(n) is None]
-    if unknown or not tests:
-        raise InputError(f"no self-test called {', '.join(map(repr, unknown)) or 'nothing'} "
-                         f"(known: {', '.join(registry.names())}, {registry.ALL})")
+    if unknown:
+        raise InputError(f"no self-test called {', '.join(map(repr, unknown))} {known}")
+    if not tests:
+        raise InputError(f"no self-test asked for {known}")
+    if registry.ALL in tests and len(tests) > 1:
+        raise InputError(f"{registry.ALL!r} is every test that applies: not with other names")
 
     def say(text: str, test: Optional[str] = None) -> None:
         on_event(Said(text, test))
