@@ -1,8 +1,8 @@
 """What a self-test is: one record per test, read by the runner, the CLI, the TUI and the presenters.
 
 A test's module (allreduce.py, backward.py, ...) defines its `KIND`; `registry.py` lists them in the order
-`selftest all` runs them. Nothing else names a test: adding one is its module, its worker script, and a line
-in the registry (docs/extend-selftest.md).
+`selftest all` runs them. Nothing else dispatches on a test's name: adding one is its module, its worker script,
+and a line in the registry (docs/extend-selftest.md).
 """
 
 from __future__ import annotations

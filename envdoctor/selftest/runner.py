@@ -1,4 +1,4 @@
-"""Running a self-test by name with typed options: what `envdoctor selftest` and the TUI's Self-tests tab share."""
+"""The self-tests' typed options, and one test run through its record (the run-selftests use case's steps)."""
 
 from __future__ import annotations
 

@@ -169,6 +169,9 @@ class SelftestPane(Vertical):
 
     def finish(self) -> None:
         self.running = False
+        if self._choosing:  # the run ended before it chose its tests (its worker failed): no bar left spinning
+            self._choosing = False
+            self.query_one("#selftest-progress", ProgressBar).update(total=1, progress=0)
         self.query_one("#selftest-step", Static).update("")
 
     # --- drawing ------------------------------------------------------------------------------

@@ -132,6 +132,7 @@ def test_run_all_runs_the_tests_selftest_all_runs(monkeypatch, capsys, deepspeed
             await settle(pilot, app)
             table = app.query_one("#selftest-table", DataTable)
             assert all(str(table.get_row(k)[1]) == "passed" for k in table.rows)
+            assert app.query_one("#selftest-progress", ProgressBar).percentage == 1
             return [str(k.value) for k in table.rows]
 
     assert asyncio.run(tui_rows()) == expected
