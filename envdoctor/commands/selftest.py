@@ -9,28 +9,20 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Callable, List
 
 from envdoctor.commands.common import current_settings
 from envdoctor.present.output import emit, emit_json, say
-from envdoctor.present.selftest import render_results
 from envdoctor.present.style import Style
 from envdoctor.probes.context import target_python
-from envdoctor.selftest.runner import (
-    DEFAULT_TIMEOUT,
-    TESTS,
-    SelftestOptions,
-    SnapshotSource,
-    link_snapshot,
-    names_for_all,
-    run_test,
-)
+from envdoctor.selftest.registry import ALL, kinds
+from envdoctor.selftest.runner import SelftestOptions
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("selftest", help="run the built-in self-tests (all-reduce, backward, torch.compile, GPU, ZeRO-3 offload)",
+    tests = kinds()
+    p = sub.add_parser("selftest", help=f"run the built-in self-tests ({', '.join(k.title for k in tests)})",
                        description="Run the self-tests in the target interpreter and give a verdict for each.")
-    p.add_argument("test", nargs="?", default="all", choices=[*TESTS, "all"],
+    p.add_argument("test", nargs="?", default=ALL, choices=[*(k.name for k in tests), ALL],
                    help="which test (default: all; zero3 only where DeepSpeed is installed)")
     p.add_argument("--nproc", type=int, default=None, metavar="N",
                    help="ranks per node for allreduce (default: the GPUs with nccl, 2 with gloo)")
@@ -54,7 +46,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "disk are there)")
     p.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
                    help="bound per test; a crashed or hung rank gives `failed` within it plus 5 s "
-                        f"(defaults: {', '.join(f'{k} {v:g}' for k, v in DEFAULT_TIMEOUT.items())})")
+                        f"(defaults: {', '.join(f'{k.name} {k.timeout:g}' for k in tests)})")
     p.add_argument("--snapshot", metavar="FILE",
                    help="this machine's snapshot for the expected bandwidth (default: probe it when the backend is nccl)")
     p.add_argument("--python", metavar="PATH", help="the interpreter whose environment to test (default: this one)")
@@ -74,45 +66,26 @@ def options_from_args(args: argparse.Namespace) -> SelftestOptions:
     return opts
 
 
-def _snapshot_source(args: argparse.Namespace, python: str, progress: Callable[[str], None]) -> SnapshotSource:
-    if args.snapshot:
-        from envdoctor.snapshot import load_snapshot
-
-        snap = load_snapshot(args.snapshot)  # a bad file is bad input: exit 2 before any test runs
-        return lambda: snap
-    return link_snapshot(python, progress)
-
-
 def run(args: argparse.Namespace) -> int:
-    from envdoctor.selftest.common import discard_open_rundirs, probe_target
-    from envdoctor.selftest.result import TestResult, document, exit_code
+    from envdoctor.present.selftest import event_line, render_results
+    from envdoctor.usecases.selftest import SelftestEvent, run_selftests
 
     options = options_from_args(args)
     python = target_python(args.python)
+    links = None
+    if args.snapshot:
+        from envdoctor.snapshot import load_snapshot
 
-    def progress(text: str) -> None:
-        say(f"envdoctor selftest: {text}")
+        links = load_snapshot(args.snapshot)  # a bad file is bad input: exit 2 before any test runs
 
-    snapshot = _snapshot_source(args, python, progress)
-    progress(f"target {python}")
-    target = probe_target(python)
-    if target.error:
-        progress(f"torch does not import: {target.error}")
-    else:
-        cuda = f"available, {target.device_count} GPU(s)" if target.cuda_available else "not available"
-        progress(f"torch {target.torch}, CUDA {cuda}")
-    names = names_for_all(target) if args.test == "all" else [args.test]
-    results: List[TestResult] = []
-    try:
-        for name in names:
-            result = run_test(name, options, target, snapshot, progress)
-            progress(f"{name}: {result.status} ({result.seconds:.1f}s)")
-            results.append(result)
-    except KeyboardInterrupt:  # the launcher already ended its processes; drop the half-written scratch dirs
-        discard_open_rundirs()
-        raise
+    def on_event(event: SelftestEvent) -> None:
+        line = event_line(event)
+        if line is not None:
+            say(f"envdoctor selftest: {line}")
+
+    done = run_selftests(python, [args.test], options, links=links, probe_links=links is None, on_event=on_event)
     if args.json:
-        emit_json(document(results))
+        emit_json(done.to_json())
     else:
-        emit(render_results(results, Style.for_stream(sys.stdout)))
-    return exit_code(results)
+        emit(render_results(done.results, Style.for_stream(sys.stdout)))
+    return done.exit_code

@@ -2,76 +2,33 @@
 
 from __future__ import annotations
 
-from typing import List
+from typing import List, Optional
 
 from envdoctor.findings import sort_findings
 from envdoctor.present.findings import render_findings
 from envdoctor.present.style import Style
+from envdoctor.selftest.registry import find
 from envdoctor.selftest.result import TestResult
+from envdoctor.usecases.selftest import Finished, Said, SelftestEvent
 
 _LABEL = {"passed": ("PASSED", "green"), "failed": ("FAILED", "red"), "skipped": ("SKIPPED", "yellow")}
 
 
 def summary_line(r: TestResult) -> str:
-    """The one-line gist of a TestResult (text report and TUI)."""
-    m = r.metrics
-    if r.status != "passed":
-        return ""
-    if r.name == "allreduce" and m.get("busbw_gbps"):
-        size = max(m["busbw_gbps"], key=int)
-        if m["world_size"] > 1:
-            text = f"{m['world_size']} ranks, {m['backend']}: busbw {m['busbw_gbps'][size]:.2f} GB/s at {_size(int(size))}"
-        else:  # busbw = algbw * 2(n-1)/n is 0 for one rank
-            text = f"1 rank, {m['backend']}: algbw {m['algbw_gbps'][size]:.2f} GB/s at {_size(int(size))} (no data moves)"
-        if m.get("expected_busbw_gbps"):
-            text += f" (links: ~{m['expected_busbw_gbps']:.0f} GB/s, {m.get('expected_path')})"
-        if m.get("ddp"):
-            text += "; DDP gradients " + ("identical on every rank" if m["ddp"].get("grads_identical") else "DIFFER")
-        return text
-    if r.name == "backward" and m.get("speedup"):
-        text = (f"batch {m['batch']}: loop {m['looped_seconds']:.3f}s, non-scalar {m['batched_seconds']:.3f}s "
-                f"(x{m['speedup']:.2f}), max rel grad diff {m['max_rel_grad_diff']:.1e}")
-        ds = m.get("deepspeed") or {}
-        if ds.get("status"):
-            text += f"; DeepSpeed {ds['status']}" + (f" ({ds.get('reason')})" if ds.get("reason") else "")
-        return text
-    if r.name == "compile" and m.get("compile_seconds") is not None:
-        return (f"{m.get('device')}: compiled in {m['compile_seconds']:.1f}s, output diff {m.get('max_rel_out_diff', 0):.1e}, "
-                f"grad diff {m.get('max_rel_grad_diff', 0):.1e}")
-    if r.name == "zero3" and m.get("step_seconds"):
-        return zero3_line(m)
-    if r.name == "gpu" and m.get("devices"):
-        return "; ".join(f"{d['device']} " + ", ".join(f"{k} {v:.1f} TFLOP/s" for k, v in d["tflops"].items() if v)
-                         for d in m["devices"])
-    return ""
+    """The one-line gist of a passed TestResult (text report, TUI and markdown report), from its test's record."""
+    kind = find(r.name)
+    return kind.summary(r.metrics) if r.status == "passed" and kind is not None else ""
 
 
-def zero3_line(m: dict) -> str:
-    steps = m["step_seconds"]
-    text = f"{m.get('accelerator')}: step {steps.get('zero3', 0):.3f}s, offload cpu {steps.get('offload_cpu', 0):.3f}s"
-    if "offload_nvme" in steps:
-        text += f", nvme {steps['offload_nvme']:.3f}s"
-    if m.get("rel_update_diff") is not None:
-        text += f"; vs torch Adam: update {m['rel_update_diff']:.1e}, loss {m['max_rel_loss_diff']:.1e}"
-    ops = ", ".join(f"{o['name']} {o['cache']} {o['seconds']:.1f}s" for o in m.get("ops") or [])
-    if ops:
-        text += f"; ops {ops}"
-    nvme = m.get("nvme") or {}
-    if nvme.get("status") == "passed":
-        text += f"; swap write {nvme['write_gbps']:.2f} GB/s, read {nvme['read_gbps']:.2f} GB/s"
-    elif nvme.get("status") == "skipped":
-        text += f"; NVMe skipped ({nvme.get('reason')})"
-    fit = m.get("fit") or {}
-    if fit.get("max_params"):
-        text += f"; fits ~{fit['max_params'] / 1e9:.1f}B params with offload"
-    return text
-
-
-def _size(n: int) -> str:
-    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
-        if n >= 1 << shift:
-            return f"{n / (1 << shift):g} {unit}"
-    return f"{n} B"
+def event_line(event: SelftestEvent) -> Optional[str]:
+    """A run's event as the CLI's progress line (stderr), without the `envdoctor selftest: ` prefix; None for
+    events said otherwise (the selection is the results' order)."""
+    if isinstance(event, Said):
+        return event.text
+    if isinstance(event, Finished):
+        r = event.result
+        return f"{r.name}: {r.status} ({r.seconds:.1f}s)"
+    return None
 
 
 def render_results(results: List[TestResult], style: Style) -> str:

@@ -21,12 +21,20 @@ import re
 import signal
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Mapping, Optional
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
 from envdoctor.findings import Finding
 from envdoctor.fixes import manual
-from envdoctor.selftest.bandwidth import Expectation, expected_busbw, largest_measured, shortfall_finding
+from envdoctor.selftest.bandwidth import (
+    Expectation,
+    expected_busbw,
+    largest_measured,
+    power_of_two_sizes,
+    shortfall_finding,
+    size_done,
+)
 from envdoctor.selftest.common import Progress, ProgressTail, RunDir, Target, no_progress, worker_env
+from envdoctor.selftest.kind import Plot, RunInputs, SelftestKind, SizePlot
 from envdoctor.selftest.launch import Launcher, LaunchResult, launch
 from envdoctor.selftest.result import WORKERS, TestResult, read_json
 from envdoctor.snapshot import Snapshot
@@ -285,3 +293,84 @@ def isolation_finding(tries: Mapping[str, Attempt], exp: Optional[Expectation], 
         remedy=manual(TRANSPORT_FIX[var]),
         subjects=subjects,
     )
+
+
+def summary(m: Dict[str, Any]) -> str:
+    if not m.get("busbw_gbps"):
+        return ""
+    size = max(m["busbw_gbps"], key=int)
+    if m["world_size"] > 1:
+        text = f"{m['world_size']} ranks, {m['backend']}: busbw {m['busbw_gbps'][size]:.2f} GB/s at {_size(int(size))}"
+    else:  # busbw = algbw * 2(n-1)/n is 0 for one rank
+        text = f"1 rank, {m['backend']}: algbw {m['algbw_gbps'][size]:.2f} GB/s at {_size(int(size))} (no data moves)"
+    if m.get("expected_busbw_gbps"):
+        text += f" (links: ~{m['expected_busbw_gbps']:.0f} GB/s, {m.get('expected_path')})"
+    if m.get("ddp"):
+        text += "; DDP gradients " + ("identical on every rank" if m["ddp"].get("grads_identical") else "DIFFER")
+    return text
+
+
+def _size(n: int) -> str:
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if n >= 1 << shift:
+            return f"{n / (1 << shift):g} {unit}"
+    return f"{n} B"
+
+
+def plots(result: TestResult) -> Sequence[Plot]:
+    """busbw by size; for one rank algbw (busbw is 0 when no data moves)."""
+    m = result.metrics or {}
+    if not m.get("busbw_gbps"):
+        return ()
+    ranks = m.get("world_size", 2) > 1
+    values = m["busbw_gbps"] if ranks else (m.get("algbw_gbps") or m["busbw_gbps"])
+    return (SizePlot({int(k): float(v) for k, v in values.items()}, "busbw" if ranks else "algbw"),)
+
+
+def _run(inputs: RunInputs) -> TestResult:
+    options, target, progress = inputs.options, inputs.target, inputs.progress
+    if target.error or not target.torch:
+        return TestResult("allreduce", "failed", error=f"torch does not import in {target.python}: {target.error}")
+    backend = options.backend or target.default_backend
+    if options.backend is None and backend == "gloo":
+        why = "torch.distributed has no NCCL in this build" if not target.nccl else "CUDA is not available"
+        progress(f"allreduce: nccl needs CUDA GPUs and {why} (torch {target.torch}): using gloo on the CPU instead")
+    if backend == "nccl" and not (target.nccl and target.cuda_available):
+        why = "torch.distributed has no NCCL in this build" if not target.nccl else "CUDA is not available"
+        return TestResult("allreduce", "failed", error=f"--backend nccl: {why} (torch {target.torch}); use --backend gloo")
+    if backend == "gloo" and not target.gloo:
+        return TestResult("allreduce", "failed", error=f"torch {target.torch} has no gloo backend in torch.distributed")
+    nproc = options.nproc or (max(1, target.device_count) if backend == "nccl" else 2)
+    if backend == "nccl" and nproc > target.device_count:
+        return TestResult("allreduce", "failed",
+                          error=f"--nproc {nproc} with nccl needs {nproc} GPUs per node; torch sees {target.device_count}")
+    if options.rdzv_endpoint and options.nnodes > 1:
+        unresolved = _endpoint_precheck(options.rdzv_endpoint, options.nnodes, options.node_rank, progress)
+        if unresolved is not None:
+            return unresolved
+    opts = AllreduceOptions(
+        nproc=nproc, backend=backend, sizes=power_of_two_sizes(*options.size_range()),
+        nnodes=options.nnodes, node_rank=options.node_rank, rdzv_endpoint=options.rdzv_endpoint,
+        rdzv_id=options.rdzv_id, iters=options.iters, timeout=inputs.timeout, scratch=options.scratch,
+    )
+    return run_allreduce(target, opts, snapshot=inputs.snapshot, progress=progress)
+
+
+def _endpoint_precheck(endpoint: str, nnodes: int, node_rank: int, progress: Progress) -> Optional[TestResult]:
+    """Before launching: the rendezvous host must resolve (a failed result with the DNS finding at once, not a
+    rendezvous timeout minutes later); a port that does not answer yet is only said, the peer may start later."""
+    from envdoctor.fleet.endpoint import check_endpoint, endpoint_findings, parse_endpoint
+
+    host, port = parse_endpoint(endpoint)
+    check = check_endpoint(host, port, connect_timeout=3.0 if node_rank else None)
+    findings = endpoint_findings(check)
+    if findings:
+        return TestResult("allreduce", "failed", check.seconds, {"nnodes": nnodes},
+                          f"rendezvous host {host!r} does not resolve: {check.resolve_error}", findings)
+    if check.reachable is False:
+        progress(f"rendezvous endpoint {host}:{port} does not answer yet ({check.connect_error}); "
+                 "launching anyway, rank 0's node may not have started")
+    return None
+
+
+KIND = SelftestKind("allreduce", "all-reduce", 300.0, _run, size_line=size_done, summary=summary, plots=plots)

@@ -158,3 +158,24 @@ def timed(fn: Callable[[], TestResult]) -> TestResult:
     if not result.seconds:
         result.seconds = time.monotonic() - start
     return result
+
+
+def torch_missing(name: str, target: Target) -> Optional[TestResult]:
+    """A failed result when torch does not import in the target (no test can run there), else None."""
+    if target.error or not target.torch:
+        return TestResult(name, "failed", error=f"torch does not import in {target.python}: {target.error}")
+    return None
+
+
+def rounded(value: Any, digits: int = 4) -> Any:
+    return round(value, digits) if isinstance(value, float) else value
+
+
+def timing(key: str, value: Any) -> Any:
+    """Seconds and ratios rounded; differences and tolerances (1e-05 and below) kept as measured."""
+    return value if "diff" in key or key == "tolerance" else rounded(value)
+
+
+def significant(value: Any, figures: int = 3) -> Any:
+    """Round to significant figures, so a slow device's 0.004 TFLOP/s does not read as 0."""
+    return float(f"{value:.{figures}g}") if isinstance(value, float) else value

@@ -1,4 +1,4 @@
-"""Running a self-test by name with typed options: what `envdoctor selftest` and the TUI's Self-tests tab share."""
+"""The self-tests' typed options, and one test run through its record (the run-selftests use case's steps)."""
 
 from __future__ import annotations
 
@@ -6,20 +6,17 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, List, Optional, Tuple
+from typing import TYPE_CHECKING, List, Optional, Tuple
 
 from envdoctor.errors import InputError
+from envdoctor.selftest.kind import SnapshotSource
 from envdoctor.selftest.result import TestResult
 from envdoctor.snapshot import Snapshot
 
 if TYPE_CHECKING:  # the launcher (psutil) loads when a test runs, not when the CLI builds its parser
     from envdoctor.selftest.common import Progress, Target
 
-TESTS = ("allreduce", "backward", "compile", "gpu", "zero3")
-DEFAULT_TIMEOUT = {"allreduce": 300.0, "backward": 600.0, "compile": 900.0, "gpu": 600.0, "zero3": 900.0}
 MAX_NPROC = 256  # ranks on one node: more than any GPU server has GPUs, and each rank is a whole process
-
-SnapshotSource = Callable[[], Optional[Snapshot]]
 
 
 @dataclass(frozen=True)
@@ -38,7 +35,7 @@ class SelftestOptions:
     batch: int = 8
     repeats: int = 3
     deepspeed: bool = True  # the DeepSpeed engine step in the backward test
-    timeout: Optional[float] = None  # per test (None: DEFAULT_TIMEOUT)
+    timeout: Optional[float] = None  # per test (None: each test's own default, its record's `timeout`)
     scratch: Optional[Path] = None  # run directories (Settings.selftest_dir; None: the system temp directory)
     steps: int = 4  # zero3: optimizer steps
     nvme: Optional[Path] = None  # zero3: directory for NVMe swap files (None: try one when libaio is there)
@@ -84,84 +81,23 @@ class SelftestOptions:
 
 def run_test(name: str, options: SelftestOptions, target: Target, snapshot: SnapshotSource,
              progress: Progress) -> TestResult:
-    """One test's TestResult; `snapshot` is called only when the allreduce comparison needs the machine's links."""
-    from envdoctor.selftest import single
+    """One test's TestResult; `snapshot` is called only when a test needs the machine's links (allreduce)."""
+    from envdoctor.selftest.kind import RunInputs
+    from envdoctor.selftest.registry import get
 
-    timeout = options.timeout or DEFAULT_TIMEOUT[name]
+    kind = get(name)
     start = time.monotonic()
-    if name == "allreduce":
-        result = _allreduce(options, target, timeout, snapshot, progress)
-    elif name == "backward":
-        result = single.run_backward(target, batch=options.batch, repeats=options.repeats, timeout=timeout,
-                                     deepspeed=options.deepspeed, progress=progress, scratch=options.scratch)
-    elif name == "compile":
-        result = single.run_compile(target, timeout=timeout, progress=progress, scratch=options.scratch)
-    elif name == "zero3":
-        from envdoctor.selftest.zero3 import run_zero3
-
-        result = run_zero3(target, steps=options.steps, nvme=options.nvme, timeout=timeout, progress=progress,
-                           scratch=options.scratch)
-    else:
-        result = single.run_gpu(target, timeout=timeout, progress=progress, scratch=options.scratch)
+    result = kind.run(RunInputs(options, target, options.timeout or kind.timeout, snapshot, progress))
     if not result.seconds:
         result.seconds = time.monotonic() - start
     return result
 
 
 def names_for_all(target: Target) -> List[str]:
-    """What `selftest all` runs: every test, zero3 only where DeepSpeed is installed."""
-    from envdoctor.selftest.zero3 import deepspeed_version
+    """What `selftest all` runs: every test whose record applies to the target (zero3 only with DeepSpeed)."""
+    from envdoctor.selftest.registry import ALL, select
 
-    return [t for t in TESTS if t != "zero3" or deepspeed_version(target)]
-
-
-def _allreduce(options: SelftestOptions, target: Target, timeout: float, snapshot: SnapshotSource,
-               progress: Progress) -> TestResult:
-    from envdoctor.selftest import allreduce as ar
-    from envdoctor.selftest.bandwidth import power_of_two_sizes
-
-    if target.error or not target.torch:
-        return TestResult("allreduce", "failed", error=f"torch does not import in {target.python}: {target.error}")
-    backend = options.backend or target.default_backend
-    if options.backend is None and backend == "gloo":
-        why = "torch.distributed has no NCCL in this build" if not target.nccl else "CUDA is not available"
-        progress(f"allreduce: nccl needs CUDA GPUs and {why} (torch {target.torch}): using gloo on the CPU instead")
-    if backend == "nccl" and not (target.nccl and target.cuda_available):
-        why = "torch.distributed has no NCCL in this build" if not target.nccl else "CUDA is not available"
-        return TestResult("allreduce", "failed", error=f"--backend nccl: {why} (torch {target.torch}); use --backend gloo")
-    if backend == "gloo" and not target.gloo:
-        return TestResult("allreduce", "failed", error=f"torch {target.torch} has no gloo backend in torch.distributed")
-    nproc = options.nproc or (max(1, target.device_count) if backend == "nccl" else 2)
-    if backend == "nccl" and nproc > target.device_count:
-        return TestResult("allreduce", "failed",
-                          error=f"--nproc {nproc} with nccl needs {nproc} GPUs per node; torch sees {target.device_count}")
-    if options.rdzv_endpoint and options.nnodes > 1:
-        unresolved = _endpoint_precheck(options, progress)
-        if unresolved is not None:
-            return unresolved
-    opts = ar.AllreduceOptions(
-        nproc=nproc, backend=backend, sizes=power_of_two_sizes(*options.size_range()), nnodes=options.nnodes,
-        node_rank=options.node_rank, rdzv_endpoint=options.rdzv_endpoint, rdzv_id=options.rdzv_id,
-        iters=options.iters, timeout=timeout, scratch=options.scratch,
-    )
-    return ar.run_allreduce(target, opts, snapshot=snapshot, progress=progress)
-
-
-def _endpoint_precheck(options: SelftestOptions, progress: Progress) -> Optional[TestResult]:
-    """Before launching: the rendezvous host must resolve (a failed result with the DNS finding at once, not a
-    rendezvous timeout minutes later); a port that does not answer yet is only said, the peer may start later."""
-    from envdoctor.fleet.endpoint import check_endpoint, endpoint_findings, parse_endpoint
-
-    host, port = parse_endpoint(str(options.rdzv_endpoint))
-    check = check_endpoint(host, port, connect_timeout=3.0 if options.node_rank else None)
-    findings = endpoint_findings(check)
-    if findings:
-        return TestResult("allreduce", "failed", check.seconds, {"nnodes": options.nnodes},
-                          f"rendezvous host {host!r} does not resolve: {check.resolve_error}", findings)
-    if check.reachable is False:
-        progress(f"rendezvous endpoint {host}:{port} does not answer yet ({check.connect_error}); "
-                 "launching anyway, rank 0's node may not have started")
-    return None
+    return select([ALL], target)
 
 
 def link_snapshot(python: str, progress: Progress) -> SnapshotSource:

@@ -11,11 +11,23 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from envdoctor.findings import Finding
 from envdoctor.selftest.allreduce import pg_timeout
-from envdoctor.selftest.common import Progress, ProgressTail, RunDir, Target, WorkerRun, failure_text, no_progress, worker_env
+from envdoctor.selftest.common import (
+    Progress,
+    ProgressTail,
+    RunDir,
+    Target,
+    WorkerRun,
+    failure_text,
+    no_progress,
+    rounded,
+    torch_missing,
+    worker_env,
+)
+from envdoctor.selftest.kind import RunInputs, SelftestKind
 from envdoctor.selftest.launch import Launcher, launch
 from envdoctor.selftest.result import WORKERS, TestResult, read_json
 from envdoctor.selftest.zero3_causes import CAUSES, cause_finding, classify
@@ -30,6 +42,13 @@ NOT_LOCAL_DISK = {"tmpfs", "ramfs", "devtmpfs", "nfs", "nfs4", "cifs", "smb3", "
 def deepspeed_version(target: Target) -> Optional[str]:
     value = target.raw.get("deepspeed")
     return value if isinstance(value, str) else None
+
+
+def applies(target: Target) -> Tuple[bool, str]:
+    """`selftest all` runs zero3 only where DeepSpeed is installed (asked for by name, it is skipped, saying why)."""
+    if deepspeed_version(target):
+        return True, ""
+    return False, f"DeepSpeed is not installed in {target.python}"
 
 
 def local_disk(path: Path) -> Optional[str]:
@@ -69,10 +88,12 @@ def run_env(target: Target) -> Dict[str, str]:
 
 def run_zero3(target: Target, steps: int = DEFAULT_STEPS, nvme: Optional[Path] = None, timeout: float = 900.0,
               progress: Progress = no_progress, launcher: Launcher = launch, scratch: Optional[Path] = None) -> TestResult:
-    if target.error or not target.torch:
-        return TestResult("zero3", "failed", error=f"torch does not import in {target.python}: {target.error}")
-    if not deepspeed_version(target):
-        return TestResult("zero3", "skipped", error=f"DeepSpeed is not installed in {target.python}")
+    bad = torch_missing("zero3", target)
+    if bad:
+        return bad
+    there, why = applies(target)
+    if not there:
+        return TestResult("zero3", "skipped", error=why)
     rundir = RunDir("zero3", scratch)
     auto = rundir.sub("nvme") if nvme is None and local_disk(rundir.path) else None
     accel = "CUDA" if target.cuda_available else "CPU (DS_ACCELERATOR=cpu)"
@@ -143,13 +164,40 @@ def zero3_metrics(data: Dict[str, Any]) -> Dict[str, Any]:
     metrics: Dict[str, Any] = {k: data[k] for k in ("deepspeed", "accelerator", "device", "parameters", "steps", "batch",
                                                      "tolerance", "ops", "fit", "nvme") if k in data}
     if runs:
-        metrics["step_seconds"] = {k: _r(r.get("step_seconds")) for k, r in runs.items()}
-        metrics["runs"] = {k: {x: (_r(v) if x == "step_seconds" else v) for x, v in r.items()} for k, r in runs.items()}
+        metrics["step_seconds"] = {k: rounded(r.get("step_seconds")) for k, r in runs.items()}
+        metrics["runs"] = {k: {x: (rounded(v) if x == "step_seconds" else v) for x, v in r.items()} for k, r in runs.items()}
     if offloaded:
         metrics["max_rel_loss_diff"] = max(r.get("max_rel_loss_diff", 0.0) for r in offloaded)
         metrics["rel_update_diff"] = max(r.get("rel_update_diff", 0.0) for r in offloaded)
     return metrics
 
 
-def _r(value: Any, digits: int = 4) -> Any:
-    return round(value, digits) if isinstance(value, float) else value
+def summary(m: Dict[str, Any]) -> str:
+    if not m.get("step_seconds"):
+        return ""
+    steps = m["step_seconds"]
+    text = f"{m.get('accelerator')}: step {steps.get('zero3', 0):.3f}s, offload cpu {steps.get('offload_cpu', 0):.3f}s"
+    if "offload_nvme" in steps:
+        text += f", nvme {steps['offload_nvme']:.3f}s"
+    if m.get("rel_update_diff") is not None:
+        text += f"; vs torch Adam: update {m['rel_update_diff']:.1e}, loss {m['max_rel_loss_diff']:.1e}"
+    ops = ", ".join(f"{o['name']} {o['cache']} {o['seconds']:.1f}s" for o in m.get("ops") or [])
+    if ops:
+        text += f"; ops {ops}"
+    nvme = m.get("nvme") or {}
+    if nvme.get("status") == "passed":
+        text += f"; swap write {nvme['write_gbps']:.2f} GB/s, read {nvme['read_gbps']:.2f} GB/s"
+    elif nvme.get("status") == "skipped":
+        text += f"; NVMe skipped ({nvme.get('reason')})"
+    fit = m.get("fit") or {}
+    if fit.get("max_params"):
+        text += f"; fits ~{fit['max_params'] / 1e9:.1f}B params with offload"
+    return text
+
+
+def _run(inputs: RunInputs) -> TestResult:
+    return run_zero3(inputs.target, steps=inputs.options.steps, nvme=inputs.options.nvme, timeout=inputs.timeout,
+                     progress=inputs.progress, scratch=inputs.scratch)
+
+
+KIND = SelftestKind("zero3", "ZeRO-3 offload", 900.0, _run, applies=applies, summary=summary)

@@ -405,17 +405,15 @@ class EnvDoctorApp(App[int]):
 
     @work(thread=True, exclusive=True, group="selftest", exit_on_error=False, description="self-tests")
     def _selftests(self, names: List[str], python: str, options: Any) -> None:
-        from envdoctor.selftest.common import probe_target
-        from envdoctor.selftest.runner import run_test
+        from envdoctor.tui.selftest_pane import run_in_worker
 
-        snapshot = self.snapshot
-        for name in names:
-            if get_current_worker().is_cancelled or self._quitting:
-                return
-            result = run_test(name, options, probe_target(python), lambda: snapshot,
-                              lambda line, n=name: self.post_message(msg.SelftestProgress(n, line)))
-            self.post_message(msg.SelftestDone(result))
-        self.post_message(msg.SelftestsFinished())
+        worker = get_current_worker()
+        run_in_worker(self.post_message, python, names, options, self.snapshot,
+                      cancelled=lambda: worker.is_cancelled or self._quitting)
+
+    @on(msg.SelftestsSelected)
+    def _selftests_selected(self, message: msg.SelftestsSelected) -> None:
+        self._on_pane("selftest", lambda p: p.select(message.names))
 
     @on(msg.SelftestProgress)
     def _selftest_progress(self, message: msg.SelftestProgress) -> None:

@@ -90,6 +90,11 @@ class SelftestRequested(Message):
 
 
 @dataclass
+class SelftestsSelected(Message):
+    names: List[str]  # the tests the run chose once the target was probed (Run all: those that apply there)
+
+
+@dataclass
 class SelftestProgress(Message):
     name: str
     line: str

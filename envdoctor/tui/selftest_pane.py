@@ -3,28 +3,31 @@ detail (numbers, verdict, log), live progress per message size and step, busbw b
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from rich.console import Group, RenderableType
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Button, DataTable, ProgressBar, Static
 
+from envdoctor.selftest.kind import SizePlot, SpeedupPlot
+from envdoctor.selftest.registry import ALL, find, kinds
+from envdoctor.selftest.runner import SelftestOptions
+from envdoctor.snapshot import Snapshot
 from envdoctor.tui import messages as msg
 from envdoctor.tui.charts import BusbwChart, SpeedupBars, flatten, number, size_label
 
 STATUS_STYLE = {"passed": "green", "failed": "bold red", "skipped": "yellow", "running": "cyan", "pending": "dim"}
-# Progress lines a test writes before its result, for the share of the bar each line moves (allreduce: one per size).
-STEPS = {"backward": 4, "compile": 2, "gpu": 2}
+UNRECORDED_STEPS = 4  # a result of a test no record has (a recorded run from elsewhere): counted lines, no plots
 
 
 class SelftestPane(Vertical):
     """Run each self-test or all of them; what each one measured, live and after."""
 
-    TESTS = ("allreduce", "backward", "compile", "gpu", "zero3")
     ENTRY = "#run-all"
     running: reactive[bool] = reactive(False)
 
@@ -35,14 +38,16 @@ class SelftestPane(Vertical):
         self.logs: Dict[str, List[str]] = {}
         self.sizes: List[int] = []
         self.busbw: Dict[int, float] = {}
+        self._sizes: List[int] = []
+        self._choosing = False  # a Run all waits for the tests the run chooses
         self._queue: List[str] = []
         self._steps = 0
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="selftest-controls"):
             yield Button("Run all", id="run-all", variant="primary", compact=True)
-            for name in self.TESTS:
-                yield Button(name, id=f"run-{name}", compact=True)
+            for kind in kinds():
+                yield Button(kind.name, id=f"run-{kind.name}", compact=True)
         with Horizontal(id="selftest-progress-row"):
             yield ProgressBar(id="selftest-progress", show_eta=False)
             yield Static(id="selftest-step")
@@ -68,8 +73,27 @@ class SelftestPane(Vertical):
     # --- what the app hands down --------------------------------------------------------------
 
     def start(self, names: List[str], sizes: Sequence[int] = ()) -> None:
-        """A run of `names` begins; `sizes` are the all-reduce message sizes it will measure."""
+        """A run of `names` begins (`["all"]`: the tests are chosen once the target is probed, see `select`);
+        `sizes` are the all-reduce message sizes it will measure."""
         self.running = True
+        self._sizes = list(sizes)
+        self._choosing = list(names) == [ALL]
+        if self._choosing:
+            self._queue = []
+            self.query_one("#selftest-progress", ProgressBar).update(total=None, progress=0)
+            self.query_one("#selftest-step", Static).update(
+                Text("all: probing the target for the tests that apply there", style="cyan"))
+        else:
+            self._begin(names)
+
+    def select(self, names: Sequence[str]) -> None:
+        """The tests the run chose (after probing the target): a Run all begins with them."""
+        if self._choosing:
+            self._choosing = False
+            self._begin(names)
+
+    def _begin(self, names: Sequence[str]) -> None:
+        """A pending row for each test, the first one running."""
         self._queue = list(names)
         self._steps = 0
         table = self.query_one("#selftest-table", DataTable)
@@ -83,8 +107,8 @@ class SelftestPane(Vertical):
             else:
                 table.add_row(*cells, key=name)
         self.query_one("#selftest-progress", ProgressBar).update(total=100 * len(names), progress=0)
-        if "allreduce" in names:
-            self.sizes, self.busbw = list(sizes), {}
+        if any(_size_line(n) for n in names):
+            self.sizes, self.busbw = list(self._sizes), {}
             self._draw_busbw()
         if names:
             self._mark_running(names[0])
@@ -92,21 +116,22 @@ class SelftestPane(Vertical):
     def log_line(self, name: str, line: str) -> None:
         from envdoctor.present.terminal import printable
         from envdoctor.redact import scrub_secrets
-        from envdoctor.selftest.bandwidth import size_done
 
         line = printable(scrub_secrets(line.strip()))  # rank output, as it came
         self.logs.setdefault(name, []).append(line)
-        point = size_done(line) if name == "allreduce" else None
+        kind, size_line = find(name), _size_line(name)
+        point = size_line(line) if size_line else None
         if point is not None:
             self.busbw[point[0]] = point[1]
             self._draw_busbw()
-            step = f"allreduce: {len(self.busbw)} of {len(self.sizes) or '?'} message sizes, " \
+            step = f"{name}: {len(self.busbw)} of {len(self.sizes) or '?'} message sizes, " \
                    f"{size_label(point[0])} at {point[1]:.3g} GB/s busbw"
             share = len(self.busbw) / len(self.sizes) if self.sizes else 0.0
         else:
             self._steps += 1
             step = line if line.startswith(f"{name}:") else f"{name}: {line}"
-            share = min(0.9, self._steps / STEPS.get(name, 4)) if name != "allreduce" else None
+            steps = kind.steps if kind else UNRECORDED_STEPS
+            share = min(0.9, self._steps / steps) if size_line is None else None
         self.query_one("#selftest-step", Static).update(Text(step, style="cyan", overflow="ellipsis", no_wrap=True))
         if share is not None:
             self._progress(name, share)
@@ -130,21 +155,23 @@ class SelftestPane(Vertical):
         nxt = next_name or self._after(result.name)
         if nxt:
             self._mark_running(nxt)
-        m = result.metrics or {}
-        if result.name == "allreduce" and m.get("busbw_gbps"):
-            self.busbw = {int(k): float(v) for k, v in m["busbw_gbps"].items()}
-            self.sizes = sorted(set(self.sizes) | set(self.busbw))
-            self._draw_busbw(what="busbw" if m.get("world_size", 2) > 1 else "algbw",
-                             values=m["busbw_gbps"] if m.get("world_size", 2) > 1 else m.get("algbw_gbps"))
-        if result.name == "backward" and m.get("speedup"):
-            box = self.query_one("#speedup", Static)
-            box.display = True
-            box.update(SpeedupBars(m["looped_seconds"], m["batched_seconds"],
-                                   f"backward, batch {m.get('batch')} on {m.get('device')} (median seconds)"))
+        kind = find(result.name)
+        for plot in kind.plots(result) if kind else ():
+            if isinstance(plot, SizePlot):
+                self.busbw = dict(plot.points)
+                self.sizes = sorted(set(self.sizes) | set(self.busbw))
+                self._draw_busbw(what=plot.what)
+            elif isinstance(plot, SpeedupPlot):
+                box = self.query_one("#speedup", Static)
+                box.display = True
+                box.update(SpeedupBars(plot.looped_seconds, plot.batched_seconds, plot.caption))
         self._show_detail(self._highlighted() or result.name)
 
     def finish(self) -> None:
         self.running = False
+        if self._choosing:  # the run ended before it chose its tests (its worker failed): no bar left spinning
+            self._choosing = False
+            self.query_one("#selftest-progress", ProgressBar).update(total=1, progress=0)
         self.query_one("#selftest-step", Static).update("")
 
     # --- drawing ------------------------------------------------------------------------------
@@ -164,11 +191,10 @@ class SelftestPane(Vertical):
             bar = self.query_one("#selftest-progress", ProgressBar)
             bar.update(progress=max(bar.progress, 100 * self._queue.index(name) + round(100 * share)))
 
-    def _draw_busbw(self, what: str = "busbw", values: Optional[Dict[str, float]] = None) -> None:
+    def _draw_busbw(self, what: str = "busbw") -> None:
         chart = self.query_one("#busbw-chart", Static)
-        points = {int(k): float(v) for k, v in values.items()} if values else self.busbw
-        chart.display = bool(self.sizes or points)
-        chart.update(BusbwChart(self.sizes, points, what=what))
+        chart.display = bool(self.sizes or self.busbw)
+        chart.update(BusbwChart(self.sizes, self.busbw, what=what))
 
     def _highlighted(self) -> Optional[str]:
         table = self.query_one("#selftest-table", DataTable)
@@ -187,7 +213,13 @@ class SelftestPane(Vertical):
     @on(Button.Pressed, "#selftest-controls Button")
     def _run(self, event: Button.Pressed) -> None:
         which = (event.button.id or "").removeprefix("run-")
-        self.post_message(msg.SelftestRequested(list(self.TESTS) if which == "all" else [which]))
+        self.post_message(msg.SelftestRequested([ALL if which == "all" else which]))
+
+
+def _size_line(name: str) -> Optional[Callable[[str], Optional[Tuple[int, float]]]]:
+    """How the test's progress lines name a finished message size (None: its lines are counted as steps)."""
+    kind = find(name)
+    return kind.size_line if kind else None
 
 
 def detail(name: str, result: Any, summary_line: str, log: List[str]) -> RenderableType:
@@ -224,3 +256,22 @@ def detail(name: str, result: Any, summary_line: str, log: List[str]) -> Rendera
         for line in log[-200:]:
             text.append(f"  {line}\n", style="dim")
     return Group(text)
+
+
+def run_in_worker(post: Callable[[Message], None], python: str, names: Sequence[str], options: SelftestOptions,
+                  links: Optional[Snapshot], cancelled: Callable[[], bool]) -> None:
+    """The Self-tests tab's worker body (any thread): the use case over the app's snapshot, its events posted as
+    the tab's messages; SelftestsFinished unless the run was cancelled (a newer run owns the tab by then)."""
+    from envdoctor.usecases.selftest import Finished, Said, Selected, SelftestEvent, run_selftests
+
+    def on_event(event: SelftestEvent) -> None:
+        if isinstance(event, Selected):
+            post(msg.SelftestsSelected(list(event.names)))
+        elif isinstance(event, Said) and event.test is not None:  # the run's own lines (the target) are the CLI's
+            post(msg.SelftestProgress(event.test, event.text))
+        elif isinstance(event, Finished):
+            post(msg.SelftestDone(event.result))
+
+    done = run_selftests(python, names, options, links=links, probe_links=False, on_event=on_event, cancelled=cancelled)
+    if not done.cancelled:
+        post(msg.SelftestsFinished())

@@ -61,7 +61,7 @@ def test_target_without_torch_fails_every_test_with_the_import_error():
 
 
 def test_envdoctor_process_never_imports_torch():
-    code = ("import sys, envdoctor.commands.selftest, envdoctor.selftest.allreduce, envdoctor.selftest.single, "
+    code = ("import sys, envdoctor.commands.selftest, envdoctor.selftest.registry, envdoctor.usecases.selftest, "
             "envdoctor.selftest.bandwidth; from envdoctor.cli import build_parser; build_parser(); "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'deepspeed', 'numpy')))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)

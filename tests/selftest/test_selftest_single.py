@@ -8,7 +8,8 @@ import sys
 import pytest
 
 from envdoctor.selftest.common import probe_target
-from envdoctor.selftest.single import _sig, run_gpu
+from envdoctor.selftest.common import significant as _sig
+from envdoctor.selftest.gpu import run_gpu
 
 from .conftest import by_name, cli, doc
 

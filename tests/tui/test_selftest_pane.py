@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import sys
 
+import pytest
 from textual.widgets import Button, DataTable, ProgressBar, Static
 
 from envdoctor.tui import messages as msg
@@ -98,3 +100,77 @@ async def test_a_recorded_snapshot_from_elsewhere_runs_nothing():
         await settle(pilot, app)
         assert any("recorded snapshot" in n.message for n in app._notifications)
         assert app.query_one("#selftest-table", DataTable).row_count == 0
+
+
+@pytest.mark.parametrize("deepspeed,expected", [
+    (None, ["allreduce", "backward", "compile", "gpu"]),
+    ("0.19.8", ["allreduce", "backward", "compile", "gpu", "zero3"]),
+])
+def test_run_all_runs_the_tests_selftest_all_runs(monkeypatch, capsys, deepspeed, expected):
+    """Run all and `envdoctor selftest all` choose from the same records: zero3 only where DeepSpeed is installed
+    (before, Run all ran zero3 everywhere, the CLI only with DeepSpeed). The tests themselves are stand-ins."""
+    import json
+
+    from envdoctor.cli import main
+    from envdoctor.selftest import common, runner
+    from envdoctor.selftest.common import Target
+    from envdoctor.selftest.result import TestResult
+
+    target = Target(python=sys.executable, torch="2.13.0", gloo=True, compile=True, raw={"deepspeed": deepspeed})
+    monkeypatch.setattr(common, "probe_target", lambda python, *a, **k: target)
+    monkeypatch.setattr(runner, "run_test", lambda name, *a, **k: TestResult(name, "passed", 0.1))
+
+    async def tui_rows():
+        seen = []
+        app = make_app(recorded("cpu_only_this_machine"), fix_python=sys.executable)
+        async with app.run_test(size=(120, 40), message_hook=seen.append) as pilot:
+            await settle(pilot, app)
+            await pilot.press("s")
+            await settle(pilot, app)
+            await pilot.click("#run-all")
+            await until(pilot, lambda: any(isinstance(m, msg.SelftestsFinished) for m in seen))
+            await settle(pilot, app)
+            table = app.query_one("#selftest-table", DataTable)
+            assert all(str(table.get_row(k)[1]) == "passed" for k in table.rows)
+            assert app.query_one("#selftest-progress", ProgressBar).percentage == 1
+            return [str(k.value) for k in table.rows]
+
+    assert asyncio.run(tui_rows()) == expected
+    assert main(["selftest", "all", "--json"]) == 0
+    assert [t["name"] for t in json.loads(capsys.readouterr().out)["tests"]] == expected
+
+
+def test_a_registered_record_gets_a_button_a_row_its_gist_and_its_steps(monkeypatch):
+    """The tab reads the records: a test-only one has its button, runs, and shows its summary (no TUI edit)."""
+    from envdoctor.selftest import common, registry
+    from envdoctor.selftest.common import Target
+    from envdoctor.selftest.kind import SelftestKind
+    from envdoctor.selftest.result import TestResult
+
+    def echo(inputs):
+        inputs.progress("echo: one of two steps")
+        return TestResult("echo", "passed", 0.5, {"answer": 42})
+
+    kind = SelftestKind("echo", "an echo", 5.0, echo, steps=2, summary=lambda m: f"the answer is {m['answer']}")
+    monkeypatch.setattr(registry, "KINDS", (*registry.KINDS, kind))
+    monkeypatch.setattr(common, "probe_target", lambda python, *a, **k: Target(python=python, torch="2.13.0"))
+
+    async def drive():
+        seen = []
+        app = make_app(recorded("cpu_only_this_machine"), fix_python=sys.executable)
+        async with app.run_test(size=(120, 40), message_hook=seen.append) as pilot:
+            await settle(pilot, app)
+            await pilot.press("s")
+            await settle(pilot, app)
+            bar = app.query_one("#selftest-progress", ProgressBar)
+            drawn = []
+            app.watch(bar, "progress", lambda value: drawn.append(value), init=False)
+            await pilot.click("#run-echo")
+            await until(pilot, lambda: any(isinstance(m, msg.SelftestsFinished) for m in seen))
+            await settle(pilot, app)
+            row = app.query_one("#selftest-table", DataTable).get_row("echo")
+            assert [str(c) for c in row] == ["echo", "passed", "0.5", "the answer is 42"]
+            assert 50 in drawn  # its one progress line moved the bar by 1 of its 2 steps
+            assert "answer 42" in text_of(app.query_one("#selftest-detail-text", Static))
+
+    asyncio.run(drive())

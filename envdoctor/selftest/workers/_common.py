@@ -3,6 +3,7 @@
 Results go to a JSON file (written atomically), not stdout, so NCCL/torch chatter on stdout and stderr
 can never corrupt them and is kept whole in the log.
 """
+import argparse
 import json
 import os
 import signal
@@ -113,3 +114,32 @@ def median(values):
     s = sorted(values)
     n = len(s)
     return s[n // 2] if n % 2 else 0.5 * (s[n // 2 - 1] + s[n // 2])
+
+
+def worker_main(add_arguments, body, argv=None, result=None, on_error=None):
+    """The scaffold of a single-process worker's main(), whose exit code it returns: the arguments (`--out FILE`,
+    `--progress FILE`, and what `add_arguments(parser)` adds), the parent watch, torch imported and its version
+    noted, then `body(torch, args, result, progress)` fills `result` (a dict starting as
+    `{"ok": False, "error": None}` plus `result`). Whatever happens, `result` is written to `--out`: an exception
+    becomes its `error` (or what `on_error(exc, result)` makes of it). Exit 0 when ok or skipped, else 1."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--progress", default=None)
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    watch_parent()
+    progress = Progress(args.progress, enabled=bool(args.progress))
+    out = {"ok": False, "error": None}
+    out.update(result or {})
+    try:
+        import torch
+
+        out["torch"] = torch.__version__
+        body(torch, args, out, progress)
+    except BaseException as exc:  # the verdict must reach envdoctor whatever happened
+        if on_error is None:
+            out["error"] = error_text(exc)
+        else:
+            on_error(exc, out)
+    write_json(args.out, out)
+    return 0 if out["ok"] or out.get("skipped") else 1

@@ -11,7 +11,6 @@ reported. With DeepSpeed installed and usable, the step also goes through a Deep
 `backward` takes a scalar (the weighted sum `(w * losses).sum()`), and its gradients are compared too.
 Target interpreter, Python 3.8+; imports torch, never envdoctor.
 """
-import argparse
 import math
 import os
 import sys
@@ -20,15 +19,12 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _common import Progress, error_text, exit_now, median, rel_diff, sync, watch_parent, write_json
+from _common import error_text, exit_now, median, rel_diff, sync, worker_main
 
 TOLERANCE = {"float32": 1e-5, "bfloat16": 2e-2}
 
 
-def parse_args(argv):
-    p = argparse.ArgumentParser()
-    p.add_argument("--out", required=True)
-    p.add_argument("--progress", default=None)
+def add_arguments(p):
     p.add_argument("--device", default="auto", help="auto (cuda when available), cuda or cpu")
     p.add_argument("--batch", type=int, default=8)
     p.add_argument("--repeats", type=int, default=3)
@@ -36,7 +32,6 @@ def parse_args(argv):
     p.add_argument("--deepspeed", default="auto", choices=["auto", "off"])
     p.add_argument("--dim", type=int, default=256)
     p.add_argument("--layers", type=int, default=2)
-    return p.parse_args(argv)
 
 
 SHAPE = {"vocab": 1024, "image": 32, "patch": 8, "seq": 24}  # a sample: a 32x32 image and 25 tokens
@@ -335,67 +330,59 @@ def deepspeed_check(torch, model_factory, batch, w, device, ref_grads, progress)
         return info
 
 
+def run(torch, args, result, progress):
+    if args.device == "auto":
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    else:
+        device = torch.device(args.device)
+    dtypes = args.dtypes.split(",") if args.dtypes != "auto" else (
+        ["float32", "bfloat16"] if device.type == "cuda" and torch.cuda.is_bf16_supported() else ["float32"])
+    for d in dtypes:
+        if d not in TOLERANCE:
+            raise ValueError("unknown dtype %r (float32 or bfloat16)" % d)
+    if device.type == "cuda":
+        torch.backends.cuda.matmul.allow_tf32 = False  # fp32 means fp32: tf32 would blur the 1e-5 comparison
+        torch.backends.cudnn.allow_tf32 = False
+
+    def factory():
+        torch.manual_seed(0)
+        return build_model(torch, args.dim, args.layers)
+
+    model = factory().to(device)
+    gen = torch.Generator().manual_seed(1)
+    images = torch.randn(args.batch, 3, SHAPE["image"], SHAPE["image"], generator=gen).to(device)
+    tokens = torch.randint(0, SHAPE["vocab"], (args.batch, SHAPE["seq"] + 1), generator=gen).to(device)
+    w = (torch.rand(args.batch, generator=gen) + 0.5).to(device)
+    result.update(device=str(device), batch=args.batch, parameters=sum(p.numel() for p in model.parameters()))
+    progress("model: %.2fM parameters on %s, batch %d" % (result["parameters"] / 1e6, device, args.batch))
+    runs = {}
+    ref = None
+    for d in dtypes:
+        runs[d], grads = compare_modes(torch, model, (images, tokens), w, device, d, args.repeats, progress)
+        if d == "float32":
+            ref = grads
+    result["runs"] = runs
+    if args.deepspeed == "off":
+        result["deepspeed"] = {"status": "skipped", "reason": "--deepspeed off"}
+    elif ref is None:
+        result["deepspeed"] = {"status": "skipped", "reason": "needs the float32 run"}
+    else:
+        result["deepspeed"] = deepspeed_check(torch, factory, (images, tokens), w, device, ref, progress)
+    failures = [d for d, r in runs.items() if not r["grads_match"]]
+    if result["deepspeed"].get("status") == "failed":
+        failures.append("deepspeed")
+    result["ok"] = not failures
+    if failures:
+        result["error"] = "; ".join(
+            "%s: gradients differ by %.3g (tolerance %.0e) in %s" % (d, runs[d]["max_rel_grad_diff"], runs[d]["tolerance"],
+                                                                 runs[d]["worst_tensor"]) if d in runs
+            else "deepspeed: %s" % (result["deepspeed"].get("error") or "gradients differ by %.3g" %
+                                    result["deepspeed"].get("max_rel_grad_diff", float("nan")))
+            for d in failures)
+
+
 def main(argv=None):
-    args = parse_args(argv)
-    watch_parent()
-    progress = Progress(args.progress, enabled=bool(args.progress))
-    result = {"ok": False, "error": None}
-    try:
-        import torch
-
-        result["torch"] = torch.__version__
-        if args.device == "auto":
-            device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-        else:
-            device = torch.device(args.device)
-        dtypes = args.dtypes.split(",") if args.dtypes != "auto" else (
-            ["float32", "bfloat16"] if device.type == "cuda" and torch.cuda.is_bf16_supported() else ["float32"])
-        for d in dtypes:
-            if d not in TOLERANCE:
-                raise ValueError("unknown dtype %r (float32 or bfloat16)" % d)
-        if device.type == "cuda":
-            torch.backends.cuda.matmul.allow_tf32 = False  # fp32 means fp32: tf32 would blur the 1e-5 comparison
-            torch.backends.cudnn.allow_tf32 = False
-
-        def factory():
-            torch.manual_seed(0)
-            return build_model(torch, args.dim, args.layers)
-
-        model = factory().to(device)
-        gen = torch.Generator().manual_seed(1)
-        images = torch.randn(args.batch, 3, SHAPE["image"], SHAPE["image"], generator=gen).to(device)
-        tokens = torch.randint(0, SHAPE["vocab"], (args.batch, SHAPE["seq"] + 1), generator=gen).to(device)
-        w = (torch.rand(args.batch, generator=gen) + 0.5).to(device)
-        result.update(device=str(device), batch=args.batch, parameters=sum(p.numel() for p in model.parameters()))
-        progress("model: %.2fM parameters on %s, batch %d" % (result["parameters"] / 1e6, device, args.batch))
-        runs = {}
-        ref = None
-        for d in dtypes:
-            runs[d], grads = compare_modes(torch, model, (images, tokens), w, device, d, args.repeats, progress)
-            if d == "float32":
-                ref = grads
-        result["runs"] = runs
-        if args.deepspeed == "off":
-            result["deepspeed"] = {"status": "skipped", "reason": "--deepspeed off"}
-        elif ref is None:
-            result["deepspeed"] = {"status": "skipped", "reason": "needs the float32 run"}
-        else:
-            result["deepspeed"] = deepspeed_check(torch, factory, (images, tokens), w, device, ref, progress)
-        failures = [d for d, r in runs.items() if not r["grads_match"]]
-        if result["deepspeed"].get("status") == "failed":
-            failures.append("deepspeed")
-        result["ok"] = not failures
-        if failures:
-            result["error"] = "; ".join(
-                "%s: gradients differ by %.3g (tolerance %.0e) in %s" % (d, runs[d]["max_rel_grad_diff"], runs[d]["tolerance"],
-                                                                     runs[d]["worst_tensor"]) if d in runs
-                else "deepspeed: %s" % (result["deepspeed"].get("error") or "gradients differ by %.3g" %
-                                        result["deepspeed"].get("max_rel_grad_diff", float("nan")))
-                for d in failures)
-    except BaseException as exc:
-        result["error"] = error_text(exc)
-    write_json(args.out, result)
-    return 0 if result["ok"] else 1
+    return worker_main(add_arguments, run, argv)
 
 
 if __name__ == "__main__":

@@ -4,14 +4,13 @@ and peer access between every pair (capability, and a copy that must arrive inta
 `--device cpu` runs the same matmul checks on the CPU (fp32, bf16): the tests use it to cover this code
 on machines without a GPU. Target interpreter, Python 3.8+; imports torch, never envdoctor.
 """
-import argparse
 import os
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _common import Progress, error_text, exit_now, rel_diff, sync, watch_parent, write_json
+from _common import error_text, exit_now, rel_diff, sync, worker_main
 
 # Normwise relative error of C = A @ B against float64, inputs drawn from N(0, 1) and rounded to the dtype
 # first (so only the product's own error counts). fp32 accumulates in fp32; tf32 rounds inputs to a
@@ -20,14 +19,10 @@ TOLERANCE = {"float32": 5e-5, "tf32": 5e-3, "bfloat16": 2e-2, "float16": 5e-3}
 REF_ROWS = 256  # rows checked against float64 (the full product is timed)
 
 
-def parse_args(argv):
-    p = argparse.ArgumentParser()
-    p.add_argument("--out", required=True)
-    p.add_argument("--progress", default=None)
+def add_arguments(p):
     p.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
     p.add_argument("--n", type=int, default=0, help="matrix size (default 8192 on CUDA, 512 on CPU)")
     p.add_argument("--iters", type=int, default=0)
-    return p.parse_args(argv)
 
 
 def dtypes_for(torch, device):
@@ -82,60 +77,51 @@ def peer_checks(torch, count):
     return pairs
 
 
-def main(argv=None):
-    args = parse_args(argv)
-    watch_parent()
-    progress = Progress(args.progress, enabled=bool(args.progress))
-    result = {"ok": False, "error": None, "skipped": False}
-    try:
-        import torch
+def run(torch, args, result, progress):
+    devices = []
+    if args.device == "cpu":
+        devices = [torch.device("cpu")]
+    elif not torch.cuda.is_available():
+        result.update(skipped=True, ok=True, error="CUDA is not available to torch %s (build: %s)" % (
+            torch.__version__, getattr(torch.version, "cuda", None) or "CPU-only"))
+        return
+    else:
+        devices = [torch.device("cuda", i) for i in range(torch.cuda.device_count())]
+    n = args.n or (8192 if args.device == "cuda" else 512)
+    iters = args.iters or (20 if args.device == "cuda" else 3)
+    gpus = []
+    problems = []
+    for dev in devices:
+        entry = {"device": str(dev)}
+        if dev.type == "cuda":
+            torch.cuda.set_device(dev)
+            entry["name"] = torch.cuda.get_device_name(dev)
+            entry["capability"] = "%d.%d" % torch.cuda.get_device_capability(dev)
+        entry["matmul"] = {}
+        for name in dtypes_for(torch, dev):
+            try:
+                m = matmul_check(torch, dev, name, n, iters)
+            except Exception as exc:
+                m = {"ok": False, "error": error_text(exc, 4)}
+            entry["matmul"][name] = m
+            if not m["ok"]:
+                problems.append("%s %s: %s" % (dev, name, m.get("error") or "relative error %.3g > %.0e" % (
+                    m["rel_err"], m["tolerance"])))
+            else:
+                progress("%s %-8s %8.1f TFLOP/s  rel err %.1e" % (dev, name, m["tflops"], m["rel_err"]))
+        gpus.append(entry)
+    result["devices"] = gpus
+    if args.device == "cuda" and len(devices) > 1:
+        result["peers"] = peer_checks(torch, len(devices))
+        for pair, e in result["peers"].items():
+            if not e["copy_ok"]:
+                problems.append("copy %s arrived corrupted" % pair)
+    result["ok"] = not problems
+    result["error"] = "; ".join(problems) or None
 
-        result["torch"] = torch.__version__
-        devices = []
-        if args.device == "cpu":
-            devices = [torch.device("cpu")]
-        elif not torch.cuda.is_available():
-            result.update(skipped=True, ok=True, error="CUDA is not available to torch %s (build: %s)" % (
-                torch.__version__, getattr(torch.version, "cuda", None) or "CPU-only"))
-            write_json(args.out, result)
-            return 0
-        else:
-            devices = [torch.device("cuda", i) for i in range(torch.cuda.device_count())]
-        n = args.n or (8192 if args.device == "cuda" else 512)
-        iters = args.iters or (20 if args.device == "cuda" else 3)
-        gpus = []
-        problems = []
-        for dev in devices:
-            entry = {"device": str(dev)}
-            if dev.type == "cuda":
-                torch.cuda.set_device(dev)
-                entry["name"] = torch.cuda.get_device_name(dev)
-                entry["capability"] = "%d.%d" % torch.cuda.get_device_capability(dev)
-            entry["matmul"] = {}
-            for name in dtypes_for(torch, dev):
-                try:
-                    m = matmul_check(torch, dev, name, n, iters)
-                except Exception as exc:
-                    m = {"ok": False, "error": error_text(exc, 4)}
-                entry["matmul"][name] = m
-                if not m["ok"]:
-                    problems.append("%s %s: %s" % (dev, name, m.get("error") or "relative error %.3g > %.0e" % (
-                        m["rel_err"], m["tolerance"])))
-                else:
-                    progress("%s %-8s %8.1f TFLOP/s  rel err %.1e" % (dev, name, m["tflops"], m["rel_err"]))
-            gpus.append(entry)
-        result["devices"] = gpus
-        if args.device == "cuda" and len(devices) > 1:
-            result["peers"] = peer_checks(torch, len(devices))
-            for pair, e in result["peers"].items():
-                if not e["copy_ok"]:
-                    problems.append("copy %s arrived corrupted" % pair)
-        result["ok"] = not problems
-        result["error"] = "; ".join(problems) or None
-    except BaseException as exc:
-        result["error"] = error_text(exc)
-    write_json(args.out, result)
-    return 0 if result["ok"] else 1
+
+def main(argv=None):
+    return worker_main(add_arguments, run, argv, {"skipped": False})
 
 
 if __name__ == "__main__":
