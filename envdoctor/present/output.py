@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any, Optional, TextIO
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, Optional, TextIO
 
 from envdoctor.errors import InputError
 from envdoctor.present.terminal import for_terminal
@@ -27,6 +28,29 @@ def say(text: str, stream: Optional[TextIO] = None) -> None:
 def emit_json(doc: Any, stream: Optional[TextIO] = None) -> None:
     """JSON escapes control characters itself; the secrets come out of every string before it is written."""
     (stream or sys.stdout).write(json.dumps(scrub_document(doc), indent=2) + "\n")
+
+
+@dataclass(frozen=True)
+class DocumentFormat:
+    """A way to print a result's contract document (its `to_json()`): the flag `--NAME` every command with a
+    document gets, its help (`{schema}` is the command's schema), and the writer of the document."""
+
+    name: str
+    help: str
+    write: Callable[[Any], None]
+
+
+# Every document format, by name: each command that prints a document offers them all (commands.common).
+DOCUMENT_FORMATS: Dict[str, DocumentFormat] = {}
+
+
+def register_format(fmt: DocumentFormat) -> DocumentFormat:
+    """Offer `fmt` on every command that prints a document (before the parser is built)."""
+    DOCUMENT_FORMATS[fmt.name] = fmt
+    return fmt
+
+
+register_format(DocumentFormat("json", "print the {schema} JSON document", emit_json))
 
 
 def ask(question: str) -> str:
