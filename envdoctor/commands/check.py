@@ -39,8 +39,10 @@ def _prepare(settings: Settings) -> None:
     diagnose and present. A bad file is left for the main thread's own load to report."""
     import importlib
 
-    for module in ("envdoctor.diagnose", "envdoctor.present.check"):
-        importlib.import_module(module)
+    from envdoctor.usecases.check import warm_up
+
+    warm_up()
+    importlib.import_module("envdoctor.present.check")
     try:
         settings.knowledge()
     except InputError:

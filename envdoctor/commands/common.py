@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from envdoctor.errors import InputError
-from envdoctor.present.output import DOCUMENT_FORMATS, DocumentFormat, emit, say
+from envdoctor.present.output import DOCUMENT_FORMATS, DocumentFormat, emit, say, write_file
 from envdoctor.probes.base import ProbeContext
 from envdoctor.probes.context import DEFAULT_TIMEOUT, probe_context, target_python
 from envdoctor.settings import DEFAULT_TORCH_TIMEOUT, Settings
@@ -100,9 +100,7 @@ def write_output(args: argparse.Namespace, text: str, what: str,
                  show: Callable[[str], Any] = sys.stdout.write) -> None:
     """`text` into -o FILE (saying so on stderr), else `show(text)` (stdout)."""
     if args.output:
-        from envdoctor.atomic_write import write_atomic
-
-        write_atomic(Path(args.output), text)
+        write_file(Path(args.output), text)
         say(f"envdoctor: {what} written to {args.output}")
     else:
         show(text)

@@ -13,6 +13,7 @@ from typing import Tuple
 from envdoctor.commands.common import add_output_file, add_output_options, emit_result
 from envdoctor.errors import InputError
 from envdoctor.present.fleet import render_collection, render_comparison
+from envdoctor.present.output import write_file
 from envdoctor.present.style import Style
 from envdoctor.snapshot import Snapshot, load_snapshot
 from envdoctor.usecases import fleet
@@ -89,9 +90,7 @@ def _collect(args: argparse.Namespace) -> int:
 
     def decide(result: fleet.FleetCollection) -> int:
         if args.output:
-            from envdoctor.atomic_write import write_atomic
-
-            write_atomic(Path(args.output), json.dumps(result.to_json(), indent=2) + "\n")
+            write_file(Path(args.output), json.dumps(result.to_json(), indent=2) + "\n")
         emit_result(args, result, lambda: render_collection(result, Style.for_stream(sys.stdout)))
         return result.exit_code(strict=args.strict)
 

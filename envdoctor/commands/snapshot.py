@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import json
 
 from envdoctor.commands.common import add_output_file, add_python, add_timeouts, current_settings, obtain_snapshot, write_output
-from envdoctor.redact import scrub_document
+from envdoctor.present.output import document_text
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -19,5 +18,5 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     snap = obtain_snapshot(args, current_settings())
-    write_output(args, json.dumps(scrub_document(snap.to_json()), indent=2) + "\n", "snapshot")  # secrets out
+    write_output(args, document_text(snap.to_json()), "snapshot")  # secrets out
     return 0

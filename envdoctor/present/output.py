@@ -7,8 +7,10 @@ from __future__ import annotations
 import json
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, Dict, Optional, TextIO
 
+from envdoctor.atomic_write import write_atomic
 from envdoctor.errors import InputError
 from envdoctor.present.terminal import for_terminal
 from envdoctor.redact import scrub_document
@@ -25,9 +27,18 @@ def say(text: str, stream: Optional[TextIO] = None) -> None:
     stream.flush()
 
 
+def document_text(doc: Any) -> str:
+    """A document as JSON text, the secrets out of every string (JSON escapes control characters itself)."""
+    return json.dumps(scrub_document(doc), indent=2) + "\n"
+
+
 def emit_json(doc: Any, stream: Optional[TextIO] = None) -> None:
-    """JSON escapes control characters itself; the secrets come out of every string before it is written."""
-    (stream or sys.stdout).write(json.dumps(scrub_document(doc), indent=2) + "\n")
+    (stream or sys.stdout).write(document_text(doc))
+
+
+def write_file(path: Path, text: str) -> None:
+    """An output file (-o FILE, a report, the index copy), written whole or not at all; InputError naming it."""
+    write_atomic(Path(path), text)
 
 
 @dataclass(frozen=True)

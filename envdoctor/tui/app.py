@@ -620,10 +620,10 @@ class EnvDoctorApp(App[int]):
         self._write_report(target, note)
 
     def _write_report(self, target: Path, note: str) -> None:
-        from envdoctor.atomic_write import write_atomic
+        from envdoctor.present.output import write_file
 
         try:
-            write_atomic(target, self.report_text())
+            write_file(target, self.report_text())
         except InputError as exc:
             self.notify(f"Cannot write the report: {exc}", severity="error")
             return

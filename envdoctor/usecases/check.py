@@ -47,3 +47,10 @@ def check(snapshot: Snapshot, knowledge: Knowledge, baseline: Optional[Snapshot]
 
     found = diagnose(snapshot, knowledge.rules, knowledge.index, baseline)
     return CheckResult(snapshot, sort_findings(for_interpreter(found, python)))
+
+
+def warm_up() -> None:
+    """Import what a check runs (the rules engine and its predicates): started while the probes wait on torch."""
+    import importlib
+
+    importlib.import_module("envdoctor.diagnose")
