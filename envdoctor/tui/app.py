@@ -350,11 +350,11 @@ class EnvDoctorApp(App[int]):
     @on(msg.PlanReady)
     def _plan_ready(self, message: msg.PlanReady) -> None:
         self.plan_result = message.result
-        self.plan = message.result.plan if message.result is not None else None
+        self.plan = plan = message.result.plan if message.result is not None else None
 
         def show(fix: Any) -> None:
             fix.plan_error = message.error
-            fix.plan = self.plan if message.result is not None else None
+            fix.plan = plan
 
         self._on_pane("fix", show, key="plan")
 
