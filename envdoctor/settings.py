@@ -115,8 +115,13 @@ class Settings:
 
         return Knowledge(load_rulebook(self.rules_path), self.wheel_index(warn))
 
-    def nccl_rules(self) -> Any:
-        """The NCCL root-cause signatures `nccl diagnose` and the TUI use: ENVDOCTOR_RULES_DIR's `nccl/`, else bundled."""
+    def nccl_rules(self, folder: Optional[str] = None) -> Any:
+        """The NCCL root-cause signatures `nccl diagnose` and the TUI use: those in `folder` (`--rules DIR`), else
+        ENVDOCTOR_RULES_DIR's `nccl/`, else the bundled ones."""
+        if folder:
+            from envdoctor.nccl import load_rules
+
+            return load_rules(folder)
         from envdoctor.knowledge import nccl_rules_for
 
         return nccl_rules_for(self.rules_path)
@@ -124,13 +129,17 @@ class Settings:
     def torch_index_base(self, option: Optional[str], default: str) -> str:
         """The PyTorch wheel index to plan and install from: --index-base, else ENVDOCTOR_TORCH_INDEX, else the
         wheel index's own default; each checked, the error naming where the bad URL came from."""
-        from envdoctor.install.resolve import check_index_url
+        from envdoctor.usecases.plan_fix import torch_index_base
 
-        if option:
-            return check_index_url(option, "--index-base")
-        if self.torch_index:
-            return check_index_url(self.torch_index, TORCH_INDEX_ENV)
-        return check_index_url(default, "the wheel index's default_index_base")
+        return torch_index_base(option, self.torch_index, default)
+
+    def fix_setup(self, warn: Optional[Callable[[str], None]] = None) -> Any:
+        """What planning and applying a fix take from the settings (envdoctor.usecases.plan_fix.FixSetup); the
+        wheel index is loaded when the plan is made, `warn` hearing about a skipped user copy."""
+        from envdoctor.usecases.plan_fix import FixSetup
+
+        return FixSetup(wheel_index=lambda: self.wheel_index(warn), state_root=self.state_root,
+                        writable_state_root=self.writable_state_root, use_uv=self.use_uv, torch_index=self.torch_index)
 
 
 def user_cache_dir(environ: Mapping[str, str], platform: str = sys.platform) -> Path:

@@ -5,18 +5,27 @@ from __future__ import annotations
 import argparse
 import sys
 
-from envdoctor.commands.common import add_python, add_snapshot, add_timeouts, current_settings, obtain_snapshot
+from envdoctor.commands.common import (
+    add_output_options,
+    add_python,
+    add_snapshot,
+    add_timeouts,
+    current_settings,
+    emit_result,
+    obtain_snapshot,
+)
 from envdoctor.errors import InputError
 from envdoctor.settings import Settings
+from envdoctor.usecases.check import CHECK_SCHEMA
 
-CHECK_SCHEMA = "envdoctor.check/1"
+__all__ = ["CHECK_SCHEMA", "register", "run"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("check", help="diagnose this machine, or a snapshot taken elsewhere")
     add_snapshot(p)
     p.add_argument("--baseline", metavar="FILE", help="also report what drifted from this saved snapshot")
-    p.add_argument("--json", action="store_true", help="print the envdoctor.check/1 JSON document")
+    add_output_options(p, CHECK_SCHEMA)
     p.add_argument("--strict", action="store_true", help="exit 1 on warnings too")
     p.add_argument("--facts", action=argparse.BooleanOptionalAction, default=True,
                    help="print the machine's facts before the findings (text output)")
@@ -30,8 +39,10 @@ def _prepare(settings: Settings) -> None:
     diagnose and present. A bad file is left for the main thread's own load to report."""
     import importlib
 
-    for module in ("envdoctor.diagnose", "envdoctor.present.facts", "envdoctor.present.findings"):
-        importlib.import_module(module)
+    from envdoctor.usecases.check import warm_up
+
+    warm_up()
+    importlib.import_module("envdoctor.present.check")
     try:
         settings.knowledge()
     except InputError:
@@ -48,28 +59,12 @@ def run(args: argparse.Namespace) -> int:
     # A bad ENVDOCTOR_WHEELS_INDEX is exit 2 before any probing (diagnose takes the index once it is passed in).
     settings.wheel_index()
     snap = obtain_snapshot(args, settings, meanwhile=lambda: _prepare(settings))
-    from envdoctor.diagnose import diagnose
-    from envdoctor.findings import exit_code, for_interpreter, sort_findings, summary
-    from envdoctor.present.facts import render_facts
-    from envdoctor.present.findings import render_findings
-    from envdoctor.present.output import emit, emit_json
+    from envdoctor.present.check import render_check
     from envdoctor.present.style import Style
     from envdoctor.probes.context import target_python
+    from envdoctor.usecases.check import check
 
-    know = settings.knowledge()
     python = None if args.snapshot else target_python(args.python) if args.python else None
-    findings = sort_findings(for_interpreter(diagnose(snap, know.rules, know.index, baseline), python))
-    if args.json:
-        doc = {
-            "schema": CHECK_SCHEMA,
-            "snapshot": snap.to_json(),
-            "findings": [f.to_json() for f in findings],
-            "summary": summary(findings),
-        }
-        emit_json(doc)
-    else:
-        style = Style.for_stream(sys.stdout)
-        if args.facts:
-            emit(render_facts(snap) + "\n")
-        emit(render_findings(findings, style))
-    return exit_code(findings, strict=args.strict)
+    result = check(snap, settings.knowledge(), baseline, python)
+    emit_result(args, result, lambda: render_check(result, Style.for_stream(sys.stdout), args.facts))
+    return result.exit_code(strict=args.strict)

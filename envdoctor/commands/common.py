@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import TYPE_CHECKING, Callable, Optional
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from envdoctor.errors import InputError
+from envdoctor.present.output import DOCUMENT_FORMATS, DocumentFormat, emit, say, write_file
 from envdoctor.probes.base import ProbeContext
 from envdoctor.probes.context import DEFAULT_TIMEOUT, probe_context, target_python
 from envdoctor.settings import DEFAULT_TORCH_TIMEOUT, Settings
@@ -59,3 +62,45 @@ def obtain_snapshot(args: argparse.Namespace, settings: Settings,
         def on_event(event):
             progress(f"probe {event.record.name}: {event.record.status}")
     return run_probes(ctx, on_event=on_event, meanwhile=meanwhile)
+
+
+# --- output: every command that prints a document declares and reads its formats here -------------------
+
+
+def add_output_options(parser: Any, schema: str, json_help: Optional[str] = None) -> None:
+    """`--json` (and every other registered document format) for a command whose result's document is `schema`;
+    `json_help` replaces the --json help where a command words it its own way."""
+    for fmt in DOCUMENT_FORMATS.values():
+        text = json_help if fmt.name == "json" and json_help else fmt.help.format(schema=schema)
+        parser.add_argument(f"--{fmt.name}", action="store_true", help=text)
+
+
+def document_format(args: argparse.Namespace) -> Optional[DocumentFormat]:
+    """The document format asked for (None: text); two at once is bad input."""
+    chosen = [fmt for fmt in DOCUMENT_FORMATS.values() if getattr(args, fmt.name, False)]
+    if len(chosen) > 1:
+        raise InputError(f"--{chosen[0].name} and --{chosen[1].name} are two outputs: give one")
+    return chosen[0] if chosen else None
+
+
+def emit_result(args: argparse.Namespace, result: Any, text: Callable[[], str]) -> None:
+    """Print a use case's result: its document in the format asked for, else `text()` for people."""
+    fmt = document_format(args)
+    if fmt is None:
+        emit(text())
+    else:
+        fmt.write(result.to_json())
+
+
+def add_output_file(parser: Any, help: str = "write here instead of stdout") -> None:
+    parser.add_argument("-o", "--output", metavar="FILE", help=help)
+
+
+def write_output(args: argparse.Namespace, text: str, what: str,
+                 show: Callable[[str], Any] = sys.stdout.write) -> None:
+    """`text` into -o FILE (saying so on stderr), else `show(text)` (stdout)."""
+    if args.output:
+        write_file(Path(args.output), text)
+        say(f"envdoctor: {what} written to {args.output}")
+    else:
+        show(text)

@@ -7,16 +7,28 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Callable, Optional
 
-from envdoctor.atomic_write import write_atomic
-from envdoctor.commands.common import add_timeouts, current_settings, obtain_snapshot
+from envdoctor.commands.common import (
+    add_output_file,
+    add_output_options,
+    add_timeouts,
+    current_settings,
+    document_format,
+    emit_result,
+    obtain_snapshot,
+    write_output,
+)
 from envdoctor.errors import InputError
-from envdoctor.present.output import LiveLine, ask, emit, emit_json
+from envdoctor.present.output import LiveLine, ask, emit
 from envdoctor.present.output import say as say_line
+from envdoctor.present.plan import render_plan
 from envdoctor.probes.context import target_python
 from envdoctor.settings import TORCH_INDEX_ENV, Settings
-from envdoctor.snapshot import Snapshot, known_list, load_snapshot, present
+from envdoctor.snapshot import load_snapshot
+from envdoctor.usecases.plan_fix import FixWishes, PlanResult, other_machine, plan_fix, report_installs, resolve_files
+
+PLAN_SCHEMA = "envdoctor.plan/1"
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -31,7 +43,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--index-base", metavar="URL",
                    help=f"PyTorch wheel index or mirror laid out as URL/<variant>/<package>/ (or ${TORCH_INDEX_ENV})")
     p.add_argument("--break-system-packages", action="store_true", help="allow installing into a PEP 668 system environment")
-    p.add_argument("--json", action="store_true", help="print the envdoctor.plan/1 JSON document")
+    add_output_options(p, PLAN_SCHEMA)
     add_target_options(p)
     add_lock_options(p)
     add_timeouts(p)
@@ -54,13 +66,11 @@ def add_lock_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", choices=FORMATS,
                    help="print the plan as a pinned requirements file, a PEP 751 pylock.toml or a uv project snippet "
                         "(installs nothing)")
-    p.add_argument("-o", "--output", metavar="FILE", help="with --format: write here instead of stdout")
+    add_output_file(p, "with --format: write here instead of stdout")
 
 
 def planned_target(args: argparse.Namespace) -> Optional[Any]:
     """The other machine of --target or --gpu/--driver (a wheels.target.Target), or None: plan for this one."""
-    from envdoctor.wheels import target
-
     given = [o for o, v in (("--target", args.target), ("--gpu", args.gpu)) if v]
     if len(given) > 1:
         raise InputError("--target and --gpu both name the target machine: give one")
@@ -72,25 +82,19 @@ def planned_target(args: argparse.Namespace) -> Optional[Any]:
         if stray:
             raise InputError(f"{stray[0]} goes with --gpu CC")
     if args.target:
-        return target.from_snapshot(load_snapshot(args.target), args.target)
-    if args.gpu:
-        count = None
-        if args.gpu_count is not None:
-            if not re.fullmatch(r"\s*\d{1,4}\s*", args.gpu_count):
-                raise InputError(f"--gpu-count {args.gpu_count!r}: not a number of GPUs")
-            count = int(args.gpu_count)
-        return target.from_options(args.gpu, args.driver, count, args.gpu_name)
-    return None
+        return other_machine(load_snapshot(args.target), args.target)
+    count = None
+    if args.gpu and args.gpu_count is not None:
+        if not re.fullmatch(r"\s*\d{1,4}\s*", args.gpu_count):
+            raise InputError(f"--gpu-count {args.gpu_count!r}: not a number of GPUs")
+        count = int(args.gpu_count)
+    return other_machine(gpu=args.gpu, driver=args.driver, count=count, name=args.gpu_name)
 
 
 def make_plan(args: argparse.Namespace, settings: Settings, warn: Any = None,
-              target: Optional[Any] = None) -> Tuple[Any, Snapshot, Optional[str]]:
-    """(plan with its commands, snapshot, target python path or None). `target`: plan for that machine's GPUs and
-    driver with this environment (planned_target)."""
-    from envdoctor.install.preview import attach_commands
-    from envdoctor.wheels.planner import plan
-    from envdoctor.wheels.wishes import Wishes
-
+              target: Optional[Any] = None) -> PlanResult:
+    """The plan use case for the parsed flags: for --snapshot FILE (with --python as the Python version), else
+    for the environment of --python as probed here; `target`: for that machine's GPUs and driver."""
     python_path = None
     python_version = None
     if args.snapshot:
@@ -101,69 +105,12 @@ def make_plan(args: argparse.Namespace, settings: Settings, warn: Any = None,
     else:
         python_path = target_python(args.python)
         snap = obtain_snapshot(argparse.Namespace(snapshot=None, python=python_path, timeout=args.timeout), settings)
-        if target is not None:
-            from envdoctor.wheels.target import retarget
-
-            snap = retarget(snap, target)
-    index = settings.wheel_index(warn=warn)
-    wishes = Wishes.from_options(args.torch, args.deepspeed, python_version,
-                                 settings.torch_index_base(args.index_base, index.default_index_base))
-    the_plan = plan(snap, index, wishes)
-    attach_commands(the_plan, snap, python_path, settings.state_root, settings.use_uv)
-    return the_plan, snap, python_path
-
-
-def render(doc: Dict[str, Any]) -> str:
-    from envdoctor.present.words import word
-
-    lines = [f"plan: {word(doc['status'])} - {doc.get('reason', '')}"]
-    for p in doc["packages"]:
-        lines.append(f"  install {p['pin']}" + (f"  from {p['index_url']}" if p["index_url"] else "  from your pip index"))
-        lines.append(f"    because {p['reason']}" + (f" [{word(p['status'])}]" if p["status"] != "verified" else ""))
-    if doc.get("installs"):
-        lines.append("  pip will install (with the dependencies):")
-        for i in doc["installs"]:
-            mark = {False: "  [no hash on the index]", None: "  [not found on an index page]"}.get(i["hashed"], "")
-            lines.append(f"    {i['name']} {i['version']}{mark}")
-    for k in doc.get("kept") or []:
-        lines.append(f"  keep {k}")
-    for u in doc.get("upgrade") or []:
-        lines.append(f"  upgrade: {u}")
-    for n in doc.get("notes") or []:
-        lines.append(f"  note: {n}")
-    ops = doc.get("deepspeed_ops")
-    if ops:
-        lines.append(f"  DeepSpeed ops ({'JIT at first use' if ops['build_env'].get('DS_BUILD_OPS') == '0' else 'prebuilt'}):"
-                     f" nvcc {ops['nvcc'] or 'missing'}, torch CUDA {ops['torch_cuda'] or '-'}: {ops['cuda_check']['why']}")
-        for name, op in ops["ops"].items():
-            lines.append(f"    {name:<12} {'[OKAY]' if op['buildable'] else '[NO]  '} {op['why']}")
-    rej = doc.get("rejected") or []
-    if rej:
-        lines.append(f"  rejected ({len(rej)}):")
-        for r in rej[:12]:
-            lines.append(f"    {r['name']} {r['version']} {r['variant']}: {r['why']}")
-        if len(rej) > 12:
-            lines.append(f"    ... {len(rej) - 12} more (--json lists all)")
-    if doc["commands"]:
-        lines.append("  commands:")
-        for c in doc["commands"]:
-            lines.append("    " + " ".join(_quote(a) for a in c))
-    if doc.get("env"):
-        lines.append("  with environment: " + " ".join(f"{k}={v}" for k, v in doc["env"].items()))
-    if doc.get("message"):
-        lines.append(f"  {doc['message']}")
-    return "\n".join(lines) + "\n"
-
-
-def _quote(arg: str) -> str:
-    import shlex
-
-    return shlex.quote(arg)
+    wishes = FixWishes(args.torch, args.deepspeed, python_version, args.index_base)
+    return plan_fix(snap, settings.fix_setup(warn), wishes, python_path, target)
 
 
 def run(args: argparse.Namespace) -> int:
-    from envdoctor.install.installer import execute
-    from envdoctor.install.state import EnvStateError
+    from envdoctor.usecases.apply_fix import EnvStateError, apply_fix
 
     live = LiveLine(sys.stderr) if sys.stderr.isatty() else None
 
@@ -175,25 +122,14 @@ def run(args: argparse.Namespace) -> int:
     settings = current_settings()
     check_lock_options(args)
     target = planned_target(args)
-    the_plan, snap, python_path = make_plan(args, settings, warn=say, target=target)
-    doc = the_plan.to_json()
-    if target is not None:
-        doc["target"] = target.to_json()
-        doc["notes"].append("planned for the target's GPUs and driver: the GPU check runs at the first "
-                            "`envdoctor check` there (this machine's GPUs are not the target's)")
+    result: Any = make_plan(args, settings, warn=say, target=target)
     if args.format:
-        return write_lock(args, the_plan, settings, python_path or sys.executable, say)
-    if python_path and the_plan.status == "planned":
-        from envdoctor.install.preview import install_report
-        from envdoctor.probes.pip_config import pip_index_url
-
-        pip_index = pip_index_url(settings.pip_index_url, python_path)
-        doc["installs"], notes = install_report(the_plan, python_path, os.environ, pip_index)
-        doc["notes"] += notes
-    install = the_plan.status == "planned" and not args.dry_run and not args.snapshot
+        return write_lock(args, result, settings, say)
+    result = report_installs(result, os.environ, settings.pip_index_url)
+    install = result.status == "planned" and not args.dry_run and not args.snapshot
     if install and not args.yes:
         if sys.stdin.isatty() and sys.stdout.isatty():
-            emit(render(doc))
+            emit(render_plan(result))
             answer = ask("install this plan? [y/N] ").strip().lower()
             install = answer in ("y", "yes")
             if not install:
@@ -202,26 +138,17 @@ def run(args: argparse.Namespace) -> int:
             say("not installing: stdin is not a terminal and --yes was not given")
             install = False
     if install:
-        # For a target, this machine's GPUs (if any) are not the ones planned for: torch is checked without them.
-        ccs = [] if target is not None else [str(g.compute_capability) for g in known_list(snap.gpus)
-                                              if present(g.compute_capability)]
         try:
-            out = execute(the_plan, python_path or sys.executable, ccs, say, settings.writable_state_root(), settings.use_uv,
-                          break_system_packages=args.break_system_packages, live=live.show if live else None)
+            result = apply_fix(result, settings.fix_setup(), say, break_system_packages=args.break_system_packages,
+                               live=live.show if live else None)
         except EnvStateError as exc:  # busy, or half-changed by an interrupted fix: nothing was done
             say(f"error: {exc}")
             return 3
-        doc["status"] = out.status
-        doc["commands"] = out.commands
-        doc["message"] = out.message
-        doc["rollback_ok"] = out.rollback_ok
-        say(out.message)
-        if target is not None and out.status == "installed":
+        say(result.message)
+        if target is not None and result.status == "installed":
             say("the GPUs were not checked here: run `envdoctor check` on the target machine")
-    emit_json(doc) if args.json else emit(render(doc))
-    if doc["status"] == "rolled_back":
-        return 3
-    return 1 if doc["status"] == "impossible" else 0
+    emit_result(args, result, lambda: render_plan(result))
+    return result.exit_code()
 
 
 def check_lock_options(args: argparse.Namespace) -> None:
@@ -231,8 +158,9 @@ def check_lock_options(args: argparse.Namespace) -> None:
         raise InputError("-o/--output goes with --format")
     if not args.format:
         return
-    if args.json:
-        raise InputError("--format and --json are two outputs: give one")
+    fmt = document_format(args)
+    if fmt is not None:
+        raise InputError(f"--format and --{fmt.name} are two outputs: give one")
     if args.yes:
         raise InputError("--format writes a lock and installs nothing: drop --yes, or install from the lock")
     if args.snapshot:
@@ -242,36 +170,29 @@ def check_lock_options(args: argparse.Namespace) -> None:
         raise InputError(f"-o {args.output!r}: PEP 751 names a lock file pylock.toml or pylock.<name>.toml")
 
 
-def write_lock(args: argparse.Namespace, the_plan: Any, settings: Settings, python_path: str, say: Any) -> int:
+def write_lock(args: argparse.Namespace, result: PlanResult, settings: Settings, say: Callable[[str], None]) -> int:
     """`fix --format`: the plan with what it keeps, every file as pip resolves it from scratch (installed
     packages ignored, so the lock is whole), as a lock. Exit 1 when there is no plan or no resolution."""
-    from envdoctor.install.preview import install_report
     from envdoctor.present import lockfiles
-    from envdoctor.probes.pip_config import pip_index_url
 
-    if the_plan.status == "impossible":
-        say(f"no lock: {the_plan.reason}")
+    if result.status == "impossible":
+        say(f"no lock: {result.plan.reason}")
         return 1
-    base = settings.torch_index_base(args.index_base, settings.wheel_index().default_index_base)
-    locked = lockfiles.lock_plan(the_plan, base)
-    pip_index = pip_index_url(settings.pip_index_url, python_path)
-    installs, notes = install_report(locked, python_path, {**os.environ, "PIP_IGNORE_INSTALLED": "1"}, pip_index)
-    if locked.packages and not installs:
-        say("no lock: " + ("; ".join(notes) or "pip resolved nothing"))
+    python = result.python or sys.executable
+    locked = lockfiles.lock_plan(result.plan, result.index_base)
+    got = resolve_files(locked, python, os.environ, settings.pip_index_url, from_scratch=True)
+    if locked.packages and not got.installs:
+        say("no lock: " + ("; ".join(got.notes) or "pip resolved nothing"))
         return 1
     try:
         if args.format == "requirements":
-            text = lockfiles.requirements(locked, installs, pip_index)
+            text = lockfiles.requirements(locked, got.installs, got.pip_index)
         elif args.format == "pylock":
-            text = lockfiles.pylock(locked, installs)
+            text = lockfiles.pylock(locked, got.installs)
         else:
             text = lockfiles.uv_snippet(locked)
     except lockfiles.LockError as exc:
         say(f"no lock: {exc}")
         return 1
-    if args.output:
-        write_atomic(Path(args.output), text)
-        say(f"{args.format} lock written to {args.output}")
-    else:
-        emit(text)
+    write_output(args, text, f"{args.format} lock", show=emit)
     return 0

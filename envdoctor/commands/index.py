@@ -5,15 +5,14 @@ the settings prefer it while it is valid and current."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
-from envdoctor.atomic_write import write_atomic
 from envdoctor.commands.common import current_settings
 from envdoctor.errors import InputError
+from envdoctor.present.output import write_file
 from envdoctor.present.terminal import for_terminal
 from envdoctor.settings import writable_dir
-from envdoctor.wheels.remote import DEFAULT_DEADLINE
+from envdoctor.usecases.wheel_index import DEFAULT_DEADLINE, index_sources, refresh_wheel_index
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -36,33 +35,23 @@ def _say(msg: str) -> None:
 
 
 def run_update(args: argparse.Namespace) -> int:
-    from envdoctor.install.resolve import check_index_url
-    from envdoctor.probes.pip_config import pip_index_url
-    from envdoctor.wheels.index import bundled_path, parse_index, read_index
-    from envdoctor.wheels.remote import BoundedFetch, refresh
-
     settings = current_settings()
-    bundled = read_index(bundled_path())
-    base = check_index_url(args.index_base or settings.torch_index or bundled.default_index_base, "--index-base")
-    pip_url = pip_index_url(settings.pip_index_url)
-    if pip_url:
-        check_index_url(pip_url, "pip's index-url")
+    sources = index_sources(args.index_base, settings.torch_index, settings.pip_index_url)
     for name in ("timeout", "deadline"):
         if not 0 < getattr(args, name) < float("inf"):
             raise InputError(f"--{name} must be a positive number of seconds")
     writable_dir(settings.cache_dir)  # before any fetching: a cache that cannot take the copy is exit 2 now
-    fetch = BoundedFetch(args.timeout, args.deadline)
-    new, failures, pages = refresh(bundled.raw, base, pip_url, fetch, _say)
-    for f in failures[:5]:
+    result = refresh_wheel_index(sources, args.timeout, args.deadline, _say)
+    for f in result.failures[:5]:
         _say(f"could not refresh: {f}")
-    if len(failures) > 5:
-        _say(f"... and {len(failures) - 5} more")
-    if pages == 0:
-        _say(f"offline or unreachable ({base}): nothing refreshed; envdoctor keeps using {bundled.path}")
+    if len(result.failures) > 5:
+        _say(f"... and {len(result.failures) - 5} more")
+    if result.pages == 0:
+        _say(f"offline or unreachable ({sources.base}): nothing refreshed; envdoctor keeps using {sources.bundled.path}")
         return 1
-    parse_index(new, "<refreshed index>")  # raises InputError listing every problem
+    result.check()
     dest = settings.user_index_path
-    write_atomic(dest, json.dumps(new, indent=1) + "\n")
+    write_file(dest, result.text())
     sys.stdout.write(f"wrote {dest}\n")
     return 0
 

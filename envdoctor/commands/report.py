@@ -3,23 +3,26 @@
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
 
-from envdoctor.atomic_write import write_atomic
-from envdoctor.commands.common import add_python, add_snapshot, add_timeouts, current_settings, obtain_snapshot
-from envdoctor.diagnose import diagnose
-from envdoctor.findings import for_interpreter, sort_findings
-from envdoctor.present.output import say
+from envdoctor.commands.common import (
+    add_output_file,
+    add_python,
+    add_snapshot,
+    add_timeouts,
+    current_settings,
+    obtain_snapshot,
+    write_output,
+)
 from envdoctor.present.report import render_report
 from envdoctor.probes.context import target_python
+from envdoctor.usecases.check import check
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("report", help="a report ready to paste into a bug tracker (secrets and host names removed)")
     p.add_argument("--markdown", action="store_true", help="markdown (the default; kept for scripts that pass it)")
     p.add_argument("--no-redact", action="store_true", help="keep host names, user names and addresses (never secrets)")
-    p.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
+    add_output_file(p)
     add_snapshot(p)
     add_python(p)
     add_timeouts(p)
@@ -29,13 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     settings = current_settings()
     snap = obtain_snapshot(args, settings)
-    know = settings.knowledge()
     python = target_python(args.python) if args.python and not args.snapshot else None
-    findings = sort_findings(for_interpreter(diagnose(snap, know.rules, know.index), python))
-    text = render_report(snap, findings, redact=not args.no_redact)
-    if args.output:
-        write_atomic(Path(args.output), text)
-        say(f"envdoctor: report written to {args.output}")
-    else:
-        sys.stdout.write(text)
+    result = check(snap, settings.knowledge(), python=python)
+    write_output(args, render_report(snap, result.findings, redact=not args.no_redact), "report")
     return 0

@@ -7,7 +7,6 @@ import argparse
 import sys
 
 from envdoctor.commands.common import current_settings
-from envdoctor.errors import InputError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -19,18 +18,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from envdoctor.knowledge import catalog_for
     from envdoctor.present.rules_doc import explain, rules_table
-    from envdoctor.rules.catalog import find
+    from envdoctor.usecases.rule_catalog import find_rule, rule_catalog
 
-    entries = catalog_for(current_settings().rules_path)
+    rules_dir = current_settings().rules_path
     if args.action == "list":
-        sys.stdout.write(rules_table(entries))
+        sys.stdout.write(rules_table(rule_catalog(rules_dir)))
         return 0
-    if not args.rule_id:
-        raise InputError("rules explain needs a rule id, e.g. `envdoctor rules explain ED101`")
-    entry = find(entries, args.rule_id)
-    if entry is None:
-        raise InputError(f"no rule {args.rule_id!r}; `envdoctor rules list` shows them all")
-    sys.stdout.write(explain(entry))
+    sys.stdout.write(explain(find_rule(rules_dir, args.rule_id)))
     return 0

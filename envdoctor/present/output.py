@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any, Optional, TextIO
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Dict, Optional, TextIO
 
+from envdoctor.atomic_write import write_atomic
 from envdoctor.errors import InputError
 from envdoctor.present.terminal import for_terminal
 from envdoctor.redact import scrub_document
@@ -24,9 +27,41 @@ def say(text: str, stream: Optional[TextIO] = None) -> None:
     stream.flush()
 
 
+def document_text(doc: Any) -> str:
+    """A document as JSON text, the secrets out of every string (JSON escapes control characters itself)."""
+    return json.dumps(scrub_document(doc), indent=2) + "\n"
+
+
 def emit_json(doc: Any, stream: Optional[TextIO] = None) -> None:
-    """JSON escapes control characters itself; the secrets come out of every string before it is written."""
-    (stream or sys.stdout).write(json.dumps(scrub_document(doc), indent=2) + "\n")
+    (stream or sys.stdout).write(document_text(doc))
+
+
+def write_file(path: Path, text: str) -> None:
+    """An output file (-o FILE, a report, the index copy), written whole or not at all; InputError naming it."""
+    write_atomic(Path(path), text)
+
+
+@dataclass(frozen=True)
+class DocumentFormat:
+    """A way to print a result's contract document (its `to_json()`): the flag `--NAME` every command with a
+    document gets, its help (`{schema}` is the command's schema), and the writer of the document."""
+
+    name: str
+    help: str
+    write: Callable[[Any], None]
+
+
+# Every document format, by name: each command that prints a document offers them all (commands.common).
+DOCUMENT_FORMATS: Dict[str, DocumentFormat] = {}
+
+
+def register_format(fmt: DocumentFormat) -> DocumentFormat:
+    """Offer `fmt` on every command that prints a document (before the parser is built)."""
+    DOCUMENT_FORMATS[fmt.name] = fmt
+    return fmt
+
+
+register_format(DocumentFormat("json", "print the {schema} JSON document", emit_json))
 
 
 def ask(question: str) -> str:

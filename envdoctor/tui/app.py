@@ -1,7 +1,8 @@
 """The envdoctor app: `make_app(...)` builds it from data; `run_tui()` is what `envdoctor` runs in a terminal.
 
-The app is the only controller: it runs the core (probes, rules, planner, installer, self-tests, NCCL
-diagnosis) in thread workers, which post typed messages back; it hands the results down to the panes.
+The app is the only controller: it runs the probes and the use cases (check, plan and apply a fix, self-tests,
+NCCL diagnosis, fleet) in thread workers, one generic worker for every use case (`run_use_case`), which post
+typed messages back; it hands the results down to the panes.
 """
 
 from __future__ import annotations
@@ -19,13 +20,14 @@ from textual import on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Container
+from textual.message import Message
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import ContentSwitcher, Footer, Header
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from envdoctor.errors import InputError
-from envdoctor.findings import Finding, exit_code, for_interpreter, sort_findings
+from envdoctor.findings import Finding
 from envdoctor.probes.base import ProbeContext
 from envdoctor.probes.context import probe_context as make_probe_context
 from envdoctor.settings import Settings
@@ -110,7 +112,9 @@ class EnvDoctorApp(App[int]):
         self.index_base = index_base
         self.wishes = (torch, deepspeed)
         self.report_path = report_path
-        self.plan: Any = None
+        self.plan: Any = None  # the plan on show (envdoctor.wheels.planner.Plan)
+        self.plan_result: Any = None  # ... as its use case returned it (envdoctor.usecases.plan_fix.PlanResult)
+        self.check_result: Any = None  # the diagnosis on show (envdoctor.usecases.check.CheckResult)
         self.timings: Dict[str, float] = {"start": time.monotonic()}
         self._probe_results: Dict[str, Tuple[ProbeRecord, Any]] = {}
         # The first tab's pane is composed with the app; the others are mounted one by one after the first frame.
@@ -210,6 +214,40 @@ class EnvDoctorApp(App[int]):
         self.query_one(OverviewPane).snapshot = snap
         self._on_pane("gpus", lambda p: setattr(p, "snapshot", snap), key="snapshot")
 
+    # --- the one worker over the use cases -------------------------------------------------------
+
+    def run_use_case(self, call: Callable[[], Any], reply: Callable[[Any, Optional[str]], Message], *, group: str,
+                     description: str, input_errors: bool = True) -> Worker:
+        """Run `call()` (a use case with its arguments) in a thread worker, one at a time per `group` (a newer call
+        cancels the older, whose result is dropped), and post `reply(result, None)`. `input_errors`: an InputError
+        is posted as `reply(None, its text)`; else it is the worker's failure, shown as an error screen."""
+
+        def work() -> None:
+            worker = get_current_worker()
+            try:
+                result = call()
+            except InputError as exc:
+                if not input_errors:
+                    raise
+                result, error = None, str(exc)
+            else:
+                error = None
+            if not worker.is_cancelled:
+                self.post_message(reply(result, error))
+
+        return self.run_worker(work, thread=True, exclusive=True, group=group, exit_on_error=False,
+                               description=description)
+
+    @on(msg.UseCaseRequested)
+    def _use_case_requested(self, message: msg.UseCaseRequested) -> None:
+        use_case, args, tab = message.use_case, message.args, message.tab
+        self.run_use_case(lambda: use_case(*args), lambda result, error: msg.UseCaseDone(tab, result, error),
+                          group=tab, description=f"{tab} tab")
+
+    @on(msg.UseCaseDone)
+    def _use_case_done(self, message: msg.UseCaseDone) -> None:
+        self._on_pane(message.tab, lambda p: p.use_case_done(message.result, message.error), key="result")
+
     # --- probing and diagnosis ----------------------------------------------------------------
 
     def _start_probing(self) -> None:
@@ -263,18 +301,18 @@ class EnvDoctorApp(App[int]):
         self._diagnose(message.snapshot)
         self._plan(self._wishes())
 
-    @work(thread=True, exclusive=True, group="diagnose", exit_on_error=False, description="diagnosing")
     def _diagnose(self, snap: Snapshot) -> None:
-        from envdoctor.diagnose import diagnose
-        know = self.settings.knowledge()
+        from envdoctor.usecases.check import check
+
         aim = self.fix_target if self.fix_target and self.fix_target != sys.executable else None
-        findings = sort_findings(for_interpreter(diagnose(snap, know.rules, know.index), aim))
-        if not get_current_worker().is_cancelled:
-            self.post_message(msg.FindingsReady(findings))
+        self.run_use_case(lambda: check(snap, self.settings.knowledge(), python=aim),
+                          lambda result, _error: msg.FindingsReady(result.findings, result),
+                          group="diagnose", description="diagnosing", input_errors=False)
 
     @on(msg.FindingsReady)
     def _findings_ready(self, message: msg.FindingsReady) -> None:
         self.findings = message.findings
+        self.check_result = message.result
         self.query_one(OverviewPane).findings = message.findings
         self._on_pane("findings", lambda p: setattr(p, "findings", message.findings), key="findings")
         self.call_after_refresh(self._mark, "findings_shown")
@@ -286,7 +324,7 @@ class EnvDoctorApp(App[int]):
         if self._installing():
             self.notify("An install is running; probe again when it has finished.", severity="warning")
             return
-        self.findings = None
+        self.findings = self.check_result = None
         self.query_one(OverviewPane).findings = None
         self._on_pane("findings", lambda p: setattr(p, "findings", None), key="findings")
         self.sub_title = "probing this machine…"
@@ -301,31 +339,22 @@ class EnvDoctorApp(App[int]):
             return
         self._plan(message)
 
-    @work(thread=True, exclusive=True, group="plan", exit_on_error=False, description="planning")
     def _plan(self, wishes: msg.PlanRequested) -> None:
-        from envdoctor.install.preview import attach_commands
-        from envdoctor.wheels.planner import plan as make_plan
-        from envdoctor.wheels.wishes import Wishes
+        from envdoctor.usecases.plan_fix import FixWishes, plan_fix
 
-        snap, settings = self.snapshot, self.settings
-        try:
-            index = settings.wheel_index()
-            base = settings.torch_index_base(self.index_base, index.default_index_base)
-            plan = make_plan(snap, index, Wishes.from_options(wishes.torch, wishes.deepspeed, None, base))
-            attach_commands(plan, snap, self.fix_target, settings.state_root, settings.use_uv)
-        except InputError as exc:
-            self.post_message(msg.PlanReady(None, str(exc)))
-            return
-        if not get_current_worker().is_cancelled:
-            self.post_message(msg.PlanReady(plan))
+        snap, python = self.snapshot, self.fix_target
+        asked = FixWishes(wishes.torch, wishes.deepspeed, None, self.index_base)
+        self.run_use_case(lambda: plan_fix(snap, self.settings.fix_setup(), asked, python), msg.PlanReady,
+                          group="plan", description="planning")
 
     @on(msg.PlanReady)
     def _plan_ready(self, message: msg.PlanReady) -> None:
-        self.plan = message.plan
+        self.plan_result = message.result
+        self.plan = plan = message.result.plan if message.result is not None else None
 
         def show(fix: Any) -> None:
             fix.plan_error = message.error
-            fix.plan = message.plan
+            fix.plan = plan
 
         self._on_pane("fix", show, key="plan")
 
@@ -342,9 +371,10 @@ class EnvDoctorApp(App[int]):
 
     @on(msg.ApplyRequested)
     def _apply_requested(self) -> None:
-        plan, target = self.plan, self.fix_target
-        if plan is None or plan.status != "planned" or not target:
+        planned, target = self.plan_result, self.fix_target
+        if planned is None or planned.status != "planned" or not target:
             return
+        plan = planned.plan
         body = Text()
         body.append("Install into ")
         body.append(f"{target}:\n", style="bold")
@@ -356,26 +386,21 @@ class EnvDoctorApp(App[int]):
         def confirmed(yes: Optional[bool]) -> None:
             if yes and not self._quitting:
                 self._panes["fix"].start_install()
-                self._install(plan, target)
+                self._install(planned)
 
         from envdoctor.tui.modals import ConfirmScreen
 
         self.push_screen(ConfirmScreen("Apply this plan?", body, yes="Install"), confirmed)
 
-    @work(thread=True, exclusive=True, group="install", exit_on_error=False, description="installing")
-    def _install(self, plan: Any, target: str) -> None:
-        from envdoctor.install.installer import execute
-        from envdoctor.snapshot import known_list, present
+    def _install(self, planned: Any) -> None:
+        from envdoctor.usecases.apply_fix import apply_fix
 
-        ccs = ([str(g.compute_capability) for g in known_list(self.snapshot.gpus) if present(g.compute_capability)]
-               if self.snapshot else [])
-        try:
-            outcome = execute(plan, target, ccs, lambda line: self.post_message(msg.InstallLog(line)),
-                              self.settings.writable_state_root(), self.settings.use_uv)
-        except InputError as exc:
-            self.post_message(msg.InstallDone(None, str(exc)))
-            return
-        self.post_message(msg.InstallDone(outcome))
+        def log(line: str) -> None:
+            self.post_message(msg.InstallLog(line))
+
+        self.run_use_case(lambda: apply_fix(planned, self.settings.fix_setup(), log),
+                          lambda result, error: msg.InstallDone(result.outcome if result else None, error),
+                          group="install", description="installing")
 
     @on(msg.InstallLog)
     def _install_log(self, message: msg.InstallLog) -> None:
@@ -438,28 +463,24 @@ class EnvDoctorApp(App[int]):
             return
         self._nccl(message.path, message.text)
 
-    @work(thread=True, exclusive=True, group="nccl", exit_on_error=False, description="NCCL diagnosis")
     def _nccl(self, path: Optional[str], text: Optional[str]) -> None:
-        from envdoctor.nccl import diagnose_paths, diagnose_text
+        from envdoctor.usecases.nccl_diagnosis import diagnose_logs, diagnose_pasted
 
-        try:
-            if path is not None:
-                report = diagnose_paths([path], snapshot=self.snapshot, rules=self.settings.nccl_rules())
-                p = Path(path)
-                text = p.read_text(encoding="utf-8", errors="replace") if p.stat().st_size <= NCCL_TEXTAREA_MAX else None
-            else:
-                report = diagnose_text(text or "", snapshot=self.snapshot, rules=self.settings.nccl_rules())
-        except InputError as exc:
-            self.post_message(msg.NcclReady(None, str(exc)))
-            return
-        self.post_message(msg.NcclReady((report, text)))
+        snap, rules = self.snapshot, self.settings.nccl_rules
+        if path is not None:
+            self.run_use_case(lambda: diagnose_logs([path], rules(), snap, keep_text=NCCL_TEXTAREA_MAX), msg.NcclReady,
+                              group="nccl", description="NCCL diagnosis")
+        else:
+            self.run_use_case(lambda: diagnose_pasted(text or "", rules(), snap), msg.NcclReady,
+                              group="nccl", description="NCCL diagnosis")
 
     @on(msg.NcclReady)
     def _nccl_ready(self, message: msg.NcclReady) -> None:
-        if message.report is None:
+        result = message.result
+        if result is None:
             self._on_pane("nccl", lambda p: p.show_error(message.error or "failed"), key="report")
         else:
-            self._on_pane("nccl", lambda p: p.show_report(*message.report), key="report")
+            self._on_pane("nccl", lambda p: p.show_report(result.report, result.log_text), key="report")
 
     # --- one handler for every worker's failure -----------------------------------------------
 
@@ -597,10 +618,10 @@ class EnvDoctorApp(App[int]):
         self._write_report(target, note)
 
     def _write_report(self, target: Path, note: str) -> None:
-        from envdoctor.atomic_write import write_atomic
+        from envdoctor.present.output import write_file
 
         try:
-            write_atomic(target, self.report_text())
+            write_file(target, self.report_text())
         except InputError as exc:
             self.notify(f"Cannot write the report: {exc}", severity="error")
             return
@@ -628,7 +649,7 @@ class EnvDoctorApp(App[int]):
             self.notify("An install is running; quitting now could leave the environment half-changed. "
                         "Wait for it to finish (or roll back).", severity="error")
             return
-        self.exit(return_code=exit_code(self.findings) if self.findings is not None else NO_VERDICT)
+        self.exit(return_code=self.check_result.exit_code() if self.check_result is not None else NO_VERDICT)
 
     def exit(self, result: Optional[int] = None, return_code: int = 0, message: Any = None) -> None:
         """Quit, ending what the probes and self-tests are running (the process would wait for them), but never an

@@ -3,9 +3,7 @@ highlighted by their worst finding, and the bandwidth matrix as a heat map again
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence
 
 from rich.table import Table
 from rich.text import Text
@@ -14,24 +12,12 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, Input, Static
 
-FLEET_SCHEMA = "envdoctor.fleet/1"
+from envdoctor.tui import messages as msg
+
 ODD_STYLE = {"error": "bold white on red", "warning": "bold black on yellow", "info": "bold cyan"}
 SEVERITY_RANK = {"error": 0, "warning": 1, "info": 2}
 # (fraction of the median at or above which, cell style); the last one catches the rest
 HEAT = ((0.8, "black on green"), (0.5, "black on yellow"), (0.0, "bold white on red"))
-
-
-def load_document(path: str) -> Tuple[Optional[Dict[str, Any]], Optional[str]]:
-    """(the report, None) or (None, what is wrong with the file)."""
-    try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        return None, f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}"
-    except ValueError as exc:
-        return None, f"{path}: invalid JSON: {exc}"
-    if not isinstance(doc, dict) or doc.get("schema") != FLEET_SCHEMA or not isinstance(doc.get("nodes"), list):
-        return None, f"{path}: not an {FLEET_SCHEMA} report (`envdoctor fleet collect -o FILE` writes one)"
-    return doc, None
 
 
 def odd_nodes(doc: Dict[str, Any]) -> Dict[str, str]:
@@ -126,16 +112,20 @@ class FleetPane(Vertical):
     @on(Button.Pressed, "#fleet-open")
     @on(Input.Submitted, "#fleet-path")
     def _open(self) -> None:
+        from envdoctor.usecases.fleet import open_report
+
         path = self.query_one("#fleet-path", Input).value.strip()
-        if not path:
-            return
-        doc, error = load_document(path)
-        if error:
+        if path:
+            self.post_message(msg.UseCaseRequested("fleet", open_report, (path,)))
+
+    def use_case_done(self, report: Any, error: Optional[str]) -> None:
+        """The report opened (envdoctor.usecases.fleet.FleetReport), or what is wrong with the file."""
+        if error is not None:
             self.query_one("#fleet-nodes", Static).update(Text(error, style="bold red"))
             self.query_one("#fleet-heatmap", Static).update("")
             self.query_one("#fleet-findings", Static).update("")
         else:
-            self.show(doc)
+            self.show(report.to_json())
 
     def show(self, doc: Dict[str, Any]) -> None:
         self.query_one("#fleet-nodes", Static).update(nodes_table(doc))
@@ -150,4 +140,4 @@ class FleetPane(Vertical):
         self.query_one("#fleet-findings", Static).update(findings_text(doc))
 
 
-__all__: List[str] = ["FleetPane", "heatmap", "load_document", "nodes_table", "odd_nodes"]
+__all__: List[str] = ["FleetPane", "heatmap", "nodes_table", "odd_nodes"]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, List, Optional
+from typing import TYPE_CHECKING, Any, Callable, List, Optional, Tuple
 
 from textual.message import Message
 
@@ -28,6 +28,7 @@ class ProbesDone(Message):
 @dataclass
 class FindingsReady(Message):
     findings: List[Finding]
+    result: Any = None  # envdoctor.usecases.check.CheckResult
 
 
 @dataclass
@@ -45,7 +46,7 @@ class PlanRequested(Message):
 
 @dataclass
 class PlanReady(Message):
-    plan: Any  # envdoctor.wheels.planner.Plan, or None when planning failed
+    result: Any  # envdoctor.usecases.plan_fix.PlanResult, or None when planning failed
     error: Optional[str] = None
 
 
@@ -80,7 +81,7 @@ class NcclRequested(Message):
 
 @dataclass
 class NcclReady(Message):
-    report: Any
+    result: Any  # envdoctor.usecases.nccl_diagnosis.NcclDiagnosis, or None when the log could not be read
     error: Optional[str] = None
 
 
@@ -108,3 +109,22 @@ class SelftestDone(Message):
 @dataclass
 class SelftestsFinished(Message):
     pass
+
+
+@dataclass
+class UseCaseRequested(Message):
+    """A pane asks for a use case to run: `use_case(*args)` in a worker; what it returns (or the InputError's text)
+    comes back to the pane of `tab` as `use_case_done(result, error)`. A new tab needs no message of its own."""
+
+    tab: str
+    use_case: Callable[..., Any]
+    args: Tuple[Any, ...] = ()
+
+
+@dataclass
+class UseCaseDone(Message):
+    """What a pane's use case returned (None, with `error`, when it raised an InputError)."""
+
+    tab: str
+    result: Any
+    error: Optional[str] = None

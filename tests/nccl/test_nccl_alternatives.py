@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from envdoctor.commands.nccl import render
 from envdoctor.errors import InputError
 from envdoctor.nccl import diagnose_text, load_rules
 from envdoctor.nccl.rules import default_rules_dir
+from envdoctor.present.nccl import render_nccl as render
 from envdoctor.present.style import Style
 from tests.nccl.test_nccl_corpus import all_cases
 

@@ -1,0 +1,159 @@
+"""Fleet: compare the nodes of one cluster and name the odd one out, from snapshot files or from what
+`fleet collect` gathered over torch.distributed's store; open a saved report. Every result's `to_json()` is the
+`envdoctor.fleet/1` document."""
+
+from __future__ import annotations
+
+import json
+import socket
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from envdoctor.errors import InputError
+from envdoctor.findings import Finding, exit_code, sort_findings, summary
+from envdoctor.fixes import manual
+from envdoctor.snapshot import present
+
+if TYPE_CHECKING:
+    from envdoctor.fleet.collect import Collected
+    from envdoctor.fleet.diagnose import Measured
+    from envdoctor.fleet.endpoint import Rendezvous
+    from envdoctor.fleet.thresholds import FleetThresholds
+    from envdoctor.snapshot import Snapshot
+
+FLEET_SCHEMA = "envdoctor.fleet/1"
+
+
+def thresholds() -> FleetThresholds:
+    """The fleet checks' thresholds; InputError (exit 2) on a bad data file."""
+    from envdoctor.fleet.thresholds import load_thresholds
+
+    return load_thresholds()
+
+
+@dataclass(frozen=True)
+class FleetComparison:
+    """Snapshot files compared: each node's (name, file) and the findings, most severe first."""
+
+    nodes: List[Tuple[str, str]]
+    findings: List[Finding]
+
+    def exit_code(self, strict: bool = False) -> int:
+        return exit_code(self.findings, strict=strict)
+
+    def to_json(self) -> Dict[str, Any]:
+        return {"schema": FLEET_SCHEMA, "nodes": [{"host": n, "file": p} for n, p in self.nodes],
+                "findings": [f.to_json() for f in self.findings], "summary": summary(self.findings)}
+
+
+def compare_snapshots(snapshots: Sequence[Tuple[str, Snapshot]],
+                      limits: Optional[FleetThresholds] = None) -> FleetComparison:
+    """Compare (file, snapshot) pairs: each node is named by its host name, or by its file where the host name is
+    unknown or two snapshots share one."""
+    from envdoctor.fleet.diagnose import fleet_diagnosis
+
+    nodes = [(str(s.host.hostname if present(s.host.hostname) else p), p, s) for p, s in snapshots]
+    names = [n for n, _, _ in nodes]
+    if len(set(names)) != len(names):
+        nodes = [(p, p, s) for _, p, s in nodes]
+    findings = fleet_diagnosis([(n, s) for n, _, s in nodes], limits or thresholds())
+    return FleetComparison([(n, p) for n, p, _ in nodes], findings)
+
+
+@dataclass(frozen=True)
+class FleetCollection:
+    """What rank 0 of `fleet collect` gathered and measured, and the findings, most severe first."""
+
+    collected: Collected
+    names: Mapping[int, str]
+    measured: Measured
+    findings: List[Finding]
+
+    def exit_code(self, strict: bool = False) -> int:
+        return exit_code(self.findings, strict=strict)
+
+    def to_json(self) -> Dict[str, Any]:
+        from envdoctor.fleet.report import collect_document
+
+        hostnames = {r: p.get("hostname") for r, p in self.collected.payloads.items()}
+        return collect_document(self.collected, self.names, self.measured, self.findings, hostnames)
+
+
+def bad_snapshot(problem: str) -> Finding:
+    """A node's snapshot that arrived but cannot be read."""
+    return Finding(id="ED905", severity="error", category="fleet_node_missing", title="a node sent an unusable snapshot",
+                   detail=problem, remedy=manual("Rerun `envdoctor snapshot` on that node and check its envdoctor version."))
+
+
+def diagnose_collected(got: Collected, limits: FleetThresholds) -> FleetCollection:
+    """The fleet diagnosis of what `fleet collect` gathered: the snapshots, who never came, the clocks, the
+    bandwidth matrix; an unreadable snapshot is a finding of its own."""
+    from envdoctor.fleet import report
+    from envdoctor.fleet.diagnose import fleet_diagnosis
+
+    names, nodes, problems = report.gathered_nodes(got)
+    m = report.measured(got, names, limits)
+    findings = fleet_diagnosis([(n, s) for _, n, s in nodes], limits, m)
+    return FleetCollection(got, names, m, sort_findings(findings + [bad_snapshot(p) for p in problems]))
+
+
+def rendezvous(nnodes: Optional[int], node_rank: Optional[int], endpoint: Optional[str],
+               environ: Mapping[str, str]) -> Rendezvous:
+    """Where and as which rank this node meets the others (the flags, else the launcher's environment)."""
+    from envdoctor.fleet.endpoint import resolve_rendezvous
+
+    return resolve_rendezvous(nnodes, node_rank, endpoint, environ)
+
+
+def message_size(text: str) -> int:
+    """`--bandwidth-size` in bytes; InputError naming the flag."""
+    from envdoctor.selftest.bandwidth import parse_size
+
+    try:
+        return parse_size(text)
+    except ValueError as exc:
+        raise InputError(f"--bandwidth-size: {exc}") from None
+
+
+def collect_fleet(rdzv: Rendezvous, this_node: Callable[[], Tuple[Snapshot, str]], timeout: float,
+                  bandwidth_bytes: Optional[int], limits: FleetThresholds, progress: Callable[[str], None],
+                  decide: Callable[[FleetCollection], int]) -> int:
+    """This node's part of `fleet collect`: send `this_node()` (its snapshot and file name) to rank 0; rank 0
+    diagnoses what it gathered and returns `decide(result)`, the exit code every node ends with. InputError when
+    this node cannot take part."""
+    from envdoctor.fleet import collect
+
+    plan = collect.BandwidthPlan(nbytes=bandwidth_bytes, iters=5) if bandwidth_bytes is not None else None
+
+    def payload() -> Dict[str, Any]:
+        snap, file = this_node()
+        return {"hostname": socket.gethostname(), "file": file, "snapshot": snap.to_json()}
+
+    try:
+        return collect.run(rdzv, payload, timeout, plan, lambda got: decide(diagnose_collected(got, limits)), progress)
+    except collect.CollectError as exc:
+        raise InputError(f"fleet collect (rank {rdzv.rank}): {exc}") from None
+
+
+@dataclass(frozen=True)
+class FleetReport:
+    """A saved fleet report (`fleet collect -o FILE`, `fleet --json`)."""
+
+    document: Dict[str, Any]
+
+    def to_json(self) -> Dict[str, Any]:
+        return self.document
+
+
+def open_report(path: str) -> FleetReport:
+    """The fleet report in `path`; InputError saying what is wrong with the file."""
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+    except ValueError as exc:
+        raise InputError(f"{path}: invalid JSON: {exc}") from None
+    if not isinstance(doc, dict) or doc.get("schema") != FLEET_SCHEMA or not isinstance(doc.get("nodes"), list):
+        raise InputError(f"{path}: not an {FLEET_SCHEMA} report (`envdoctor fleet collect -o FILE` writes one)")
+    return FleetReport(doc)

@@ -1,0 +1,156 @@
+"""Plan a fix: the PyTorch (and DeepSpeed) install that runs on a machine, with the exact commands.
+
+One pipeline for the CLI (`fix`) and the TUI (the Fix tab): wheel index -> torch index base -> wishes -> plan ->
+commands, for this machine or (retargeted) another one's GPUs and driver. `PlanResult.to_json()` is the
+`envdoctor.plan/1` document.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional
+
+if TYPE_CHECKING:
+    from envdoctor.snapshot import Snapshot
+    from envdoctor.wheels.index import WheelIndex
+    from envdoctor.wheels.planner import Plan
+    from envdoctor.wheels.target import Target
+
+TARGET_NOTE = ("planned for the target's GPUs and driver: the GPU check runs at the first `envdoctor check` there "
+               "(this machine's GPUs are not the target's)")
+
+
+@dataclass(frozen=True)
+class FixSetup:
+    """What a fix needs from the settings (`Settings.fix_setup()` builds it at the edge): the wheel index (loaded
+    when the plan is made), where the install state lives, uv or pip, and ENVDOCTOR_TORCH_INDEX."""
+
+    wheel_index: Callable[[], WheelIndex]
+    state_root: Path
+    writable_state_root: Callable[[], Path]
+    use_uv: bool = True
+    torch_index: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class FixWishes:
+    """What the user asked for, as `fix` takes it: torch versions (None: any), DeepSpeed (None: not wanted, ''
+    any version), the Python version to plan for (a snapshot from elsewhere) and --index-base."""
+
+    torch: Optional[str] = None
+    deepspeed: Optional[str] = None
+    python_version: Optional[str] = None
+    index_base: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class PlanResult:
+    """The plan with its commands, the snapshot it was made for (retargeted for another machine), the interpreter
+    its commands run (None: a snapshot taken elsewhere), the torch index base, the other machine (None: this one)
+    and, once `report_installs` ran, everything pip would install."""
+
+    plan: Plan
+    snapshot: Snapshot
+    python: Optional[str]
+    index_base: str
+    target: Optional[Target] = None
+    installs: Optional[List[Dict[str, Any]]] = None
+    install_notes: List[str] = field(default_factory=list)
+
+    @property
+    def status(self) -> str:
+        return self.plan.status
+
+    def exit_code(self) -> int:
+        """1 when no install can run here (`impossible`), else 0."""
+        return 1 if self.plan.status == "impossible" else 0
+
+    def to_json(self) -> Dict[str, Any]:
+        doc = self.plan.to_json()
+        if self.target is not None:
+            doc["target"] = self.target.to_json()
+            doc["notes"].append(TARGET_NOTE)
+        if self.installs is not None:
+            doc["installs"] = list(self.installs)
+            doc["notes"] += self.install_notes
+        return doc
+
+
+def torch_index_base(option: Optional[str], configured: Optional[str], default: str) -> str:
+    """The PyTorch wheel index to plan and install from: `option` (--index-base), else `configured`
+    (ENVDOCTOR_TORCH_INDEX), else the wheel index's default; each checked, the error naming where it came from."""
+    from envdoctor.install.indexes import TORCH_INDEX_ENV
+    from envdoctor.install.resolve import check_index_url
+
+    if option:
+        return check_index_url(option, "--index-base")
+    if configured:
+        return check_index_url(configured, TORCH_INDEX_ENV)
+    return check_index_url(default, "the wheel index's default_index_base")
+
+
+def other_machine(snapshot: Optional[Snapshot] = None, source: str = "", gpu: Optional[str] = None,
+                  driver: Optional[str] = None, count: Optional[int] = None,
+                  name: Optional[str] = None) -> Optional[Target]:
+    """The machine to plan for instead of this one: a snapshot taken there (`source`: its file), or GPUs of the
+    compute capabilities `gpu` with `driver`; None when neither is given."""
+    from envdoctor.wheels import target
+
+    if snapshot is not None:
+        return target.from_snapshot(snapshot, source)
+    if gpu:
+        return target.from_options(gpu, driver, count, name)
+    return None
+
+
+def plan_fix(snapshot: Snapshot, setup: FixSetup, wishes: FixWishes, python: Optional[str],
+             target: Optional[Target] = None) -> PlanResult:
+    """The plan for `snapshot` (of the environment at `python`; None: a snapshot taken elsewhere, whose own
+    interpreter the commands name) with its commands. `target`: plan for that machine's GPUs and driver with this
+    environment. InputError on a bad index, index base or wish."""
+    from envdoctor.install.preview import attach_commands
+    from envdoctor.wheels.planner import plan
+    from envdoctor.wheels.wishes import Wishes
+
+    if target is not None:
+        from envdoctor.wheels.target import retarget
+
+        snapshot = retarget(snapshot, target)
+    index = setup.wheel_index()
+    base = torch_index_base(wishes.index_base, setup.torch_index, index.default_index_base)
+    the_plan = plan(snapshot, index, Wishes.from_options(wishes.torch, wishes.deepspeed, wishes.python_version, base))
+    attach_commands(the_plan, snapshot, python, setup.state_root, setup.use_uv)
+    return PlanResult(the_plan, snapshot, python, base, target)
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """What pip would install for a plan: each file {name, version, url, hashed, requested, hashes}, notes (links
+    it could not read) and the package index it resolved against (None: pip's default)."""
+
+    installs: List[Dict[str, Any]]
+    notes: List[str]
+    pip_index: Optional[str]
+
+
+def resolve_files(the_plan: Plan, python: str, environ: Mapping[str, str], pip_index: Optional[str],
+                  from_scratch: bool = False) -> Resolved:
+    """Every file pip would install for the plan in `python`'s environment, dependencies included; `pip_index`:
+    PIP_INDEX_URL as configured (None: pip's own config); `from_scratch`: as if nothing were installed (a lock
+    names everything)."""
+    from envdoctor.install.preview import install_report
+    from envdoctor.probes.pip_config import pip_index_url
+
+    env = {**environ, "PIP_IGNORE_INSTALLED": "1"} if from_scratch else environ
+    index = pip_index_url(pip_index, python)
+    installs, notes = install_report(the_plan, python, env, index)
+    return Resolved(installs, notes, index)
+
+
+def report_installs(planned: PlanResult, environ: Mapping[str, str], pip_index: Optional[str]) -> PlanResult:
+    """The result with everything pip would install (when there is an install to run in a known interpreter)."""
+    if not planned.python or planned.plan.status != "planned":
+        return planned
+    got = resolve_files(planned.plan, planned.python, environ, pip_index)
+    return replace(planned, installs=got.installs, install_notes=got.notes)

@@ -1,0 +1,72 @@
+"""Refresh the wheel index: the bundled one plus what the live package indexes list now (`envdoctor index
+update`), validated before anyone writes it."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional
+
+from envdoctor.wheels.remote import DEFAULT_DEADLINE
+
+if TYPE_CHECKING:
+    from envdoctor.wheels.index import WheelIndex
+
+__all__ = ["DEFAULT_DEADLINE", "IndexRefresh", "IndexSources", "index_sources", "refresh_wheel_index"]
+
+
+@dataclass(frozen=True)
+class IndexSources:
+    """Where a refresh reads: the bundled index it starts from, the PyTorch wheel index, pip's index (DeepSpeed)."""
+
+    bundled: WheelIndex
+    base: str
+    pip_url: Optional[str]
+
+
+def index_sources(index_base: Optional[str], torch_index: Optional[str], pip_index: Optional[str]) -> IndexSources:
+    """The sources, each URL checked (InputError naming where it came from): `index_base` (--index-base), else
+    `torch_index` (ENVDOCTOR_TORCH_INDEX), else the bundled index's default; pip's index as configured or pip's."""
+    from envdoctor.install.resolve import check_index_url
+    from envdoctor.probes.pip_config import pip_index_url
+    from envdoctor.wheels.index import bundled_path, read_index
+
+    bundled = read_index(bundled_path())
+    base = check_index_url(index_base or torch_index or bundled.default_index_base, "--index-base")
+    pip_url = pip_index_url(pip_index)
+    if pip_url:
+        check_index_url(pip_url, "pip's index-url")
+    return IndexSources(bundled, base, pip_url)
+
+
+@dataclass(frozen=True)
+class IndexRefresh:
+    """The refreshed index document, what could not be read, and how many torch index pages were."""
+
+    document: Dict[str, Any]
+    failures: List[str]
+    pages: int
+
+    def to_json(self) -> Dict[str, Any]:
+        return self.document
+
+    def check(self) -> None:
+        """InputError listing every problem of the refreshed document."""
+        from envdoctor.wheels.index import parse_index
+
+        parse_index(self.document, "<refreshed index>")
+
+    def text(self) -> str:
+        """The document as the user copy is written."""
+        return json.dumps(self.document, indent=1) + "\n"
+
+
+def refresh_wheel_index(sources: IndexSources, timeout: float, deadline: float,
+                        say: Callable[[str], None]) -> IndexRefresh:
+    """Read the live indexes (each read within `timeout`, all within `deadline`); with any page read, the new
+    document is validated (InputError listing every problem). No page read: `pages` is 0, nothing to write."""
+    from envdoctor.wheels.remote import BoundedFetch, refresh
+
+    new, failures, pages = refresh(sources.bundled.raw, sources.base, sources.pip_url, BoundedFetch(timeout, deadline),
+                                   say)
+    return IndexRefresh(new, failures, pages)
