@@ -10,11 +10,11 @@ import socket
 import sys
 from typing import Any, Dict, List
 
+from envdoctor.commands.common import current_settings
 from envdoctor.errors import InputError
 from envdoctor.findings import Finding, exit_code, sort_findings, summary
 from envdoctor.fleet.diagnose import fleet_diagnosis
 from envdoctor.fleet.report import FLEET_SCHEMA
-from envdoctor.fleet.thresholds import load_thresholds
 from envdoctor.present.findings import render_findings
 from envdoctor.present.output import emit, emit_json
 from envdoctor.present.style import Style
@@ -72,7 +72,8 @@ def run(args: argparse.Namespace) -> int:
     names = [n for n, _, _ in nodes]
     if len(set(names)) != len(names):  # same host name twice: tell them apart by file
         nodes = [(p, p, s) for _, p, s in nodes]
-    findings = fleet_diagnosis([(n, s) for n, _, s in nodes], load_thresholds())
+    know = current_settings().knowledge()  # ENVDOCTOR_RULES_DIR's thresholds and checks, else the bundled ones
+    findings = fleet_diagnosis([(n, s) for n, _, s in nodes], know.fleet, declared=know.checks)
     if args.json:
         doc = {"schema": FLEET_SCHEMA, "nodes": [{"host": n, "file": p} for n, p, _ in nodes],
                "findings": [f.to_json() for f in findings], "summary": summary(findings)}
@@ -96,7 +97,8 @@ def _collect(args: argparse.Namespace) -> int:
         nbytes = parse_size(args.bandwidth_size)
     except ValueError as exc:
         raise InputError(f"--bandwidth-size: {exc}") from None
-    thresholds = load_thresholds()  # a bad data file is exit 2 on every node, before anyone waits
+    know = current_settings().knowledge()  # a bad data file is exit 2 on every node, before anyone waits
+    thresholds = know.fleet
     snap = load_snapshot(args.snapshot) if args.snapshot else None
     plan = collect.BandwidthPlan(nbytes=nbytes, iters=5) if args.bandwidth else None
 
@@ -115,7 +117,7 @@ def _collect(args: argparse.Namespace) -> int:
     def decide(got: collect.Collected) -> int:
         names, nodes, problems = report.gathered_nodes(got)
         m = report.measured(got, names, thresholds)
-        findings: List[Finding] = fleet_diagnosis([(n, s) for _, n, s in nodes], thresholds, m)
+        findings: List[Finding] = fleet_diagnosis([(n, s) for _, n, s in nodes], thresholds, m, declared=know.checks)
         findings = sort_findings(findings + [_bad_snapshot(p) for p in problems])
         hostnames = {r: p.get("hostname") for r, p in got.payloads.items()}
         doc = report.collect_document(got, names, m, findings, hostnames)

@@ -19,9 +19,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from envdoctor.catalog import find
     from envdoctor.knowledge import catalog_for
     from envdoctor.present.rules_doc import explain, rules_table
-    from envdoctor.rules.catalog import find
 
     entries = catalog_for(current_settings().rules_path)
     if args.action == "list":

@@ -1,7 +1,9 @@
 """The NCCL signature database: categories, signatures and context rules, read from `rules/nccl/*.json`.
 
-Every file is validated on load; all problems of all files are reported at once, each naming its file
-and entry, as one InputError (exit 2). Compiled rule sets are cached by each file's (path, mtime_ns, size).
+Every file is validated on load, its shape against envdoctor/data/nccl-rules.schema.json and then what a
+schema cannot say (patterns compile and match their examples, needles, known categories and signatures,
+conditions); all problems of all files are reported at once, each naming its file and entry, as one
+InputError (exit 2). Compiled rule sets are cached by each file's (path, mtime_ns, size).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import envdoctor.nccl.predicates  # noqa: F401  (registers the predicates the context rules name)
+from envdoctor import data_schemas
 from envdoctor.data_files import data_path, files_key, read_json
 from envdoctor.errors import InputError
 from envdoctor.nccl import dist_predicates  # noqa: F401  (registers the torch.distributed predicates)
@@ -23,6 +26,22 @@ SCHEMAS = {
     "envdoctor.nccl-categories/1": "categories",
     "envdoctor.nccl-signatures/1": "signatures",
     "envdoctor.nccl-context/1": "rules",
+}
+SCHEMA = "nccl-rules.schema.json"  # envdoctor/data/: each file's shape and each entry's
+_FILE_DEF = {"categories": "categories_file", "signatures": "signatures_file", "rules": "context_file"}
+# The sentence each field of an entry has always been named with when it is missing or malformed.
+MESSAGES = {
+    "category": {"title": "'title' must be a non-empty string", "fix": "'fix' must be a non-empty string",
+                 "severity": "'severity' must be one of ['error', 'warning']",
+                 "discriminating_test": "'discriminating_test' must be {'run': the check, 'confirms': what it shows "
+                                        "when this is the cause}"},
+    "signature": {"pattern": "'pattern' must be a non-empty string", "means": "'means' must say what the line means",
+                  "needles": "'needles' must list the literals every match contains (lower case, one of them per match)",
+                  "more_examples": "'more_examples' must be a list of lines",
+                  "weights": "'weights' must map categories to numbers", "example": "'example' must be a line"},
+    "context_rule": {"when": "'when' is required", "boost": "'boost' must map categories to numbers",
+                     "scale": "'scale' must map categories to numbers",
+                     "evidence": "'evidence' must be a list of signature ids", "note": "'note' must say why the rule holds"},
 }
 SEVERITIES = ("error", "warning")
 DEFAULT_SETTINGS: Dict[str, Any] = {
@@ -124,16 +143,19 @@ def _load(files: Sequence[Path], tables: Tables) -> RuleSet:
             continue
         key = SCHEMAS[doc["schema"]]
         entries = doc.get(key)
+        # each entry is checked on its own, below
+        shape = data_schemas.problems(doc, SCHEMA, _FILE_DEF[key], str(path), skip=(f"{key}[",))
         if not isinstance(entries, list):
             errors.append(f"{path}: '{key}' must be a list")
             continue
+        errors.extend(shape)
         for i, e in enumerate(entries):
             refs: List[str] = []
             e = tables.resolve(e, refs)
             errors.extend(f"{path}: entry #{i + 1}: {r}" for r in refs)
             raw[key].append((str(path), i, e))
-        if "settings" in doc:
-            errors.extend(_check_settings(str(path), doc["settings"], settings))
+        if "settings" in doc and not any(p.startswith(f"{path}: settings") for p in shape):
+            settings.update(doc["settings"])
 
     rs = RuleSet(settings=settings, files=[str(f) for f in files], tables=tables)
     seen: Dict[str, str] = {}
@@ -143,6 +165,7 @@ def _load(files: Sequence[Path], tables: Tables) -> RuleSet:
         return f"{file}: entry {name!r} (#{index + 1})" if isinstance(name, str) else f"{file}: entry #{index + 1}"
 
     def take_id(file: str, index: int, entry: Any, kind: str) -> Optional[str]:
+        """The entry's id once its shape is checked (the schema's `$defs/{kind}`); None when it has none to use."""
         if not isinstance(entry, dict):
             errors.append(f"{where(file, index, entry)}: must be an object")
             return None
@@ -154,43 +177,28 @@ def _load(files: Sequence[Path], tables: Tables) -> RuleSet:
             errors.append(f"{where(file, index, entry)}: duplicate id (first in {seen[f'{kind}:{name}']})")
             return None
         seen[f"{kind}:{name}"] = file
-        return name
+        shape = data_schemas.problems(entry, SCHEMA, kind, where(file, index, entry), MESSAGES[kind], own_words=True)
+        errors.extend(shape)
+        return None if shape else name
 
     for file, i, e in raw["categories"]:
         name = take_id(file, i, e, "category")
         if name is None:
             continue
-        problems = _unknown_keys(e, ("id", "title", "fix", "severity", "layer", "discriminating_test"))
-        for k in ("title", "fix"):
-            if not isinstance(e.get(k), str) or not e[k].strip():
-                problems.append(f"'{k}' must be a non-empty string")
-        if e.get("severity", "error") not in SEVERITIES:
-            problems.append(f"'severity' must be one of {list(SEVERITIES)}")
         test = e.get("discriminating_test")
-        if test is not None and not (isinstance(test, dict) and set(test) == {"run", "confirms"}
-                                     and all(isinstance(v, str) and v.strip() for v in test.values())):
-            problems.append("'discriminating_test' must be {'run': the check, 'confirms': what it shows when this is the cause}")
-        errors.extend(f"{where(file, i, e)}: {p}" for p in problems)
-        if not problems:
-            rs.categories[name] = Category(name, e["title"], e["fix"], e.get("severity", "error"), str(e.get("layer", "")),
-                                           dict(test) if test else None)
+        rs.categories[name] = Category(name, e["title"], e["fix"], e.get("severity", "error"), str(e.get("layer", "")),
+                                       dict(test) if test else None)
 
     for file, i, e in raw["signatures"]:
         name = take_id(file, i, e, "signature")
         if name is None:
             continue
-        problems = _unknown_keys(e, ("id", "pattern", "needles", "ignore_case", "weights", "means", "example",
-                                     "more_examples"))
+        problems: List[str] = []
         regex = None
-        if not isinstance(e.get("pattern"), str) or not e["pattern"]:
-            problems.append("'pattern' must be a non-empty string")
-        else:
-            try:
-                regex = re.compile(e["pattern"], re.IGNORECASE if e.get("ignore_case") else 0)
-            except re.error as exc:
-                problems.append(f"pattern does not compile: {exc}")
-        if not isinstance(e.get("means"), str) or not e["means"].strip():
-            problems.append("'means' must say what the line means")
+        try:
+            regex = re.compile(e["pattern"], re.IGNORECASE if e.get("ignore_case") else 0)
+        except re.error as exc:
+            problems.append(f"pattern does not compile: {exc}")
         problems.extend(_check_weights(e.get("weights", {}), rs, "weights"))
         if regex is not None and isinstance(e.get("example"), str) and not regex.search(e["example"]):
             problems.append("pattern does not match its own 'example'")
@@ -204,28 +212,19 @@ def _load(files: Sequence[Path], tables: Tables) -> RuleSet:
         e["id"] for _, _, e in raw["signatures"] if isinstance(e, dict) and isinstance(e.get("id"), str)}
     log_predicates = predicates_for(log=True)
     for file, i, e in raw["rules"]:
-        name = take_id(file, i, e, "rule")
+        name = take_id(file, i, e, "context_rule")
         if name is None:
             continue
-        problems = _unknown_keys(e, ("id", "when", "boost", "scale", "evidence", "note"))
-        if "when" not in e:
-            problems.append("'when' is required")
-        else:
-            problems.extend(f"when: {p}" for p in check_condition(e["when"], {"log": Any}, log_predicates, signal_ids))
+        problems = [f"when: {p}" for p in check_condition(e["when"], {"log": Any}, log_predicates, signal_ids)]
         if "boost" not in e and "scale" not in e:
             problems.append("needs 'boost' or 'scale'")
         problems.extend(_check_weights(e.get("boost", {}), rs, "boost"))
         scale = e.get("scale", {})
         problems.extend(_check_weights(scale, rs, "scale"))
-        if isinstance(scale, dict) and any(isinstance(v, (int, float)) and v < 0 for v in scale.values()):
+        if any(v < 0 for v in scale.values()):
             problems.append("'scale' factors must not be negative")
         ev = e.get("evidence", [])
-        if not isinstance(ev, list) or not all(isinstance(x, str) for x in ev):
-            problems.append("'evidence' must be a list of signature ids")
-        else:
-            problems.extend(f"'evidence': unknown signature {x!r}" for x in ev if x not in signal_ids)
-        if not isinstance(e.get("note"), str) or not e["note"].strip():
-            problems.append("'note' must say why the rule holds")
+        problems.extend(f"'evidence': unknown signature {x!r}" for x in ev if x not in signal_ids)
         errors.extend(f"{where(file, i, e)}: {p}" for p in problems)
         if not problems:
             rs.rules.append(ContextRule(name, e["when"], dict(e.get("boost", {})), dict(e.get("scale", {})),
@@ -243,11 +242,9 @@ def _load(files: Sequence[Path], tables: Tables) -> RuleSet:
 def _check_needles(entry: Mapping[str, Any], regex: Optional[re.Pattern[str]]) -> List[str]:
     """Needles are lower-case literals, each shown in an example the pattern matches: a needle that is in no
     matching line would make the prefilter skip the lines the signature is for."""
-    needles, more = entry.get("needles"), entry.get("more_examples", [])
-    if not isinstance(needles, list) or not needles or not all(isinstance(n, str) for n in needles):
-        return ["'needles' must list the literals every match contains (lower case, one of them per match)"]
-    if not isinstance(more, list) or not all(isinstance(x, str) for x in more):
-        return ["'more_examples' must be a list of lines"]
+    needles, more = entry["needles"], entry.get("more_examples", [])
+    if not needles:
+        return [MESSAGES["signature"]["needles"]]
     examples = [x for x in [entry.get("example"), *more] if isinstance(x, str)]
     out = [f"'more_examples': pattern does not match {x!r}" for x in more if regex is not None and not regex.search(x)]
     for n in needles:
@@ -264,37 +261,6 @@ def _flagged(regex: re.Pattern[str]) -> str:
     return f"(?i:{regex.pattern})" if regex.flags & re.IGNORECASE else regex.pattern
 
 
-def _unknown_keys(entry: Mapping[str, Any], allowed: Sequence[str]) -> List[str]:
-    return [f"unknown key {k!r}" for k in entry if k not in allowed]
-
-
-def _check_weights(weights: Any, rs: RuleSet, key: str) -> List[str]:
-    if not isinstance(weights, dict):
-        return [f"'{key}' must map categories to numbers"]
-    out = []
-    for cat, w in weights.items():
-        if cat not in rs.categories:
-            out.append(f"'{key}': unknown category {cat!r}")
-        if isinstance(w, bool) or not isinstance(w, (int, float)):
-            out.append(f"'{key}': {cat!r} must be a number")
-    return out
-
-
-def _check_settings(file: str, value: Any, settings: Dict[str, Any]) -> List[str]:
-    if not isinstance(value, dict):
-        return [f"{file}: 'settings' must be an object"]
-    out = []
-    for k, v in value.items():
-        if k not in DEFAULT_SETTINGS:
-            out.append(f"{file}: settings: unknown key {k!r}")
-        elif k == "confidence":
-            if not (isinstance(v, dict) and set(v) == {"high", "medium"}
-                    and all(isinstance(x, (int, float)) for x in v.values())):
-                out.append(f"{file}: settings: 'confidence' must be {{'high': number, 'medium': number}}")
-            else:
-                settings[k] = dict(v)
-        elif isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
-            out.append(f"{file}: settings: {k!r} must be a non-negative number")
-        else:
-            settings[k] = v
-    return out
+def _check_weights(weights: Mapping[str, float], rs: RuleSet, key: str) -> List[str]:
+    """Every category a weight names exists (the schema said they are numbers)."""
+    return [f"'{key}': unknown category {cat!r}" for cat in weights if cat not in rs.categories]

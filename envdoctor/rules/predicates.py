@@ -15,7 +15,7 @@ from envdoctor.cpulist import parse_cpulist
 from envdoctor.rules.conditions import Context, predicate
 from envdoctor.rules.runtime_predicates import meaning
 from envdoctor.snapshot import Gpu, Snapshot, Unknown, is_unavailable, known_list, present
-from envdoctor.versions import cudnn_human, major_minor, parse
+from envdoctor.versions import cudnn_human, major_minor, parse, series
 
 Result = Union[bool, None, Dict[str, Any]]
 
@@ -90,7 +90,7 @@ def _driver_too_old_said_by_torch(ctx: Context, cuda: str) -> Result:
     CUDA (contradictory facts are ED111's to report) or when the message is not torch's 'too old' one."""
     t = ctx.snapshot.torch
     text = t.cuda_init_error if present(t) and isinstance(t.cuda_init_error, str) else ""
-    said = meaning("cuda_init", text) if text else None
+    said = meaning(ctx, "cuda_init", text) if text else None
     if said is None or said.key != "driver_too_old":
         return None
     found = _FOUND_VERSION.search(text)
@@ -134,7 +134,7 @@ def driver_too_old_for_pypi_build(ctx: Context) -> Result:
     needed, _ga = compat.min_driver(cuda, "linux", drivers=ctx.index.drivers)
     if verdict.ok or needed is None:
         return None
-    return {"needed_driver": needed, "cuda": ".".join(cuda.split(".")[:2])}
+    return {"needed_driver": needed, "cuda": series(cuda) or cuda}
 
 
 @predicate("needed_driver")
@@ -452,7 +452,7 @@ def driver_too_old_for_any_torch(ctx: Context) -> Result:
     lowest = min(needs)
     if parse(s.driver.version) >= lowest[0]:
         return None
-    ordered = sorted(minors, key=lambda v: tuple(int(x) for x in v.split(".")))
+    ordered = sorted(minors, key=parse)
     return {"needed_driver": lowest[1], "python_mm": f"{py[0]}.{py[1]}", "platform": platform,
             "releases": f"torch {ordered[0]}" if len(ordered) == 1 else f"torch {ordered[0]}-{ordered[-1]}"}
 
@@ -468,7 +468,7 @@ def _wheel_for(index: Any, w: Any, platform: str, py: tuple) -> Optional[bool]:
             continue
         if other.first_release is not None and w.version < other.first_release:
             return False  # none anywhere before then
-        newest = max((tuple(int(x) for x in p.rstrip("t").split(".")) for ps in w.pythons.values() for p in ps),
+        newest = max((major_minor(p.rstrip("t")) for ps in w.pythons.values() for p in ps if major_minor(p.rstrip("t"))),
                      default=None)
         return False if newest is not None and py > newest else None  # no release shipped a Python newer than it knew
     return False

@@ -10,10 +10,13 @@ from typing import Any, Dict, List, Optional, Tuple
 import envdoctor.rules.ecosystem_predicates  # (registers the ecosystem rules' predicates)
 import envdoctor.rules.predicates
 import envdoctor.rules.runtime_predicates  # noqa: F401  (what torch, CUDA and DeepSpeed said)
+from envdoctor import data_schemas
 from envdoctor.data_files import data_path, files_key, read_json
 from envdoctor.errors import InputError
 from envdoctor.findings import SAFETIES, SEVERITIES
+from envdoctor.rules.checks import Checks, checks_dir, load_checks
 from envdoctor.rules.conditions import OUTPUTS, check_condition, check_path, field_type, list_item_type, predicates_for
+from envdoctor.rules.drift import NEEDED, READERS
 from envdoctor.rules.tables import Tables, load_tables
 from envdoctor.snapshot import Snapshot
 
@@ -88,80 +91,71 @@ def _some_names(cond: Any) -> Dict[str, str]:
     return found
 
 
+SCHEMA = "rules.schema.json"  # envdoctor/data/: the shape of a rule file and of each rule
+# The sentence each field has always been named with when its shape is wrong.
+MESSAGES = {
+    "id": "id must look like ED123",
+    "name": "name must be kebab-case and name the problem",
+    "category": "category must be snake_case",
+    "severity": f"severity must be one of {', '.join(SEVERITIES)}",
+    "status": f"status must be one of {', '.join(STATUSES)}",
+    "fix_safety": f"fix_safety must be one of {', '.join(SAFETIES)}",
+    "explanation": f"explanation needs text sections {', '.join(EXPLANATION_SECTIONS)}",
+    "fixtures": "fixtures needs non-empty 'fires' and 'quiet' lists (snapshot fixture names)",
+    "for_each": "for_each takes {in: path, as: name}",
+    "escalate": "escalate takes {to: severity, when: condition}",
+    "group_title": "group_title needs for_each and must be text",
+    **{k: f"{k} must be text" for k in ("title", "detail", "fix")},
+    **{k: f"{k} must be a list of text" for k in ("subjects", "references")},
+    "fix_commands": "fix_commands must be a list of commands (lists of text)",
+}
+
+
 def validate_rule(raw: Any, where: str) -> Tuple[Optional[Rule], List[str]]:
+    """One rule: its shape against rules.schema.json, then what a schema cannot say (the condition, the
+    template names, for_each naming a list, non-empty fixture lists). Every problem, each prefixed by `where`."""
     if not isinstance(raw, dict):
         return None, [f"{where}: a rule is an object"]
-    errors: List[str] = []
-    for key in REQUIRED:
-        if key not in raw:
-            errors.append(f"{where}: missing '{key}'")
-    for key in raw:
-        if key not in REQUIRED and key not in OPTIONAL:
-            errors.append(f"{where}: unknown key '{key}'")
-    if errors:
-        return None, errors
-    if not _ID.match(str(raw["id"])):
-        errors.append(f"{where}: id must look like ED123")
-    if not _NAME.match(str(raw["name"])):
-        errors.append(f"{where}: name must be kebab-case and name the problem")
-    if not _CATEGORY.match(str(raw["category"])):
-        errors.append(f"{where}: category must be snake_case")
-    if raw["severity"] not in SEVERITIES:
-        errors.append(f"{where}: severity must be one of {', '.join(SEVERITIES)}")
-    if raw["status"] not in STATUSES:
-        errors.append(f"{where}: status must be one of {', '.join(STATUSES)}")
-    if raw["fix_safety"] not in SAFETIES:
-        errors.append(f"{where}: fix_safety must be one of {', '.join(SAFETIES)}")
-    expl = raw["explanation"]
-    if not isinstance(expl, dict) or any(not isinstance(expl.get(k), str) for k in EXPLANATION_SECTIONS):
-        errors.append(f"{where}: explanation needs text sections {', '.join(EXPLANATION_SECTIONS)}")
+    errors = data_schemas.problems(raw, SCHEMA, "rule", where, MESSAGES)
+    if any(k not in raw for k in REQUIRED):
+        return None, errors  # what is there cannot be checked against what is missing
+    bad = set(data_schemas.fields(raw, SCHEMA, "rule"))
     fx = raw["fixtures"]
-    if not isinstance(fx, dict) or not fx.get("fires") or not fx.get("quiet"):
-        errors.append(f"{where}: fixtures needs non-empty 'fires' and 'quiet' lists (snapshot fixture names)")
+    if "fixtures" not in bad and (not fx["fires"] or not fx["quiet"]):
+        errors.append(f"{where}: {MESSAGES['fixtures']}")
+    expl = raw["explanation"]
     roots: Dict[str, Any] = {}
     each = raw.get("for_each")
-    if each is not None:
-        if not isinstance(each, dict) or set(each) != {"in", "as"}:
-            errors.append(f"{where}: for_each takes {{in: path, as: name}}")
+    if each is not None and "for_each" not in bad:
+        err = check_path(each["in"], {})
+        item = list_item_type(field_type(Snapshot, each["in"].split("."))[0]) if not err else None
+        if err:
+            errors.append(f"{where}: for_each: {err}")
+        elif item is None:
+            errors.append(f"{where}: for_each: '{each['in']}' is not a list")
         else:
-            err = check_path(each["in"], {})
-            if err:
-                errors.append(f"{where}: for_each: {err}")
-            else:
-                head, *rest = each["in"].split(".")
-                tp, _ = field_type(Snapshot, [head, *rest])
-                item = list_item_type(tp)
-                if item is None:
-                    errors.append(f"{where}: for_each: '{each['in']}' is not a list")
-                else:
-                    roots[each["as"]] = item
+            roots[each["as"]] = item
     machine = predicates_for(log=False)
     when_errors = check_condition(raw["when"], roots, machine)
     errors += [f"{where}: when: {e}" for e in when_errors]
     esc = raw.get("escalate")
-    if esc is not None:
-        if not isinstance(esc, dict) or esc.get("to") not in SEVERITIES or "when" not in esc:
-            errors.append(f"{where}: escalate takes {{to: severity, when: condition}}")
-        else:
-            errors += [f"{where}: escalate: {e}" for e in check_condition(esc["when"], roots, machine)]
+    if esc is not None and "escalate" not in bad:
+        errors += [f"{where}: escalate: {e}" for e in check_condition(esc["when"], roots, machine)]
     # Names the templates may use: snapshot paths, for_each/some names, predicate outputs.
     outputs = {o for p in _conditions_predicates(raw["when"]) if p in OUTPUTS for o in OUTPUTS[p]}
     some = _some_names(raw["when"])
-    texts = [("title", raw["title"]), ("detail", raw["detail"]), ("fix", raw["fix"])]
-    texts += [("subjects", s) for s in raw.get("subjects") or []]
-    texts += [("fix_commands", a) for cmd in raw.get("fix_commands") or [] for a in cmd]
+    texts = [(k, raw[k]) for k in ("title", "detail", "fix") if k not in bad]
+    texts += [("subjects", s) for s in raw.get("subjects") or []] if "subjects" not in bad else []
+    texts += [("fix_commands", a) for cmd in raw.get("fix_commands") or [] for a in cmd] if "fix_commands" not in bad else []
     group = raw.get("group_title")
-    if group is not None:
-        if each is None or not isinstance(group, str):
-            errors.append(f"{where}: group_title needs for_each and must be text")
+    if group is not None and "group_title" not in bad:
+        if each is None:
+            errors.append(f"{where}: {MESSAGES['group_title']}")
         else:
             for m in TEMPLATE_NAME.finditer(group):
                 if m.group(1) not in ("count", "subjects") and check_path(m.group(1), {}):
                     errors.append(f"{where}: group_title: '{{{m.group(1)}}}' must be count, subjects or a snapshot path")
     for label, text in texts if not when_errors else []:  # a broken condition binds nothing to check against
-        if not isinstance(text, str):
-            errors.append(f"{where}: {label} must be text")
-            continue
         for m in TEMPLATE_NAME.finditer(text):
             name = m.group(1)
             head = name.split(".")[0]
@@ -228,24 +222,29 @@ def load_rules_from(directory: Path) -> List[Rule]:
 
 @dataclass(frozen=True)
 class Rulebook:
-    """A rules database: the rules and the compatibility tables they read."""
+    """A rules database: the rules, the compatibility tables they read and the drift checks (what `diagnose`
+    compares with a baseline; None in a hand-made book that compares nothing)."""
 
     rules: Tuple[Rule, ...]
     tables: Tables
     directory: str
+    checks: Optional[Checks] = None
 
 
 _CACHE: Dict[Tuple[str, Tuple[Tuple[str, int, int], ...]], Rulebook] = {}
 
 
 def load_rulebook(directory: Path) -> Rulebook:
-    """Rules and tables of one directory (`rules/` or a rule author's copy); reloaded when a file changes."""
-    files = sorted(directory.glob("*.json")) + sorted((directory / "tables").glob("*.json"))
+    """Rules, tables and drift checks of one directory (`rules/` or a rule author's copy; without `checks/`, the
+    bundled checks); reloaded when a file changes."""
+    checks = checks_dir(directory)
+    files = sorted(directory.glob("*.json")) + sorted((directory / "tables").glob("*.json")) + sorted(checks.glob("*.json"))
     key = (str(directory), files_key(files))
     book = _CACHE.get(key)
     if book is None:
         rules = tuple(load_rules_from(directory))
-        book = Rulebook(rules, load_tables(directory / "tables"), str(directory))
+        book = Rulebook(rules, load_tables(directory / "tables"), str(directory),
+                        load_checks(checks, tuple(READERS), NEEDED))
         if len(_CACHE) >= 8:
             _CACHE.clear()
         _CACHE[key] = book

@@ -17,6 +17,7 @@ from packaging.version import InvalidVersion, Version
 
 from envdoctor.data_files import data_path, files_key, read_json
 from envdoctor.errors import InputError
+from envdoctor.versions import major_minor, series
 
 SCHEMA = "envdoctor.wheels_index/1"
 STATUSES = ("verified", "secondary", "UNVERIFIED")
@@ -117,7 +118,7 @@ class WheelIndex:
 
     def release(self, version: str) -> Optional[Release]:
         """The minor release of a torch version, planned or historical."""
-        mm = ".".join(str(version).split("+")[0].split(".")[:2])
+        mm = series(version)
         return next((r for r in (*self.releases, *self.history) if r.version == mm), None)
 
     @property
@@ -171,8 +172,9 @@ def validate(data: Any, source: str) -> List[str]:
                 val = row["toolkit_ga"].get(osn)
                 if val is not None and (not isinstance(val, str) or not _DRIVER.match(val)):
                     err(where, f"toolkit_ga.{osn}: {val!r} is not a driver version or null")
-            if tk.split(".")[0] not in fams and row.get("minor_version_compat") is not False:
-                err(where, f"no drivers.families entry for CUDA {tk.split('.')[0]}.x (nor minor_version_compat false)")
+            family = str(major_minor(tk)[0]) if major_minor(tk) else tk
+            if family not in fams and row.get("minor_version_compat") is not False:
+                err(where, f"no drivers.families entry for CUDA {family}.x (nor minor_version_compat false)")
             if row.get("minor_version_compat") is False and not all(row["toolkit_ga"].get(o) for o in ("linux", "windows")):
                 err(where, "minor_version_compat false needs both toolkit_ga drivers (they are its minimum)")
             _check_status(row, where, err)

@@ -1,6 +1,8 @@
-"""The one registry of everything envdoctor can find: machine rules (rules/*.json), NCCL root causes
-(rules/nccl/categories.json, with the signatures and context rules that point at them) and the drift and
-fleet checks (rules/drift.py, fleet/checks.py). `envdoctor rules list/explain` and docs/rules.md are rendered from it."""
+"""The one registry of everything envdoctor can find, read from one Knowledge value: machine rules (rules/*.json),
+NCCL root causes (rules/nccl/categories.json, with the signatures and context rules that point at them) and the
+drift and fleet checks (rules/checks/*.json). `envdoctor rules list/explain` and docs/rules.md are rendered from it.
+
+It sits above rules, nccl and fleet (it reads all three), so none of them imports another upward."""
 
 from __future__ import annotations
 
@@ -8,9 +10,9 @@ import json
 from dataclasses import dataclass, field
 from typing import List, Optional, Sequence, Tuple
 
-from envdoctor.fleet.checks import RULES as FLEET_RULES
 from envdoctor.nccl.rules import RuleSet
-from envdoctor.rules.drift import DRIFT_RULE, FACTS, FLEET_RULE
+from envdoctor.rules.checks import Checks
+from envdoctor.rules.drift import DRIFT, FLEET
 from envdoctor.rules.registry import Rulebook
 from envdoctor.rules.tables import Tables
 
@@ -115,27 +117,19 @@ def _effect(boost: Optional[float], scale: Optional[float]) -> str:
     return ", ".join(parts)
 
 
-def _drift() -> List[Entry]:
-    drift = tuple(f"{f.what}: {f.drift}" for f in FACTS if f.drift)
-    fleet = tuple(f"{f.what}: {f.fleet}; align: {f.align.format(what=f.what)}" for f in FACTS if f.fleet)
-    out = []
-    for (rid, name, category, what, why), heading, lines in (
-            (DRIFT_RULE, "Facts compared with the baseline (severity when changed)", drift),
-            (FLEET_RULE, "Facts every node must share (severity when they differ)", fleet)):
-        out.append(Entry(
-            id=rid, name=name, kind="drift", severity="varies", category=category, what=what, why=why,
-            fix="Restore the fact, or accept it (a new baseline)" if rid == DRIFT_RULE[0]
-            else "Align the odd node with the others, then rerun `envdoctor fleet`",
-            sections=((heading, lines),),
-        ))
-    out += [Entry(id=r.id, name=r.name, kind="drift", severity=r.severity, category=r.category, what=r.what,
-                  why=r.why, fix=r.fix) for r in FLEET_RULES]
-    return out
+def _checks(checks: Checks) -> List[Entry]:
+    """The drift and fleet checks as declared; the two that compare facts list them with their severities."""
+    drift = tuple(f"{f.what}: {f.drift}" for f in checks.facts if f.drift)
+    fleet = tuple(f"{f.what}: {f.fleet}; align: {f.align.format(what=f.what)}" for f in checks.facts if f.fleet)
+    sections = {DRIFT: (("Facts compared with the baseline (severity when changed)", drift),),
+                FLEET: (("Facts every node must share (severity when they differ)", fleet),)}
+    return [Entry(id=c.id, name=c.name, kind="drift", severity=c.severity, category=c.category, what=c.what,
+                  why=c.why, fix=c.fix, sections=sections.get(c.id, ())) for c in checks.checks]
 
 
-def catalog(book: Rulebook, nccl: RuleSet) -> List[Entry]:
+def catalog(book: Rulebook, nccl: RuleSet, checks: Checks) -> List[Entry]:
     """Every entry: machine rules by id, then the drift and fleet checks, then the NCCL root causes."""
-    return _machine(book) + _drift() + _nccl(nccl, book.tables)
+    return _machine(book) + _checks(checks) + _nccl(nccl, book.tables)
 
 
 def find(entries: Sequence[Entry], wanted: str) -> Optional[Entry]:
