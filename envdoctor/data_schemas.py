@@ -1,5 +1,6 @@
-"""The shape of envdoctor's own data files (rules, NCCL signatures, tables, the wheel index), checked against
-their JSON Schemas in `envdoctor/data/` before any Python reads them.
+"""The shape of envdoctor's own data files (rules, NCCL signatures, tables, drift and fleet checks, the wheel
+index), checked against their JSON Schemas in `envdoctor/data/inputs/` before any Python reads them. (The
+schemas of the documents envdoctor writes are beside that folder, in `envdoctor/data/`.)
 
 The schema says the structure (which keys, which types, which patterns); the loaders keep Python only for
 what a schema cannot say (a regular expression compiles, a template names a known field, an id is unique).
@@ -18,10 +19,18 @@ _UNKNOWN = re.compile(r"^(?P<path>.+): unknown field$")
 _HEAD = re.compile(r"^(?P<head>[^.\[:]+)")
 
 
+FOLDER = "inputs"  # of envdoctor/data
+
+
+def schema(schema_name: str) -> Dict[str, Any]:
+    """The data-file schema `schema_name` (a file of envdoctor/data/inputs)."""
+    return load_schema(f"{FOLDER}/{schema_name}")
+
+
 def definition(schema_name: str, name: Optional[str] = None) -> Dict[str, Any]:
-    """The schema `schema_name` (a file of envdoctor/data), or its `$defs/name`."""
-    schema = load_schema(schema_name)
-    return schema if name is None else schema["$defs"][name]
+    """The data-file schema `schema_name`, or its `$defs/name`."""
+    whole = schema(schema_name)
+    return whole if name is None else whole["$defs"][name]
 
 
 def problems(value: Any, schema_name: str, name: Optional[str] = None, where: str = "",
@@ -34,7 +43,7 @@ def problems(value: Any, schema_name: str, name: Optional[str] = None, where: st
     "missing 'x'", an unknown one "unknown key 'x'", and the rest as the validator words them (the path, then what
     is wrong). With `own_words`, a field's sentence also says that it is missing. Errors whose path starts with
     one of `skip` (entries the caller checks one by one, e.g. "rows[") are left out."""
-    root = load_schema(schema_name)
+    root = schema(schema_name)
     errors = validate(value, definition(schema_name, name), root)
     out: List[str] = []
     said = set()
@@ -64,7 +73,7 @@ def fields(value: Any, schema_name: str, name: Optional[str] = None) -> List[str
     """The top-level fields of `value` that break the schema (or its `$defs/name`), in order, each once: a missing
     or bad field (or one with a bad part) by its name, an unknown one as "unknown key 'x'". An entry that is not
     even an object is '(entry)'."""
-    root = load_schema(schema_name)
+    root = schema(schema_name)
     out: List[str] = []
     for error in validate(value, definition(schema_name, name), root):
         m = _UNKNOWN.match(error)
