@@ -13,6 +13,7 @@ from typing import List, Optional, Sequence, Tuple
 from envdoctor.nccl.rules import RuleSet
 from envdoctor.rules.checks import Checks
 from envdoctor.rules.drift import DRIFT, FLEET
+from envdoctor.rules.fixtures import label
 from envdoctor.rules.registry import Rulebook
 from envdoctor.rules.tables import Tables
 
@@ -82,7 +83,8 @@ def _machine(book: Rulebook) -> List[Entry]:
             why=ex["why"], fix=r.fix, fix_safety=r.fix_safety, status=f"{r.status} since {r.since}",
             sections=tuple(sections),
             references=tuple(r.references),
-            fixtures=f"fires on {', '.join(r.fixtures['fires'])}; quiet on {', '.join(r.fixtures['quiet'])}",
+            fixtures=f"fires on {', '.join(map(label, r.fixtures['fires']))}; "
+                     f"quiet on {', '.join(map(label, r.fixtures['quiet']))}",
         ))
     return out
 

@@ -17,6 +17,7 @@ from envdoctor.findings import SAFETIES, SEVERITIES
 from envdoctor.rules.checks import Checks, checks_dir, load_checks
 from envdoctor.rules.conditions import OUTPUTS, check_condition, check_path, field_type, list_item_type, predicates_for
 from envdoctor.rules.drift import NEEDED, READERS
+from envdoctor.rules.fixtures import Fixture, base_name
 from envdoctor.rules.tables import Tables, load_tables
 from envdoctor.snapshot import Snapshot
 
@@ -45,7 +46,7 @@ class Rule:
     fix_safety: str
     when: Dict[str, Any]
     explanation: Dict[str, str]
-    fixtures: Dict[str, List[str]]
+    fixtures: Dict[str, List[Fixture]]  # "fires" / "quiet": snapshot names, or snapshots derived from one
     source: str
     for_each: Optional[Dict[str, str]] = None
     subjects: List[str] = field(default_factory=list)
@@ -123,6 +124,9 @@ def validate_rule(raw: Any, where: str) -> Tuple[Optional[Rule], List[str]]:
     fx = raw["fixtures"]
     if "fixtures" not in bad and (not fx["fires"] or not fx["quiet"]):
         errors.append(f"{where}: {MESSAGES['fixtures']}")
+    if "fixtures" not in bad:  # a derived fixture sets snapshot fields that exist
+        errors += [f"{where}: fixtures: {base_name(spec)}: {err}" for kind in ("fires", "quiet") for spec in fx[kind]
+                   if isinstance(spec, dict) for path in spec["set"] for err in [check_path(path, {})] if err]
     expl = raw["explanation"]
     roots: Dict[str, Any] = {}
     each = raw.get("for_each")

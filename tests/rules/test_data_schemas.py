@@ -178,3 +178,24 @@ def test_schema_problems_are_worded_for_people():
         "f.json: entry: missing 'fix'", "f.json: entry: unknown key 'a'"]
     assert data_schemas.fields({"what": 3, "x": 1}, "checks.schema.json", "fact") == [
         "read", "drift", "fleet", "align", "what", "unknown key 'x'"]
+
+
+def test_a_derived_fixture_names_fields_that_exist():
+    rule: Dict[str, Any] = json.loads((ROOT / "rules" / "platform.json").read_text())["rules"][0]
+    rule["fixtures"] = {"fires": [{"from": "l4_container_shm64", "set": {"host.shm_byts": 1}}],
+                        "quiet": [{"from": "l4_container_shm64", "sett": {}}]}
+    problems = registry.validate_rule(rule, "custom.json: ED201")[1]
+    assert "custom.json: ED201: fixtures needs non-empty 'fires' and 'quiet' lists (snapshot fixture names)" in problems
+    rule["fixtures"]["quiet"] = ["h200_8x_healthy"]
+    problems = registry.validate_rule(rule, "custom.json: ED201")[1]
+    assert len(problems) == 1 and "fixtures: l4_container_shm64: unknown field path 'host.shm_byts'" in problems[0]
+
+
+def test_a_derived_fixture_is_its_base_snapshot_with_the_fields_set():
+    from envdoctor.rules.fixtures import derive, label
+
+    base = {"host": {"shm_bytes": 1}, "gpus": [{"name": "a"}, {"name": "b"}]}
+    spec = {"from": "x", "set": {"host.shm_bytes": 2, "gpus.1.name": "c"}}
+    assert derive(spec, base) == {"host": {"shm_bytes": 2}, "gpus": [{"name": "a"}, {"name": "c"}]}
+    assert base["host"]["shm_bytes"] == 1  # the base is not changed
+    assert label(spec) == 'x with host.shm_bytes=2, gpus.1.name="c"' and label("x") == "x"
