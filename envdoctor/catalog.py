@@ -42,25 +42,24 @@ class Entry:
         return w in (self.id.lower(), self.name.lower())
 
 
-_FEATURE_OF = {"wsl_unsupported": "wsl2", "gdr_disabled": "peermem_detect"}  # category -> its table row
-
-
-def _table_sections(tables: Tables, category: str, condition: str) -> List[Tuple[str, Tuple[str, ...]]]:
-    """The compatibility tables an entry reads (rules/tables/), so `explain` shows the facts and their sources."""
+def _table_sections(tables: Tables, named: Sequence[str]) -> List[Tuple[str, Tuple[str, ...]]]:
+    """The compatibility tables an entry reads or quotes (`named`: "shm", "nccl_min_for_feature.wsl2"; from the
+    predicates' `reads` and the files' table references), so `explain` shows the facts and their sources."""
+    read = {ref.partition(".")[0] for ref in named}
     out = []
-    if category == "nccl_too_old_for_gpu":
+    if "nccl_min_for_gpu" in read:
         out.append(("Table nccl_min_for_gpu (rules/tables/nccl_min_for_gpu.json)", tuple(
             f"{r.generation} (compute capability >= {r.min_cc}): NCCL >= {r.nccl}  [{r.source}]"
             for r in tables.nccl_min_for_gpu)))
-    feature = _FEATURE_OF.get(category)
-    if feature in tables.nccl_min_for_feature:
-        f = tables.nccl_min_for_feature[feature]
+    features = [tables.nccl_min_for_feature[k] for t, _, k in (ref.partition(".") for ref in named)
+                if t == "nccl_min_for_feature" and k in tables.nccl_min_for_feature]
+    if features:
         out.append(("Table nccl_min_for_feature (rules/tables/nccl_min_for_feature.json)",
-                    (f"NCCL >= {f.nccl} {f.feature}  [{f.source}]",)))
-    if category in ("shm_too_small", "shm_exhausted"):
+                    tuple(f"NCCL >= {f.nccl} {f.feature}  [{f.source}]" for f in features)))
+    if "shm" in read:
         out.append(("Table shm (rules/tables/shm.json)", (
             f"/dev/shm needs >= {tables.shm_min_mib} MiB, and {tables.shm_per_gpu_mib} MiB per local GPU",)))
-    if "triton_mismatch" in condition:
+    if "triton_pins" in read:
         out.append(("Table triton_pins (rules/tables/triton_pins.json)", tuple(
             f"torch {t}: triton {v}" for t, v in tables.triton_pins.items())))
     return out
@@ -77,7 +76,7 @@ def _machine(book: Rulebook) -> List[Entry]:
         if r.fix_commands:
             sections.append(("Runs", (" && ".join(" ".join(c) for c in r.fix_commands),)))
         sections.append(("Condition", (json.dumps(r.when),)))
-        sections += _table_sections(book.tables, r.category, json.dumps(r.when))
+        sections += _table_sections(book.tables, r.tables)
         out.append(Entry(
             id=r.id, name=r.name, kind="machine", severity=r.severity, category=r.category, what=ex["what"],
             why=ex["why"], fix=r.fix, fix_safety=r.fix_safety, status=f"{r.status} since {r.since}",
@@ -103,7 +102,7 @@ def _nccl(rules: RuleSet, tables: Tables) -> List[Entry]:
         if cat.test:
             sections.append(("Discriminating test (tells it apart from the other causes)",
                              (f"run: {cat.test['run']}", f"it is this cause if {cat.test['confirms']}")))
-        sections += _table_sections(tables, cat.id, "")
+        sections += _table_sections(tables, cat.tables)
         out.append(Entry(
             id=cat.finding_id, name=cat.id, kind="nccl", severity=cat.severity, category=cat.id,
             what=f"{cat.title} (from an NCCL / torch.distributed log: `envdoctor nccl diagnose`)",

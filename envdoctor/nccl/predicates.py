@@ -43,7 +43,7 @@ def _size(text: str) -> Optional[int]:
     return int(m.group(1)) * {"": 1, "k": 1 << 10, "m": MiB, "g": GiB}[m.group(2).lower()]
 
 
-@predicate(log=True)
+@predicate(log=True, reads=("shm",))
 def shm_small(ctx: Context) -> Result:
     shm = _snap(ctx, "host.shm_bytes")
     if isinstance(shm, int) and shm < ctx.tables.shm_min_mib * MiB:
@@ -51,7 +51,7 @@ def shm_small(ctx: Context) -> Result:
     return None
 
 
-@predicate(log=True)
+@predicate(log=True, reads=("shm",))
 def shm_roomy(ctx: Context) -> Result:
     shm = _snap(ctx, "host.shm_bytes")
     if isinstance(shm, int) and shm >= ctx.tables.shm_min_mib * MiB:

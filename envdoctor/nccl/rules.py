@@ -8,6 +8,7 @@ InputError (exit 2). Compiled rule sets are cached by each file's (path, mtime_n
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +20,7 @@ from envdoctor.data_files import data_path, files_key, read_json
 from envdoctor.errors import InputError
 from envdoctor.nccl import dist_predicates  # noqa: F401  (registers the torch.distributed predicates)
 from envdoctor.nccl.needles import MIN_NEEDLE
-from envdoctor.rules.conditions import check_condition, predicates_for
+from envdoctor.rules.conditions import check_condition, predicates_for, tables_read
 from envdoctor.rules.tables import Tables, load_tables
 
 SCHEMAS = {
@@ -63,6 +64,7 @@ class Category:
     severity: str = "error"
     layer: str = ""  # where the cause sits (nccl-taxonomy layers A-F)
     test: Optional[Mapping[str, str]] = None  # the one check that confirms it: {"run": ..., "confirms": ...}
+    tables: Tuple[str, ...] = ()  # the tables it, or a signature or context rule that points at it, reads or quotes
 
     @property
     def finding_id(self) -> str:
@@ -132,6 +134,7 @@ def load_rules(directory: Union[str, Path, None] = None, tables_dir: Union[str, 
 def _load(files: Sequence[Path], tables: Tables) -> RuleSet:
     errors: List[str] = []
     raw: Dict[str, List[Tuple[str, int, Any]]] = {"categories": [], "signatures": [], "rules": []}
+    named: Dict[Tuple[str, int], List[str]] = {}  # (file, entry) -> the table entries it quotes
     settings: Dict[str, Any] = dict(DEFAULT_SETTINGS)
     for path in files:
         doc, error = read_json(path)
@@ -150,6 +153,7 @@ def _load(files: Sequence[Path], tables: Tables) -> RuleSet:
             continue
         errors.extend(shape)
         for i, e in enumerate(entries):
+            named[(str(path), i)] = Tables.references(e)
             refs: List[str] = []
             e = tables.resolve(e, refs)
             errors.extend(f"{path}: entry #{i + 1}: {r}" for r in refs)
@@ -230,6 +234,7 @@ def _load(files: Sequence[Path], tables: Tables) -> RuleSet:
             rs.rules.append(ContextRule(name, e["when"], dict(e.get("boost", {})), dict(e.get("scale", {})),
                                         tuple(ev), e["note"]))
 
+    _tables_of_categories(rs, raw, named)
     if not raw["categories"] and not errors:
         errors.append("no categories defined (a file with schema envdoctor.nccl-categories/1)")
     if errors:
@@ -237,6 +242,20 @@ def _load(files: Sequence[Path], tables: Tables) -> RuleSet:
         raise InputError(head + "; ".join(errors))
     rs.union = re.compile("|".join(f"(?:{_flagged(s.regex)})" for s in rs.signatures)) if rs.signatures else None
     return rs
+
+
+def _tables_of_categories(rs: RuleSet, raw: Mapping[str, List[Tuple[str, int, Any]]],
+                          named: Mapping[Tuple[str, int], List[str]]) -> None:
+    """Each category's tables: quoted by it, or by a signature or context rule that points at it, or read by that
+    rule's predicates (`rules explain` shows them)."""
+    quoted = {(key, e.get("id")): named[(f, i)] for key in raw for f, i, e in raw[key] if isinstance(e, dict)}
+    for cat in list(rs.categories.values()):
+        found = list(quoted.get(("categories", cat.id), []))
+        found += [t for s in rs.signatures if cat.id in s.weights for t in quoted.get(("signatures", s.id), [])]
+        for r in rs.rules:
+            if cat.id in r.boost or cat.id in r.scale:
+                found += quoted.get(("rules", r.id), []) + tables_read(r.when)
+        rs.categories[cat.id] = dataclasses.replace(cat, tables=tuple(dict.fromkeys(found)))
 
 
 def _check_needles(entry: Mapping[str, Any], regex: Optional[re.Pattern[str]]) -> List[str]:

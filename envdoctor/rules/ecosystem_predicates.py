@@ -115,7 +115,7 @@ def numpy_abi_broken(ctx: Context) -> Result:
     return {"numpy_version": version, "numpy_error": nb.error.strip().splitlines()[0][:200]}
 
 
-@predicate("numpy_version", "needed", "build", "source")
+@predicate("numpy_version", "needed", "build", "source", reads=("numpy_builds",))
 def numpy_outside_torch_build(ctx: Context) -> Result:
     """The installed NumPy is outside the range this torch's wheels were built for, while the bridge itself
     was not exercised (when it was, ED501 speaks from the real failure or the real success)."""
@@ -175,7 +175,7 @@ def _companion_problem(ctx: Context, name: str, comp: Any, torch_version: Option
     return None
 
 
-@predicate("companion", "companion_version", "problem", "wanted", "torch_release")
+@predicate("companion", "companion_version", "problem", "wanted", "torch_release", reads=("companions",))
 def companion_mismatched(ctx: Context) -> Result:
     s = ctx.snapshot
     t = _torch(s)
@@ -450,7 +450,7 @@ def extension_built_for_other_torch(ctx: Context) -> Result:
     return None
 
 
-@predicate("gpus_below", "requirement", "source")
+@predicate("gpus_below", "requirement", "source", reads=("extension_requirements",))
 def extension_gpu_too_old(ctx: Context) -> Result:
     ext = ctx.bound["ext"]
     s = ctx.snapshot
@@ -480,7 +480,7 @@ def extension_gpu_too_old(ctx: Context) -> Result:
             f"{floor.min_cc[0]}.{floor.min_cc[1]})", "source": floor.source}
 
 
-@predicate("gpus_below", "requirement", "source")
+@predicate("gpus_below", "requirement", "source", reads=("extension_requirements",))
 def inductor_gpu_too_old(ctx: Context) -> Result:
     """torch.compile's GPU backend generates Triton kernels; Triton needs compute capability 7.0+."""
     s = ctx.snapshot

@@ -63,7 +63,7 @@ def driver_fits_torch(ctx: Context) -> Result:
     return {"verdict": "; ".join(why)}
 
 
-@predicate("needed_driver", "cuda", "verdict")
+@predicate("needed_driver", "cuda", "verdict", reads=("runtime_errors",))
 def driver_too_old_for_torch(ctx: Context) -> Result:
     s = ctx.snapshot
     cuda = _torch_cuda(s)
@@ -474,7 +474,7 @@ def _wheel_for(index: Any, w: Any, platform: str, py: tuple) -> Optional[bool]:
     return False
 
 
-@predicate("nccl", "needed_nccl", "gpu_name")
+@predicate("nccl", "needed_nccl", "gpu_name", reads=("nccl_min_for_gpu",))
 def nccl_too_old_for_gpu(ctx: Context) -> Result:
     """torch's NCCL predates the newest GPU's generation (rules/tables/nccl_min_for_gpu.json)."""
     t = ctx.snapshot.torch
@@ -538,7 +538,7 @@ def nvlink_present(ctx: Context) -> Result:
     return {"links": max(links)} if links else None
 
 
-@predicate("shm_mib", "needed_mib")
+@predicate("shm_mib", "needed_mib", reads=("shm",))
 def shm_too_small(ctx: Context) -> Result:
     s = ctx.snapshot
     if not present(s.host.shm_bytes) or not known_list(s.gpus):
@@ -596,7 +596,7 @@ def fabric_manager_mismatch(ctx: Context) -> Result:
             and present(fm.version) and fm.version != s.driver.version)
 
 
-@predicate("triton", "expected_triton")
+@predicate("triton", "expected_triton", reads=("triton_pins",))
 def triton_mismatch(ctx: Context) -> Result:
     s = ctx.snapshot
     t = s.torch

@@ -15,7 +15,16 @@ from envdoctor.data_files import data_path, files_key, read_json
 from envdoctor.errors import InputError
 from envdoctor.findings import SAFETIES, SEVERITIES
 from envdoctor.rules.checks import Checks, checks_dir, load_checks
-from envdoctor.rules.conditions import OUTPUTS, check_condition, check_path, field_type, list_item_type, predicates_for
+from envdoctor.rules.conditions import (
+    OUTPUTS,
+    check_condition,
+    check_path,
+    field_type,
+    list_item_type,
+    predicates_for,
+    predicates_named,
+    tables_read,
+)
 from envdoctor.rules.drift import NEEDED, READERS
 from envdoctor.rules.fixtures import Fixture, base_name
 from envdoctor.rules.tables import Tables, load_tables
@@ -54,6 +63,7 @@ class Rule:
     references: List[str] = field(default_factory=list)
     escalate: Optional[Dict[str, Any]] = None
     group_title: Optional[str] = None  # one finding for all matching items instead of one each
+    tables: Tuple[str, ...] = ()  # the tables it reads ("shm") or quotes ("nccl_min_for_feature.wsl2"), for `explain`
 
 
 class RulesError(InputError):
@@ -61,20 +71,6 @@ class RulesError(InputError):
         self.problems = problems
         head = f"invalid rules database: {len(problems)} problem(s)"
         super().__init__(head + "\n  " + "\n  ".join(problems))
-
-
-def _conditions_predicates(cond: Any) -> List[str]:
-    if isinstance(cond, dict):
-        out: List[str] = []
-        for op, arg in cond.items():
-            if op == "predicate" and isinstance(arg, str):
-                out.append(arg)
-            elif isinstance(arg, (dict, list)):
-                out += _conditions_predicates(arg)
-        return out
-    if isinstance(cond, list):
-        return [p for c in cond for p in _conditions_predicates(c)]
-    return []
 
 
 def _some_names(cond: Any) -> Dict[str, str]:
@@ -146,7 +142,7 @@ def validate_rule(raw: Any, where: str) -> Tuple[Optional[Rule], List[str]]:
     if esc is not None and "escalate" not in bad:
         errors += [f"{where}: escalate: {e}" for e in check_condition(esc["when"], roots, machine)]
     # Names the templates may use: snapshot paths, for_each/some names, predicate outputs.
-    outputs = {o for p in _conditions_predicates(raw["when"]) if p in OUTPUTS for o in OUTPUTS[p]}
+    outputs = {o for p in predicates_named(raw["when"]) if p in OUTPUTS for o in OUTPUTS[p]}
     some = _some_names(raw["when"])
     texts = [(k, raw[k]) for k in ("title", "detail", "fix") if k not in bad]
     texts += [("subjects", s) for s in raw.get("subjects") or []] if "subjects" not in bad else []
@@ -206,9 +202,12 @@ def load_rules_from(directory: Path) -> List[Rule]:
         for i, raw in enumerate(doc["rules"]):
             label = raw.get("id") if isinstance(raw, dict) and isinstance(raw.get("id"), str) else f"rules[{i}]"
             refs: List[str] = []
+            named = Tables.references(raw)
             if tables is not None:
                 raw = tables.resolve(raw, refs)
             rule, errs = validate_rule(raw, f"{path.name}: {label}")
+            if rule is not None:
+                rule.tables = tuple(dict.fromkeys(named + tables_read([rule.when, (rule.escalate or {}).get("when")])))
             errs += [f"{path.name}: {label}: {r}" for r in refs]
             problems += [f"{path.parent.name}/{e}" for e in errs]
             if rule is not None and not refs:

@@ -36,7 +36,7 @@ def _torch(s: Snapshot) -> Any:
     return s.torch if present(s.torch) else None
 
 
-@predicate("said", "cause", "remedy")
+@predicate("said", "cause", "remedy", reads=("runtime_errors",))
 def cuda_init_failure(ctx: Context) -> Result:
     """torch is a CUDA build and CUDA's initialisation printed an error: what it said and what that means."""
     t = _torch(ctx.snapshot)
@@ -66,7 +66,7 @@ def _ld_dirs(s: Snapshot, wanted: re.Pattern[str] = _CUDA_DIR) -> List[str]:
     return [d for d in value.split(":") if d and wanted.search(d)]
 
 
-@predicate("said", "cause", "remedy", "where")
+@predicate("said", "cause", "remedy", "where", reads=("runtime_errors",))
 def cudnn_mismatch_loaded(ctx: Context) -> Result:
     """torch's cuDNN check failed because another cuDNN was loaded."""
     text = _cudnn_failure(ctx.snapshot)
@@ -132,7 +132,7 @@ def torch_import_failure(ctx: Context) -> Result:
     return None
 
 
-@predicate("said", "cause", "remedy")
+@predicate("said", "cause", "remedy", reads=("runtime_errors",))
 def deepspeed_error_explained(ctx: Context) -> Result:
     """DeepSpeed's import (or op build) failed with an error whose meaning is known."""
     s = ctx.snapshot

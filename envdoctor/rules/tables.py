@@ -118,6 +118,19 @@ class Tables:
             return self.triton_pins[key]
         raise KeyError(f"no table entry {ref!r}")
 
+    @staticmethod
+    def references(value: Any) -> List[str]:
+        """The table entries a rule file's entry names ('nccl_min_for_gpu.hopper'), before they are resolved."""
+        if isinstance(value, str):
+            return [f"{m.group(1)}.{m.group(2)}" for m in TEXT_REF.finditer(value)]
+        if isinstance(value, dict):
+            if set(value) == {"table"} and isinstance(value["table"], str):
+                return [value["table"]]
+            return [r for v in value.values() for r in Tables.references(v)]
+        if isinstance(value, list):
+            return [r for v in value for r in Tables.references(v)]
+        return []
+
     def fill(self, text: str) -> str:
         return TEXT_REF.sub(lambda m: self.lookup(f"{m.group(1)}.{m.group(2)}"), text)
 
