@@ -375,10 +375,9 @@ def python_unsupported(ctx: Context) -> Result:
         return None
     if present(s.python.implementation) and str(s.python.implementation).lower() not in ("cpython", "cp"):
         return None  # PyPy and others: their own rule
-    m = re.match(r"^(\d+)\.(\d+)", str(s.python.version))
-    if not m:
+    py = major_minor(s.python.version)
+    if py is None:
         return None
-    py = (int(m.group(1)), int(m.group(2)))
     index = ctx.index
     platform = compat.wheel_platform(s.host.os, s.host.arch) if present(s.host.os) and present(s.host.arch) else None
     dated = re.match(r"^\d{4}-\d{2}-\d{2}", str(s.created or ""))
@@ -417,11 +416,10 @@ def driver_too_old_for_any_torch(ctx: Context) -> Result:
         return None
     if not present(s.python.version) or not present(s.host.os) or not present(s.host.arch):
         return None
-    m = re.match(r"^(\d+)\.(\d+)", str(s.python.version))
+    py = major_minor(s.python.version)
     platform = compat.wheel_platform(s.host.os, s.host.arch)
-    if not m or platform is None or s.python.free_threaded is True:
+    if py is None or platform is None or s.python.free_threaded is True:
         return None
-    py = (int(m.group(1)), int(m.group(2)))
     day = str(s.created)[:10] if re.match(r"^\d{4}-\d{2}-\d{2}", str(s.created or "")) else "9999-12-31"
     minors = set()
     for w in ctx.index.wheels:
