@@ -12,7 +12,7 @@ import dataclasses
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Collection, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import envdoctor.nccl.predicates  # noqa: F401  (registers the predicates the context rules name)
 from envdoctor import data_schemas
@@ -131,9 +131,14 @@ def load_rules(directory: Union[str, Path, None] = None, tables_dir: Union[str, 
     return cached
 
 
-def _load(files: Sequence[Path], tables: Tables) -> RuleSet:
-    errors: List[str] = []
-    raw: Dict[str, List[Tuple[str, int, Any]]] = {"categories": [], "signatures": [], "rules": []}
+Raw = Dict[str, List[Tuple[str, int, Any]]]  # "categories" / "signatures" / "rules" -> (file, index, entry)
+
+
+def _read_files(files: Sequence[Path], tables: Tables, errors: List[str]
+                ) -> Tuple[Raw, Dict[Tuple[str, int], List[str]], Dict[str, Any]]:
+    """Every file's entries (table references resolved), the table entries each quotes, and the settings; each
+    file's own shape is checked here, its entries' later, one by one."""
+    raw: Raw = {"categories": [], "signatures": [], "rules": []}
     named: Dict[Tuple[str, int], List[str]] = {}  # (file, entry) -> the table entries it quotes
     settings: Dict[str, Any] = dict(DEFAULT_SETTINGS)
     for path in files:
@@ -160,7 +165,12 @@ def _load(files: Sequence[Path], tables: Tables) -> RuleSet:
             raw[key].append((str(path), i, e))
         if "settings" in doc and not any(p.startswith(f"{path}: settings") for p in shape):
             settings.update(doc["settings"])
+    return raw, named, settings
 
+
+def _load(files: Sequence[Path], tables: Tables) -> RuleSet:
+    errors: List[str] = []
+    raw, named, settings = _read_files(files, tables, errors)
     rs = RuleSet(settings=settings, files=[str(f) for f in files], tables=tables)
     seen: Dict[str, str] = {}
 
@@ -197,17 +207,7 @@ def _load(files: Sequence[Path], tables: Tables) -> RuleSet:
         name = take_id(file, i, e, "signature")
         if name is None:
             continue
-        problems: List[str] = []
-        regex = None
-        try:
-            regex = re.compile(e["pattern"], re.IGNORECASE if e.get("ignore_case") else 0)
-        except re.error as exc:
-            problems.append(f"pattern does not compile: {exc}")
-        problems.extend(_check_weights(e.get("weights", {}), rs, "weights"))
-        if regex is not None and isinstance(e.get("example"), str) and not regex.search(e["example"]):
-            problems.append("pattern does not match its own 'example'")
-        else:
-            problems.extend(_check_needles(e, regex))
+        regex, problems = _signature(e, rs)
         errors.extend(f"{where(file, i, e)}: {p}" for p in problems)
         if not problems and regex is not None:
             rs.signatures.append(Signature(name, regex, dict(e.get("weights", {})), e["means"], tuple(e["needles"])))
@@ -219,20 +219,11 @@ def _load(files: Sequence[Path], tables: Tables) -> RuleSet:
         name = take_id(file, i, e, "context_rule")
         if name is None:
             continue
-        problems = [f"when: {p}" for p in check_condition(e["when"], {"log": Any}, log_predicates, signal_ids)]
-        if "boost" not in e and "scale" not in e:
-            problems.append("needs 'boost' or 'scale'")
-        problems.extend(_check_weights(e.get("boost", {}), rs, "boost"))
-        scale = e.get("scale", {})
-        problems.extend(_check_weights(scale, rs, "scale"))
-        if any(v < 0 for v in scale.values()):
-            problems.append("'scale' factors must not be negative")
-        ev = e.get("evidence", [])
-        problems.extend(f"'evidence': unknown signature {x!r}" for x in ev if x not in signal_ids)
+        problems = _context_rule_problems(e, rs, log_predicates, signal_ids)
         errors.extend(f"{where(file, i, e)}: {p}" for p in problems)
         if not problems:
             rs.rules.append(ContextRule(name, e["when"], dict(e.get("boost", {})), dict(e.get("scale", {})),
-                                        tuple(ev), e["note"]))
+                                        tuple(e.get("evidence", [])), e["note"]))
 
     _tables_of_categories(rs, raw, named)
     if not raw["categories"] and not errors:
@@ -244,7 +235,40 @@ def _load(files: Sequence[Path], tables: Tables) -> RuleSet:
     return rs
 
 
-def _tables_of_categories(rs: RuleSet, raw: Mapping[str, List[Tuple[str, int, Any]]],
+def _signature(e: Mapping[str, Any], rs: RuleSet) -> Tuple[Optional[re.Pattern[str]], List[str]]:
+    """A well-shaped signature's compiled pattern and what the schema cannot say about it: the pattern compiles
+    and matches its examples, its needles and the categories it weighs."""
+    problems: List[str] = []
+    regex = None
+    try:
+        regex = re.compile(e["pattern"], re.IGNORECASE if e.get("ignore_case") else 0)
+    except re.error as exc:
+        problems.append(f"pattern does not compile: {exc}")
+    problems.extend(_check_weights(e.get("weights", {}), rs, "weights"))
+    if regex is not None and isinstance(e.get("example"), str) and not regex.search(e["example"]):
+        problems.append("pattern does not match its own 'example'")
+    else:
+        problems.extend(_check_needles(e, regex))
+    return regex, problems
+
+
+def _context_rule_problems(e: Mapping[str, Any], rs: RuleSet, log_predicates: Mapping[str, Any],
+                           signal_ids: Collection[str]) -> List[str]:
+    """What the schema cannot say about a well-shaped context rule: its condition, the categories it weighs,
+    the signatures it cites."""
+    problems = [f"when: {p}" for p in check_condition(e["when"], {"log": Any}, log_predicates, signal_ids)]
+    if "boost" not in e and "scale" not in e:
+        problems.append("needs 'boost' or 'scale'")
+    problems.extend(_check_weights(e.get("boost", {}), rs, "boost"))
+    scale = e.get("scale", {})
+    problems.extend(_check_weights(scale, rs, "scale"))
+    if any(v < 0 for v in scale.values()):
+        problems.append("'scale' factors must not be negative")
+    problems.extend(f"'evidence': unknown signature {x!r}" for x in e.get("evidence", []) if x not in signal_ids)
+    return problems
+
+
+def _tables_of_categories(rs: RuleSet, raw: Raw,
                           named: Mapping[Tuple[str, int], List[str]]) -> None:
     """Each category's tables: quoted by it, or by a signature or context rule that points at it, or read by that
     rule's predicates (`rules explain` shows them)."""

@@ -108,6 +108,32 @@ MESSAGES = {
 }
 
 
+def _template_problems(raw: Dict[str, Any], roots: Dict[str, Any], bad: set, texts: bool = True) -> List[str]:
+    """The names a well-shaped rule's templates use that mean nothing: each must be a snapshot path, a
+    for_each/some name or a predicate's output (group_title: count, subjects or a snapshot path). `texts`
+    False: the group title only."""
+    out: List[str] = []
+    outputs = {o for p in predicates_named(raw["when"]) if p in OUTPUTS for o in OUTPUTS[p]}
+    some = _some_names(raw["when"])
+    named = [(k, raw[k]) for k in ("title", "detail", "fix") if k not in bad]
+    named += [("subjects", s) for s in raw.get("subjects") or []] if "subjects" not in bad else []
+    named += [("fix_commands", a) for cmd in raw.get("fix_commands") or [] for a in cmd] if "fix_commands" not in bad else []
+    group = raw.get("group_title")
+    if group is not None and "group_title" not in bad:
+        if raw.get("for_each") is None:
+            out.append(MESSAGES["group_title"])
+        out += [f"group_title: '{{{m.group(1)}}}' must be count, subjects or a snapshot path"
+                for m in TEMPLATE_NAME.finditer(group)
+                if raw.get("for_each") is not None and m.group(1) not in ("count", "subjects") and check_path(m.group(1), {})]
+    for label, text in named if texts else []:
+        for m in TEMPLATE_NAME.finditer(text):
+            name = m.group(1)
+            err = None if name in outputs or name.split(".")[0] in some else check_path(name, roots)
+            if err:
+                out.append(f"{label}: template '{{{name}}}': {err}")
+    return out
+
+
 def validate_rule(raw: Any, where: str) -> Tuple[Optional[Rule], List[str]]:
     """One rule: its shape against rules.schema.json, then what a schema cannot say (the condition, the
     template names, for_each naming a list, non-empty fixture lists). Every problem, each prefixed by `where`."""
@@ -141,31 +167,8 @@ def validate_rule(raw: Any, where: str) -> Tuple[Optional[Rule], List[str]]:
     esc = raw.get("escalate")
     if esc is not None and "escalate" not in bad:
         errors += [f"{where}: escalate: {e}" for e in check_condition(esc["when"], roots, machine)]
-    # Names the templates may use: snapshot paths, for_each/some names, predicate outputs.
-    outputs = {o for p in predicates_named(raw["when"]) if p in OUTPUTS for o in OUTPUTS[p]}
-    some = _some_names(raw["when"])
-    texts = [(k, raw[k]) for k in ("title", "detail", "fix") if k not in bad]
-    texts += [("subjects", s) for s in raw.get("subjects") or []] if "subjects" not in bad else []
-    texts += [("fix_commands", a) for cmd in raw.get("fix_commands") or [] for a in cmd] if "fix_commands" not in bad else []
-    group = raw.get("group_title")
-    if group is not None and "group_title" not in bad:
-        if each is None:
-            errors.append(f"{where}: {MESSAGES['group_title']}")
-        else:
-            for m in TEMPLATE_NAME.finditer(group):
-                if m.group(1) not in ("count", "subjects") and check_path(m.group(1), {}):
-                    errors.append(f"{where}: group_title: '{{{m.group(1)}}}' must be count, subjects or a snapshot path")
-    for label, text in texts if not when_errors else []:  # a broken condition binds nothing to check against
-        for m in TEMPLATE_NAME.finditer(text):
-            name = m.group(1)
-            head = name.split(".")[0]
-            if name in outputs:
-                continue
-            if head in some:
-                continue
-            err = check_path(name, roots)
-            if err:
-                errors.append(f"{where}: {label}: template '{{{name}}}': {err}")
+    # a broken condition binds nothing to check the texts' templates against
+    errors += [f"{where}: {e}" for e in _template_problems(raw, roots, bad, texts=not when_errors)]
     if errors:
         return None, errors
     rule = Rule(
@@ -173,7 +176,7 @@ def validate_rule(raw: Any, where: str) -> Tuple[Optional[Rule], List[str]]:
         since=raw["since"], title=raw["title"], detail=raw["detail"], fix=raw["fix"], fix_safety=raw["fix_safety"],
         when=raw["when"], explanation=expl, fixtures=fx, source=where.split(":")[0], for_each=each,
         subjects=list(raw.get("subjects") or []), fix_commands=[list(c) for c in raw.get("fix_commands") or []],
-        references=list(raw.get("references") or []), escalate=esc, group_title=group,
+        references=list(raw.get("references") or []), escalate=esc, group_title=raw.get("group_title"),
     )
     return rule, []
 
