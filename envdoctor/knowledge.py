@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, List
+from typing import TYPE_CHECKING, List, Optional
 
 from envdoctor.data_files import data_path
 from envdoctor.fleet.checks import NEEDED as FLEET_CHECKS
@@ -50,7 +50,7 @@ def knowledge_from(rules_dir: Path, index: WheelIndex) -> Knowledge:
     """Everything in `rules_dir` (its `nccl/` and `checks/`, else the bundled ones), with a wheel index already
     read; InputError (exit 2) naming the file and the entry of every problem."""
     book = load_rulebook(rules_dir)
-    return Knowledge(rules=book, index=index, nccl=nccl_rules_for(rules_dir),
+    return Knowledge(rules=book, index=index, nccl=nccl_rules_for(rules_dir, book.tables),
                      checks=load_checks(checks_dir(rules_dir), tuple(READERS), DRIFT_CHECKS + FLEET_CHECKS),
                      fleet=load_thresholds(rules_dir / THRESHOLDS_FILE))
 
@@ -60,10 +60,11 @@ def load_knowledge(rules_dir: Path, index_path: Path) -> Knowledge:
     return knowledge_from(rules_dir, read_index(index_path))
 
 
-def nccl_rules_for(rules_dir: Path) -> RuleSet:
-    """The NCCL signatures of a rules database (`nccl/` inside it, else the bundled ones), with its tables."""
+def nccl_rules_for(rules_dir: Path, tables: Optional[Tables] = None) -> RuleSet:
+    """The NCCL signatures of a rules database (`nccl/` inside it, else the bundled ones), with its tables
+    (`tables`: those already loaded from it)."""
     nccl_dir = rules_dir / "nccl" if (rules_dir / "nccl").is_dir() else default_rules_dir()
-    return load_rules(nccl_dir, rules_dir / "tables")
+    return load_rules(nccl_dir, rules_dir / "tables", tables)
 
 
 def catalog_of(know: Knowledge) -> List[Entry]:

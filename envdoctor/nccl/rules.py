@@ -110,9 +110,11 @@ def default_rules_dir() -> Path:
 _CACHE: Dict[Tuple[Tuple[str, int, int], ...], RuleSet] = {}
 
 
-def load_rules(directory: Union[str, Path, None] = None, tables_dir: Union[str, Path, None] = None) -> RuleSet:
+def load_rules(directory: Union[str, Path, None] = None, tables_dir: Union[str, Path, None] = None,
+               tables: Optional[Tables] = None) -> RuleSet:
     """The signature database in `directory`; `tables_dir` holds the compatibility tables its files refer to
-    (default: `tables/` beside it, else the bundled one). Cached until a file changes."""
+    (default: `tables/` beside it, else the bundled one), `tables` the same already loaded (the Knowledge's,
+    so that its rules and its signatures read one value). Cached until a file changes."""
     base = Path(directory) if directory is not None else default_rules_dir()
     if not base.is_dir():
         raise InputError(f"{base}: NCCL signature directory not found")
@@ -127,7 +129,7 @@ def load_rules(directory: Union[str, Path, None] = None, tables_dir: Union[str, 
     if cached is None:
         if len(_CACHE) >= 8:
             _CACHE.clear()
-        cached = _CACHE[key] = _load(files, load_tables(tables_dir))
+        cached = _CACHE[key] = _load(files, tables if tables is not None else load_tables(tables_dir))
     return cached
 
 

@@ -183,6 +183,11 @@ def validate_rule(raw: Any, where: str) -> Tuple[Optional[Rule], List[str]]:
 
 def load_rules_from(directory: Path) -> List[Rule]:
     """Every rule of a database, checked; its text may quote the database's tables ({table:name.key})."""
+    return _rules_and_tables(directory)[0]
+
+
+def _rules_and_tables(directory: Path) -> Tuple[List[Rule], Optional[Tables]]:
+    """The rules of a database and its tables (None without `tables/`); RulesError lists every problem of both."""
     problems: List[str] = []
     rules: List[Rule] = []
     files = sorted(p for p in directory.glob("*.json"))
@@ -199,8 +204,9 @@ def load_rules_from(directory: Path) -> List[Rule]:
         if error:
             problems.append(error)
             continue
-        if not isinstance(doc, dict) or not isinstance(doc.get("rules"), list):
-            problems.append(f"{path}: expected an object with a 'rules' list")
+        shape = data_schemas.problems(doc, SCHEMA, where=str(path), skip=("rules[",))  # each rule is checked below
+        if shape:
+            problems += shape
             continue
         for i, raw in enumerate(doc["rules"]):
             label = raw.get("id") if isinstance(raw, dict) and isinstance(raw.get("id"), str) else f"rules[{i}]"
@@ -223,7 +229,7 @@ def load_rules_from(directory: Path) -> List[Rule]:
             seen[key] = f"{r.source} ({r.id})"
     if problems:
         raise RulesError(problems)
-    return sorted(rules, key=lambda r: r.id)
+    return sorted(rules, key=lambda r: r.id), tables
 
 
 @dataclass(frozen=True)
@@ -248,9 +254,9 @@ def load_rulebook(directory: Path) -> Rulebook:
     key = (str(directory), files_key(files))
     book = _CACHE.get(key)
     if book is None:
-        rules = tuple(load_rules_from(directory))
-        book = Rulebook(rules, load_tables(directory / "tables"), str(directory),
-                        load_checks(checks, tuple(READERS), NEEDED))
+        rules, tables = _rules_and_tables(directory)
+        book = Rulebook(tuple(rules), tables if tables is not None else load_tables(directory / "tables"),
+                        str(directory), load_checks(checks, tuple(READERS), NEEDED))
         if len(_CACHE) >= 8:
             _CACHE.clear()
         _CACHE[key] = book
