@@ -14,12 +14,12 @@ def diagnose(snapshot: Snapshot, rules: Rulebook, index: WheelIndex,
              baseline: Optional[Snapshot] = None) -> List[Finding]:
     """Every finding of the rules on the snapshot, plus what drifted from `baseline` when one is given.
 
-    Reads nothing: the rules, their tables and the wheel index come in (see `envdoctor.knowledge`)."""
+    Reads nothing: the rules, their tables, the drift checks and the wheel index come in (see `envdoctor.knowledge`)."""
     from envdoctor.rules.engine import evaluate_all
 
     findings = evaluate_all(rules, index, snapshot)
     if baseline is not None:
         from envdoctor.rules.drift import drift_findings
 
-        findings.extend(drift_findings(baseline, snapshot))
+        findings.extend(drift_findings(baseline, snapshot, rules.checks))
     return findings

@@ -1,4 +1,7 @@
-"""Everything diagnosis knows, loaded at the edge and passed in: the rules with their tables, and the wheel index.
+"""Everything envdoctor knows, as one value built at the edge and passed in: the machine rules with their tables,
+the NCCL signatures (which read the same tables), the drift and fleet checks, the fleet thresholds and the
+wheel index. Nothing below reads a data file on its own: the rules' predicates read the tables from their
+context, `nccl diagnose` reads the signatures it is given, `fleet` the thresholds and checks it is given.
 
 `load_knowledge` takes explicit paths; `Settings.knowledge()` chooses them at the edge (ENVDOCTOR_RULES_DIR,
 ENVDOCTOR_WHEELS_INDEX, the user copy of the index): the CLI and the TUI call that.
@@ -8,41 +11,76 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, List
+from typing import TYPE_CHECKING, List, Optional
 
 from envdoctor.data_files import data_path
+from envdoctor.fleet.checks import NEEDED as FLEET_CHECKS
+from envdoctor.fleet.thresholds import FILE as THRESHOLDS_FILE
+from envdoctor.fleet.thresholds import FleetThresholds, load_thresholds
+from envdoctor.nccl.rules import RuleSet, default_rules_dir, load_rules
+from envdoctor.rules.checks import Checks, checks_dir, load_checks
+from envdoctor.rules.drift import NEEDED as DRIFT_CHECKS
+from envdoctor.rules.drift import READERS
 from envdoctor.rules.registry import Rulebook, load_rulebook
+from envdoctor.rules.tables import Tables
 from envdoctor.wheels.index import WheelIndex, read_index
 
 if TYPE_CHECKING:
-    from envdoctor.rules.catalog import Entry
+    from envdoctor.catalog import Entry
 
 
 @dataclass(frozen=True)
 class Knowledge:
+    """One rules database (rules, tables, NCCL signatures, drift and fleet checks, fleet thresholds) and the
+    wheel index."""
+
     rules: Rulebook
     index: WheelIndex
+    nccl: RuleSet
+    checks: Checks
+    fleet: FleetThresholds
+
+    @property
+    def tables(self) -> Tables:
+        """The compatibility tables every rule and signature reads (the rules' and the signatures' are one)."""
+        return self.rules.tables
+
+
+def knowledge_from(rules_dir: Path, index: WheelIndex) -> Knowledge:
+    """Everything in `rules_dir` (its `nccl/` and `checks/`, else the bundled ones), with a wheel index already
+    read; InputError (exit 2) naming the file and the entry of every problem."""
+    book = load_rulebook(rules_dir)
+    return Knowledge(rules=book, index=index, nccl=nccl_rules_for(rules_dir, book.tables),
+                     checks=load_checks(checks_dir(rules_dir), tuple(READERS), DRIFT_CHECKS + FLEET_CHECKS),
+                     fleet=load_thresholds(rules_dir / THRESHOLDS_FILE))
 
 
 def load_knowledge(rules_dir: Path, index_path: Path) -> Knowledge:
-    """Rules (and tables) from `rules_dir`, the wheel index from `index_path`; InputError on bad data."""
-    return Knowledge(load_rulebook(rules_dir), read_index(index_path))
+    """Everything in `rules_dir`, the wheel index from `index_path`; InputError on bad data."""
+    return knowledge_from(rules_dir, read_index(index_path))
 
 
-def nccl_rules_for(rules_dir: Path) -> Any:
-    """The NCCL signatures of a rules database (`nccl/` inside it, else the bundled ones), with its tables."""
-    from envdoctor.nccl.rules import default_rules_dir, load_rules
-
+def nccl_rules_for(rules_dir: Path, tables: Optional[Tables] = None) -> RuleSet:
+    """The NCCL signatures of a rules database (`nccl/` inside it, else the bundled ones), with its tables
+    (`tables`: those already loaded from it)."""
     nccl_dir = rules_dir / "nccl" if (rules_dir / "nccl").is_dir() else default_rules_dir()
-    return load_rules(nccl_dir, rules_dir / "tables")
+    return load_rules(nccl_dir, rules_dir / "tables", tables)
+
+
+def catalog_of(know: Knowledge) -> List[Entry]:
+    """The registry of one Knowledge value: what `envdoctor rules list/explain` shows."""
+    from envdoctor.catalog import catalog
+
+    return catalog(know.rules, know.nccl, know.checks)
 
 
 def catalog_for(rules_dir: Path) -> List[Entry]:
     """The registry of a rules database: its machine rules, its NCCL root causes (`nccl/` inside it, else the
-    bundled ones) and the drift and fleet checks."""
-    from envdoctor.rules.catalog import catalog
+    bundled ones) and its drift and fleet checks."""
+    from envdoctor.catalog import catalog
 
-    return catalog(load_rulebook(rules_dir), nccl_rules_for(rules_dir))
+    return catalog(load_rulebook(rules_dir), nccl_rules_for(rules_dir),
+                   load_checks(checks_dir(rules_dir), tuple(READERS), DRIFT_CHECKS + FLEET_CHECKS))
 
 
 def bundled_catalog() -> List[Entry]:

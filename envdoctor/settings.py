@@ -109,11 +109,10 @@ class Settings:
         return self.rules_dir or data_path("rules")
 
     def knowledge(self, warn: Optional[Callable[[str], None]] = None) -> Any:
-        """The rules (with their tables) and the wheel index that diagnosis is given (envdoctor.knowledge.Knowledge)."""
-        from envdoctor.knowledge import Knowledge
-        from envdoctor.rules.registry import load_rulebook
+        """Everything diagnosis is given (envdoctor.knowledge.Knowledge): the rules database and the wheel index."""
+        from envdoctor.knowledge import knowledge_from
 
-        return Knowledge(load_rulebook(self.rules_path), self.wheel_index(warn))
+        return knowledge_from(self.rules_path, self.wheel_index(warn))
 
     def nccl_rules(self, folder: Optional[str] = None) -> Any:
         """The NCCL root-cause signatures `nccl diagnose` and the TUI use: those in `folder` (`--rules DIR`), else

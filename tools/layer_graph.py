@@ -26,12 +26,13 @@ ROOT_MODULE = "envdoctor"
 # Lowest first. A module belongs to the entry with the longest matching prefix; every top-level module is named.
 LAYERS: Tuple[Tuple[str, Tuple[str, ...]], ...] = (
     ("base", (ROOT_MODULE, "envdoctor.errors", "envdoctor.fix_journal", "envdoctor.versions", "envdoctor.fixes",
-              "envdoctor.findings", "envdoctor.snapshot", "envdoctor.data", "envdoctor.data_files", "envdoctor.redact",
+              "envdoctor.findings", "envdoctor.snapshot", "envdoctor.data", "envdoctor.data_files",
+              "envdoctor.data_schemas", "envdoctor.redact",
               "envdoctor.jsonschema_lite",
               "envdoctor.atomic_write", "envdoctor.cpulist", "envdoctor.processes", "envdoctor.process_guard")),
     ("probes", ("envdoctor.probes",)),
     ("knowledge", ("envdoctor.compat", "envdoctor.wheels", "envdoctor.rules", "envdoctor.nccl", "envdoctor.diagnose",
-                   "envdoctor.knowledge", "envdoctor.fleet")),
+                   "envdoctor.knowledge", "envdoctor.catalog", "envdoctor.fleet")),
     # fleet: the checks are knowledge; meeting the other nodes and measuring them is acting
     ("act", ("envdoctor.install", "envdoctor.selftest", "envdoctor.fleet.collect", "envdoctor.fleet.measure",
              "envdoctor.fleet.endpoint", "envdoctor.fleet.report")),
@@ -59,6 +60,10 @@ FORBIDDEN: Tuple[Tuple[str, str], ...] = (
     ("envdoctor.wheels", "envdoctor.rules"),
     ("envdoctor.wheels", "envdoctor.nccl"),
     ("envdoctor.wheels", "envdoctor.diagnose"),
+    # the catalog reads rules, NCCL signatures and fleet checks: they never read it (nor each other upward)
+    *((k, "envdoctor.catalog") for k in ("envdoctor.rules", "envdoctor.nccl", "envdoctor.fleet")),
+    ("envdoctor.rules", "envdoctor.nccl"),
+    ("envdoctor.rules", "envdoctor.fleet"),
     ("envdoctor.install", "envdoctor.selftest"),
     ("envdoctor.selftest", "envdoctor.install"),
     # Diagnosis and planning are pure functions of the snapshot: the knowledge never runs a probe.

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Tuple
 
-from envdoctor.commands.common import add_output_file, add_output_options, emit_result
+from envdoctor.commands.common import add_output_file, add_output_options, current_settings, emit_result
 from envdoctor.errors import InputError
 from envdoctor.present.fleet import render_collection, render_comparison
 from envdoctor.present.output import write_file
@@ -63,7 +63,8 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"{', '.join(given)}: only with `fleet collect`")
     if len(args.snapshots) < 2:
         raise InputError("fleet needs at least two snapshots")
-    result = fleet.compare_snapshots([(path, load_snapshot(path)) for path in args.snapshots])
+    snapshots = [(path, load_snapshot(path)) for path in args.snapshots]
+    result = fleet.compare_snapshots(snapshots, current_settings().knowledge())  # ENVDOCTOR_RULES_DIR's checks
     emit_result(args, result, lambda: render_comparison(result, Style.for_stream(sys.stdout)))
     return result.exit_code(strict=args.strict)
 
@@ -74,7 +75,7 @@ def _collect(args: argparse.Namespace) -> int:
     if timeout <= 0:
         raise InputError("--timeout must be positive")
     nbytes = fleet.message_size(args.bandwidth_size)
-    limits = fleet.thresholds()  # a bad data file is exit 2 on every node, before anyone waits
+    know = current_settings().knowledge()  # a bad data file is exit 2 on every node, before anyone waits
     snap = load_snapshot(args.snapshot) if args.snapshot else None
 
     def progress(text: str) -> None:
@@ -94,4 +95,4 @@ def _collect(args: argparse.Namespace) -> int:
         emit_result(args, result, lambda: render_collection(result, Style.for_stream(sys.stdout)))
         return result.exit_code(strict=args.strict)
 
-    return fleet.collect_fleet(rdzv, this_node, timeout, nbytes if args.bandwidth else None, limits, progress, decide)
+    return fleet.collect_fleet(rdzv, this_node, timeout, nbytes if args.bandwidth else None, know, progress, decide)

@@ -1,5 +1,7 @@
 """The fleet checks beyond the shared-version comparison (rules/drift.py): pure functions over the nodes'
-snapshots and what `fleet collect` measured. A node whose fact is unknown is left out of that comparison."""
+snapshots and what `fleet collect` measured. A node whose fact is unknown is left out of that comparison.
+What each check says (id, severity, what, why, fix) is declared in rules/checks/checks.json and passed in
+(`checks`, from the Knowledge; the bundled declarations when none is given)."""
 
 from __future__ import annotations
 
@@ -12,70 +14,28 @@ from envdoctor.findings import Finding
 from envdoctor.fixes import manual
 from envdoctor.fleet.matrix import MatrixVerdict
 from envdoctor.fleet.thresholds import FleetThresholds
+from envdoctor.rules.checks import Check, Checks, bundled_checks
 from envdoctor.snapshot import Snapshot, present
 
 Node = Tuple[str, Snapshot]
 
 
-@dataclass(frozen=True)
-class FleetRule:
-    """One fleet check, for the registry (`envdoctor rules list/explain`) and the findings it makes."""
-
-    id: str
-    name: str
-    category: str
-    severity: str
-    what: str
-    why: str
-    fix: str
+# The checks this module makes findings for, declared (what, why, fix, severity) in rules/checks/checks.json.
+SETTING, WEAKER, MISSING, CLOCK, SLOW_NODE, SLOW_LINK = "ED903", "ED904", "ED905", "ED906", "ED907", "ED908"
+NEEDED = (SETTING, WEAKER, MISSING, CLOCK, SLOW_NODE, SLOW_LINK)
 
 
-SETTING = FleetRule(
-    "ED903", "fleet-setting-differs", "fleet_mismatch", "warning",
-    "An NCCL_* variable, or the Fabric Manager of NVSwitch nodes, differs between the nodes of a cluster.",
-    "NCCL reads its variables on each rank: one node with another NCCL_IB_HCA, NCCL_SOCKET_IFNAME or NCCL_ALGO "
-    "picks other transports or algorithms, and the job hangs or runs at that node's speed.",
-    "Set the variable alike on every node (the job script or the image, not one node's shell profile)")
-WEAKER = FleetRule(
-    "ED904", "fleet-node-weaker", "fleet_hardware", "warning",
-    "A node has fewer or slower GPUs, GPU links or network interfaces than the other nodes.",
-    "A synchronous job runs at the pace of its slowest rank; a node with a GPU missing or a degraded link "
-    "slows every step of the whole job.",
-    "Check the node's hardware (`nvidia-smi -L`, `nvidia-smi -q -d PCIE`, `ip link`, `ibstat`), or drain it")
-MISSING = FleetRule(
-    "ED905", "fleet-node-missing", "fleet_node_missing", "error",
-    "A node of `fleet collect` never reached the rendezvous within --timeout.",
-    "The same node is usually the one a training job hangs on: it is down, cannot resolve or reach the "
-    "rendezvous host, or was never started.",
-    "Check that envdoctor started on the node (srun/kubectl logs), that it resolves and reaches the endpoint "
-    "(`getent hosts HOST`, `nc -z HOST PORT`), then rerun")
-CLOCK = FleetRule(
-    "ED906", "fleet-clock-skew", "clock_skew", "warning",
-    "A node's wall clock differs from rank 0's by more than the threshold (beyond the measurement's bound).",
-    "Each node stamps its logs with its own clock: with skew, merged logs put events out of order and the rank "
-    "that failed first is misread.",
-    "Enable time synchronisation on the node (`chronyc tracking`, `timedatectl status`)")
-SLOW_NODE = FleetRule(
-    "ED907", "fleet-slow-node", "fleet_slow_node", "warning",
-    "Every transfer to or from a node is well below the fleet's median bandwidth (`fleet collect --bandwidth`).",
-    "A collective runs at the speed of its slowest link: one slow node slows every all-reduce of the job.",
-    "Check the node's network: link speed and errors (`ethtool`, `ibstat`), NCCL_SOCKET_IFNAME/NCCL_IB_HCA, "
-    "and other traffic on it")
-SLOW_LINK = FleetRule(
-    "ED908", "fleet-slow-link", "fleet_slow_link", "warning",
-    "A transfer between two nodes is well below what both ends reach with other nodes (`fleet collect --bandwidth`).",
-    "The nodes are fine but the path between them is not: a bad cable, switch port or route.",
-    "Check the path between the two nodes (switch port counters, `ibdiagnet`, routes)")
-RULES: Tuple[FleetRule, ...] = (SETTING, WEAKER, MISSING, CLOCK, SLOW_NODE, SLOW_LINK)
+def _declared(checks: Optional[Checks], check_id: str) -> Check:
+    return (checks or bundled_checks()).check(check_id)
 
 
-def _finding(rule: FleetRule, title: str, detail: str, subjects: Sequence[str], fix: str = "",
+def _finding(rule: Check, title: str, detail: str, subjects: Sequence[str], fix: str = "",
              severity: Optional[str] = None) -> Finding:
     return Finding(id=rule.id, severity=severity or rule.severity, category=rule.category, title=title,
                    detail=detail, remedy=manual((fix or rule.fix) + "."), subjects=sorted(subjects))
 
 
-def _odd_out(rule: FleetRule, what: str, values: Mapping[str, str], fix: str = "") -> Optional[Finding]:
+def _odd_out(rule: Check, what: str, values: Mapping[str, str], fix: str = "") -> Optional[Finding]:
     counts = Counter(values.values())
     if len(counts) < 2:
         return None
@@ -88,7 +48,7 @@ def _odd_out(rule: FleetRule, what: str, values: Mapping[str, str], fix: str = "
                     f"Values: {listing}.", odd, fix)
 
 
-def nccl_setting_findings(nodes: Sequence[Node]) -> List[Finding]:
+def nccl_setting_findings(nodes: Sequence[Node], checks: Optional[Checks] = None) -> List[Finding]:
     """One finding per NCCL_* variable whose value differs between nodes (unset counts as a value)."""
     envs = {name: s.env for name, s in nodes if present(s.env)}
     if len(envs) < 2:
@@ -97,13 +57,13 @@ def nccl_setting_findings(nodes: Sequence[Node]) -> List[Finding]:
     out = []
     for var in names:
         values = {n: (f"{var}={env[var]}" if var in env else "unset") for n, env in envs.items()}
-        f = _odd_out(SETTING, var, values, f"Set {var} alike on every node (the job script or the image ENV)")
+        f = _odd_out(_declared(checks, SETTING), var, values, f"Set {var} alike on every node (the job script or the image ENV)")
         if f is not None:
             out.append(f)
     return out
 
 
-def fabric_manager_findings(nodes: Sequence[Node]) -> List[Finding]:
+def fabric_manager_findings(nodes: Sequence[Node], checks: Optional[Checks] = None) -> List[Finding]:
     """NVSwitch nodes whose Fabric Manager version or state differs (others have no Fabric Manager to compare)."""
     fms = {n: s.fabric_manager for n, s in nodes
            if present(s.fabric_manager) and s.fabric_manager.nvswitch_present is True}
@@ -112,8 +72,8 @@ def fabric_manager_findings(nodes: Sequence[Node]) -> List[Finding]:
                        ("Fabric Manager running", lambda fm: fm.running)):
         values = {n: str(read(fm)) for n, fm in fms.items() if present(read(fm))}
         if len(values) >= 2:
-            f = _odd_out(SETTING, what, values, "Install and start the Fabric Manager that matches each node's "
-                                                "driver (`systemctl status nvidia-fabricmanager`)")
+            f = _odd_out(_declared(checks, SETTING), what, values, "Install and start the Fabric Manager that matches "
+                         "each node's driver (`systemctl status nvidia-fabricmanager`)")
             if f is not None:
                 out.append(f)
     return out
@@ -164,7 +124,7 @@ CAPACITIES: Tuple[Tuple[str, Callable[[Snapshot], Optional[float]], Callable[[fl
 )
 
 
-def capacity_findings(nodes: Sequence[Node]) -> List[Finding]:
+def capacity_findings(nodes: Sequence[Node], checks: Optional[Checks] = None) -> List[Finding]:
     """A node below the fleet's median in a capacity (GPU count, GPU link, NICs up, NIC speed, RDMA ports)."""
     out = []
     for what, read, show in CAPACITIES:
@@ -180,14 +140,16 @@ def capacity_findings(nodes: Sequence[Node]) -> List[Finding]:
         if not low:
             continue
         listing = "; ".join(f"{n}: {show(v)}" for n, v in sorted(values.items()))
-        out.append(_finding(WEAKER, f"{what} on {', '.join(low)} (others: {show(mid)})", f"Per node: {listing}.", low))
+        out.append(_finding(_declared(checks, WEAKER), f"{what} on {', '.join(low)} (others: {show(mid)})",
+                            f"Per node: {listing}.", low))
     return out
 
 
-def missing_findings(missing: Sequence[str], timeout: float, endpoint: str) -> List[Finding]:
+def missing_findings(missing: Sequence[str], timeout: float, endpoint: str,
+                     checks: Optional[Checks] = None) -> List[Finding]:
     if not missing:
         return []
-    return [_finding(MISSING, f"{', '.join(missing)} never arrived (waited {timeout:g} s)",
+    return [_finding(_declared(checks, MISSING), f"{', '.join(missing)} never arrived (waited {timeout:g} s)",
                      f"Rank 0 waited {timeout:g} s at {endpoint} for every node's snapshot; "
                      f"{', '.join(missing)} did not send one. The checks below compare the nodes that arrived.",
                      missing)]
@@ -199,18 +161,20 @@ class ClockReading:
     bound_s: float  # half that round trip: the true offset is within offset_s +- bound_s
 
 
-def clock_findings(readings: Mapping[str, ClockReading], thresholds: FleetThresholds) -> List[Finding]:
+def clock_findings(readings: Mapping[str, ClockReading], thresholds: FleetThresholds,
+                   checks: Optional[Checks] = None) -> List[Finding]:
     limit = thresholds.clock_skew_s
     skewed = {n: r for n, r in readings.items() if abs(r.offset_s) - r.bound_s > limit}
     if not skewed:
         return []
     listing = "; ".join(f"{n}: {r.offset_s:+.3f} s (+-{r.bound_s:.3f})" for n, r in sorted(skewed.items()))
-    return [_finding(CLOCK, f"clock of {', '.join(sorted(skewed))} is off by more than {limit:g} s from rank 0's",
+    return [_finding(_declared(checks, CLOCK),
+                     f"clock of {', '.join(sorted(skewed))} is off by more than {limit:g} s from rank 0's",
                      f"Measured against rank 0's clock: {listing}.", list(skewed))]
 
 
 def bandwidth_findings(names: Sequence[str], matrix: Sequence[Sequence[Optional[float]]], verdict: MatrixVerdict,
-                       thresholds: FleetThresholds) -> List[Finding]:
+                       thresholds: FleetThresholds, checks: Optional[Checks] = None) -> List[Finding]:
     out = []
     mid = verdict.median_gbps
     if mid is None:
@@ -218,12 +182,12 @@ def bandwidth_findings(names: Sequence[str], matrix: Sequence[Sequence[Optional[
     pct = f"{thresholds.slow_ratio:.0%}"
     for i in verdict.slow_nodes:
         cap = verdict.capacity_gbps[i]
-        out.append(_finding(SLOW_NODE, f"{names[i]} is slow: at best {cap:.2f} GB/s to or from any node "
+        out.append(_finding(_declared(checks, SLOW_NODE), f"{names[i]} is slow: at best {cap:.2f} GB/s to or from any node "
                                        f"(fleet median {mid:.2f} GB/s)",
                             f"Below {pct} of the median of the nodes' best transfers; its row and column of the "
                             f"bandwidth matrix are all low.", [names[i]]))
     for i, j in verdict.slow_links:
-        out.append(_finding(SLOW_LINK, f"link {names[i]} -> {names[j]} is slow: {matrix[i][j]:.2f} GB/s",
+        out.append(_finding(_declared(checks, SLOW_LINK), f"link {names[i]} -> {names[j]} is slow: {matrix[i][j]:.2f} GB/s",
                             f"Below {pct} of what is typical for its two ends with the other nodes; neither end "
                             "is slow itself.", [names[i], names[j]]))
     return out

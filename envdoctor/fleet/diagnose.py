@@ -9,6 +9,7 @@ from envdoctor.findings import Finding, sort_findings
 from envdoctor.fleet import checks
 from envdoctor.fleet.matrix import MatrixVerdict
 from envdoctor.fleet.thresholds import FleetThresholds
+from envdoctor.rules.checks import Checks
 from envdoctor.rules.drift import fleet_findings
 
 
@@ -26,16 +27,18 @@ class Measured:
 
 
 def fleet_diagnosis(nodes: Sequence[checks.Node], thresholds: FleetThresholds,
-                    measured: Optional[Measured] = None) -> List[Finding]:
+                    measured: Optional[Measured] = None, declared: Optional[Checks] = None) -> List[Finding]:
+    """Every fleet finding; `thresholds` and `declared` (what each check says) come from the Knowledge
+    (`declared` defaults to the bundled declarations)."""
     out: List[Finding] = []
     if len(nodes) >= 2:
-        out += fleet_findings(nodes)
-        out += checks.nccl_setting_findings(nodes)
-        out += checks.fabric_manager_findings(nodes)
-        out += checks.capacity_findings(nodes)
+        out += fleet_findings(nodes, declared)
+        out += checks.nccl_setting_findings(nodes, declared)
+        out += checks.fabric_manager_findings(nodes, declared)
+        out += checks.capacity_findings(nodes, declared)
     if measured is not None:
-        out += checks.missing_findings(measured.missing, measured.timeout, measured.endpoint)
-        out += checks.clock_findings(measured.clocks, thresholds)
+        out += checks.missing_findings(measured.missing, measured.timeout, measured.endpoint, declared)
+        out += checks.clock_findings(measured.clocks, thresholds, declared)
         if measured.matrix is not None and measured.verdict is not None:
-            out += checks.bandwidth_findings(measured.names, measured.matrix, measured.verdict, thresholds)
+            out += checks.bandwidth_findings(measured.names, measured.matrix, measured.verdict, thresholds, declared)
     return sort_findings(out)

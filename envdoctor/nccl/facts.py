@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any, Dict, List, Optional, Set, Tuple
 
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from envdoctor.nccl.dist_facts import DIST_NEEDLES, DIST_PATTERNS, DistFacts
+from envdoctor.versions import parse
 
 MAX_ITEMS = 4096  # per collection: distinct hosts, devices, interfaces ...
 
@@ -437,10 +438,7 @@ def _label(o: OriginFacts) -> str:
 
 
 def _vkey(v: str) -> Any:
-    try:
-        return Version(v)
-    except InvalidVersion:
-        return Version("0")
+    return parse(v) or Version("0")
 
 
 def _who(rank: Optional[int], host: Optional[str], origin: str) -> str:

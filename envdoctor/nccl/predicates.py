@@ -9,10 +9,11 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, List, Optional, Tuple
 
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from envdoctor.rules.conditions import Context, predicate
 from envdoctor.snapshot import present
+from envdoctor.versions import major_minor, parse
 
 GiB = 1 << 30
 MiB = 1 << 20
@@ -42,7 +43,7 @@ def _size(text: str) -> Optional[int]:
     return int(m.group(1)) * {"": 1, "k": 1 << 10, "m": MiB, "g": GiB}[m.group(2).lower()]
 
 
-@predicate(log=True)
+@predicate(log=True, reads=("shm",))
 def shm_small(ctx: Context) -> Result:
     shm = _snap(ctx, "host.shm_bytes")
     if isinstance(shm, int) and shm < ctx.tables.shm_min_mib * MiB:
@@ -50,7 +51,7 @@ def shm_small(ctx: Context) -> Result:
     return None
 
 
-@predicate(log=True)
+@predicate(log=True, reads=("shm",))
 def shm_roomy(ctx: Context) -> Result:
     shm = _snap(ctx, "host.shm_bytes")
     if isinstance(shm, int) and shm >= ctx.tables.shm_min_mib * MiB:
@@ -182,11 +183,9 @@ def driver_older_than_torch_cuda(ctx: Context) -> Result:
     if "too old" in err or "insufficient" in err:
         return {"evidence": [f"snapshot: torch says: {err[:200]}"]}
     drv, cuda = _snap(ctx, "driver.cuda_driver_version"), _snap(ctx, "torch.cuda")
-    try:
-        if drv and cuda and Version(str(drv)).major < Version(str(cuda)).major:
-            return {"evidence": [f"snapshot: the driver supports CUDA {drv}, torch is built for CUDA {cuda}"]}
-    except InvalidVersion:
-        pass
+    have, built = major_minor(drv) if drv else None, major_minor(cuda) if cuda else None
+    if have and built and have[0] < built[0]:
+        return {"evidence": [f"snapshot: the driver supports CUDA {drv}, torch is built for CUDA {cuda}"]}
     return None
 
 
@@ -305,5 +304,5 @@ def nccl_library_versions_differ(ctx: Context) -> Result:
     return None
 
 
-def _vkey(v: str) -> Tuple[int, ...]:
-    return tuple(int(x) for x in v.split("."))
+def _vkey(v: str) -> Any:
+    return parse(v) or Version("0")

@@ -1,28 +1,48 @@
 """The NCCL signature database: categories, signatures and context rules, read from `rules/nccl/*.json`.
 
-Every file is validated on load; all problems of all files are reported at once, each naming its file
-and entry, as one InputError (exit 2). Compiled rule sets are cached by each file's (path, mtime_ns, size).
+Every file is validated on load, its shape against envdoctor/data/nccl-rules.schema.json and then what a
+schema cannot say (patterns compile and match their examples, needles, known categories and signatures,
+conditions); all problems of all files are reported at once, each naming its file and entry, as one
+InputError (exit 2). Compiled rule sets are cached by each file's (path, mtime_ns, size).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Collection, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import envdoctor.nccl.predicates  # noqa: F401  (registers the predicates the context rules name)
+from envdoctor import data_schemas
 from envdoctor.data_files import data_path, files_key, read_json
 from envdoctor.errors import InputError
 from envdoctor.nccl import dist_predicates  # noqa: F401  (registers the torch.distributed predicates)
 from envdoctor.nccl.needles import MIN_NEEDLE
-from envdoctor.rules.conditions import check_condition, predicates_for
+from envdoctor.rules.conditions import check_condition, predicates_for, tables_read
 from envdoctor.rules.tables import Tables, load_tables
 
 SCHEMAS = {
     "envdoctor.nccl-categories/1": "categories",
     "envdoctor.nccl-signatures/1": "signatures",
     "envdoctor.nccl-context/1": "rules",
+}
+SCHEMA = "nccl-rules.schema.json"  # envdoctor/data/: each file's shape and each entry's
+_FILE_DEF = {"categories": "categories_file", "signatures": "signatures_file", "rules": "context_file"}
+# The sentence each field of an entry has always been named with when it is missing or malformed.
+MESSAGES = {
+    "category": {"title": "'title' must be a non-empty string", "fix": "'fix' must be a non-empty string",
+                 "severity": "'severity' must be one of ['error', 'warning']",
+                 "discriminating_test": "'discriminating_test' must be {'run': the check, 'confirms': what it shows "
+                                        "when this is the cause}"},
+    "signature": {"pattern": "'pattern' must be a non-empty string", "means": "'means' must say what the line means",
+                  "needles": "'needles' must list the literals every match contains (lower case, one of them per match)",
+                  "more_examples": "'more_examples' must be a list of lines",
+                  "weights": "'weights' must map categories to numbers", "example": "'example' must be a line"},
+    "context_rule": {"when": "'when' is required", "boost": "'boost' must map categories to numbers",
+                     "scale": "'scale' must map categories to numbers",
+                     "evidence": "'evidence' must be a list of signature ids", "note": "'note' must say why the rule holds"},
 }
 SEVERITIES = ("error", "warning")
 DEFAULT_SETTINGS: Dict[str, Any] = {
@@ -44,6 +64,7 @@ class Category:
     severity: str = "error"
     layer: str = ""  # where the cause sits (nccl-taxonomy layers A-F)
     test: Optional[Mapping[str, str]] = None  # the one check that confirms it: {"run": ..., "confirms": ...}
+    tables: Tuple[str, ...] = ()  # the tables it, or a signature or context rule that points at it, reads or quotes
 
     @property
     def finding_id(self) -> str:
@@ -89,9 +110,11 @@ def default_rules_dir() -> Path:
 _CACHE: Dict[Tuple[Tuple[str, int, int], ...], RuleSet] = {}
 
 
-def load_rules(directory: Union[str, Path, None] = None, tables_dir: Union[str, Path, None] = None) -> RuleSet:
+def load_rules(directory: Union[str, Path, None] = None, tables_dir: Union[str, Path, None] = None,
+               tables: Optional[Tables] = None) -> RuleSet:
     """The signature database in `directory`; `tables_dir` holds the compatibility tables its files refer to
-    (default: `tables/` beside it, else the bundled one). Cached until a file changes."""
+    (default: `tables/` beside it, else the bundled one), `tables` the same already loaded (the Knowledge's,
+    so that its rules and its signatures read one value). Cached until a file changes."""
     base = Path(directory) if directory is not None else default_rules_dir()
     if not base.is_dir():
         raise InputError(f"{base}: NCCL signature directory not found")
@@ -106,13 +129,19 @@ def load_rules(directory: Union[str, Path, None] = None, tables_dir: Union[str, 
     if cached is None:
         if len(_CACHE) >= 8:
             _CACHE.clear()
-        cached = _CACHE[key] = _load(files, load_tables(tables_dir))
+        cached = _CACHE[key] = _load(files, tables if tables is not None else load_tables(tables_dir))
     return cached
 
 
-def _load(files: Sequence[Path], tables: Tables) -> RuleSet:
-    errors: List[str] = []
-    raw: Dict[str, List[Tuple[str, int, Any]]] = {"categories": [], "signatures": [], "rules": []}
+Raw = Dict[str, List[Tuple[str, int, Any]]]  # "categories" / "signatures" / "rules" -> (file, index, entry)
+
+
+def _read_files(files: Sequence[Path], tables: Tables, errors: List[str]
+                ) -> Tuple[Raw, Dict[Tuple[str, int], List[str]], Dict[str, Any]]:
+    """Every file's entries (table references resolved), the table entries each quotes, and the settings; each
+    file's own shape is checked here, its entries' later, one by one."""
+    raw: Raw = {"categories": [], "signatures": [], "rules": []}
+    named: Dict[Tuple[str, int], List[str]] = {}  # (file, entry) -> the table entries it quotes
     settings: Dict[str, Any] = dict(DEFAULT_SETTINGS)
     for path in files:
         doc, error = read_json(path)
@@ -124,17 +153,26 @@ def _load(files: Sequence[Path], tables: Tables) -> RuleSet:
             continue
         key = SCHEMAS[doc["schema"]]
         entries = doc.get(key)
+        # each entry is checked on its own, below
+        shape = data_schemas.problems(doc, SCHEMA, _FILE_DEF[key], str(path), skip=(f"{key}[",))
         if not isinstance(entries, list):
             errors.append(f"{path}: '{key}' must be a list")
             continue
+        errors.extend(shape)
         for i, e in enumerate(entries):
+            named[(str(path), i)] = Tables.references(e)
             refs: List[str] = []
             e = tables.resolve(e, refs)
             errors.extend(f"{path}: entry #{i + 1}: {r}" for r in refs)
             raw[key].append((str(path), i, e))
-        if "settings" in doc:
-            errors.extend(_check_settings(str(path), doc["settings"], settings))
+        if "settings" in doc and not any(p.startswith(f"{path}: settings") for p in shape):
+            settings.update(doc["settings"])
+    return raw, named, settings
 
+
+def _load(files: Sequence[Path], tables: Tables) -> RuleSet:
+    errors: List[str] = []
+    raw, named, settings = _read_files(files, tables, errors)
     rs = RuleSet(settings=settings, files=[str(f) for f in files], tables=tables)
     seen: Dict[str, str] = {}
 
@@ -143,6 +181,7 @@ def _load(files: Sequence[Path], tables: Tables) -> RuleSet:
         return f"{file}: entry {name!r} (#{index + 1})" if isinstance(name, str) else f"{file}: entry #{index + 1}"
 
     def take_id(file: str, index: int, entry: Any, kind: str) -> Optional[str]:
+        """The entry's id once its shape is checked (the schema's `$defs/{kind}`); None when it has none to use."""
         if not isinstance(entry, dict):
             errors.append(f"{where(file, index, entry)}: must be an object")
             return None
@@ -154,48 +193,23 @@ def _load(files: Sequence[Path], tables: Tables) -> RuleSet:
             errors.append(f"{where(file, index, entry)}: duplicate id (first in {seen[f'{kind}:{name}']})")
             return None
         seen[f"{kind}:{name}"] = file
-        return name
+        shape = data_schemas.problems(entry, SCHEMA, kind, where(file, index, entry), MESSAGES[kind], own_words=True)
+        errors.extend(shape)
+        return None if shape else name
 
     for file, i, e in raw["categories"]:
         name = take_id(file, i, e, "category")
         if name is None:
             continue
-        problems = _unknown_keys(e, ("id", "title", "fix", "severity", "layer", "discriminating_test"))
-        for k in ("title", "fix"):
-            if not isinstance(e.get(k), str) or not e[k].strip():
-                problems.append(f"'{k}' must be a non-empty string")
-        if e.get("severity", "error") not in SEVERITIES:
-            problems.append(f"'severity' must be one of {list(SEVERITIES)}")
         test = e.get("discriminating_test")
-        if test is not None and not (isinstance(test, dict) and set(test) == {"run", "confirms"}
-                                     and all(isinstance(v, str) and v.strip() for v in test.values())):
-            problems.append("'discriminating_test' must be {'run': the check, 'confirms': what it shows when this is the cause}")
-        errors.extend(f"{where(file, i, e)}: {p}" for p in problems)
-        if not problems:
-            rs.categories[name] = Category(name, e["title"], e["fix"], e.get("severity", "error"), str(e.get("layer", "")),
-                                           dict(test) if test else None)
+        rs.categories[name] = Category(name, e["title"], e["fix"], e.get("severity", "error"), str(e.get("layer", "")),
+                                       dict(test) if test else None)
 
     for file, i, e in raw["signatures"]:
         name = take_id(file, i, e, "signature")
         if name is None:
             continue
-        problems = _unknown_keys(e, ("id", "pattern", "needles", "ignore_case", "weights", "means", "example",
-                                     "more_examples"))
-        regex = None
-        if not isinstance(e.get("pattern"), str) or not e["pattern"]:
-            problems.append("'pattern' must be a non-empty string")
-        else:
-            try:
-                regex = re.compile(e["pattern"], re.IGNORECASE if e.get("ignore_case") else 0)
-            except re.error as exc:
-                problems.append(f"pattern does not compile: {exc}")
-        if not isinstance(e.get("means"), str) or not e["means"].strip():
-            problems.append("'means' must say what the line means")
-        problems.extend(_check_weights(e.get("weights", {}), rs, "weights"))
-        if regex is not None and isinstance(e.get("example"), str) and not regex.search(e["example"]):
-            problems.append("pattern does not match its own 'example'")
-        else:
-            problems.extend(_check_needles(e, regex))
+        regex, problems = _signature(e, rs)
         errors.extend(f"{where(file, i, e)}: {p}" for p in problems)
         if not problems and regex is not None:
             rs.signatures.append(Signature(name, regex, dict(e.get("weights", {})), e["means"], tuple(e["needles"])))
@@ -204,33 +218,16 @@ def _load(files: Sequence[Path], tables: Tables) -> RuleSet:
         e["id"] for _, _, e in raw["signatures"] if isinstance(e, dict) and isinstance(e.get("id"), str)}
     log_predicates = predicates_for(log=True)
     for file, i, e in raw["rules"]:
-        name = take_id(file, i, e, "rule")
+        name = take_id(file, i, e, "context_rule")
         if name is None:
             continue
-        problems = _unknown_keys(e, ("id", "when", "boost", "scale", "evidence", "note"))
-        if "when" not in e:
-            problems.append("'when' is required")
-        else:
-            problems.extend(f"when: {p}" for p in check_condition(e["when"], {"log": Any}, log_predicates, signal_ids))
-        if "boost" not in e and "scale" not in e:
-            problems.append("needs 'boost' or 'scale'")
-        problems.extend(_check_weights(e.get("boost", {}), rs, "boost"))
-        scale = e.get("scale", {})
-        problems.extend(_check_weights(scale, rs, "scale"))
-        if isinstance(scale, dict) and any(isinstance(v, (int, float)) and v < 0 for v in scale.values()):
-            problems.append("'scale' factors must not be negative")
-        ev = e.get("evidence", [])
-        if not isinstance(ev, list) or not all(isinstance(x, str) for x in ev):
-            problems.append("'evidence' must be a list of signature ids")
-        else:
-            problems.extend(f"'evidence': unknown signature {x!r}" for x in ev if x not in signal_ids)
-        if not isinstance(e.get("note"), str) or not e["note"].strip():
-            problems.append("'note' must say why the rule holds")
+        problems = _context_rule_problems(e, rs, log_predicates, signal_ids)
         errors.extend(f"{where(file, i, e)}: {p}" for p in problems)
         if not problems:
             rs.rules.append(ContextRule(name, e["when"], dict(e.get("boost", {})), dict(e.get("scale", {})),
-                                        tuple(ev), e["note"]))
+                                        tuple(e.get("evidence", [])), e["note"]))
 
+    _tables_of_categories(rs, raw, named)
     if not raw["categories"] and not errors:
         errors.append("no categories defined (a file with schema envdoctor.nccl-categories/1)")
     if errors:
@@ -240,14 +237,59 @@ def _load(files: Sequence[Path], tables: Tables) -> RuleSet:
     return rs
 
 
+def _signature(e: Mapping[str, Any], rs: RuleSet) -> Tuple[Optional[re.Pattern[str]], List[str]]:
+    """A well-shaped signature's compiled pattern and what the schema cannot say about it: the pattern compiles
+    and matches its examples, its needles and the categories it weighs."""
+    problems: List[str] = []
+    regex = None
+    try:
+        regex = re.compile(e["pattern"], re.IGNORECASE if e.get("ignore_case") else 0)
+    except re.error as exc:
+        problems.append(f"pattern does not compile: {exc}")
+    problems.extend(_check_weights(e.get("weights", {}), rs, "weights"))
+    if regex is not None and isinstance(e.get("example"), str) and not regex.search(e["example"]):
+        problems.append("pattern does not match its own 'example'")
+    else:
+        problems.extend(_check_needles(e, regex))
+    return regex, problems
+
+
+def _context_rule_problems(e: Mapping[str, Any], rs: RuleSet, log_predicates: Mapping[str, Any],
+                           signal_ids: Collection[str]) -> List[str]:
+    """What the schema cannot say about a well-shaped context rule: its condition, the categories it weighs,
+    the signatures it cites."""
+    problems = [f"when: {p}" for p in check_condition(e["when"], {"log": Any}, log_predicates, signal_ids)]
+    if "boost" not in e and "scale" not in e:
+        problems.append("needs 'boost' or 'scale'")
+    problems.extend(_check_weights(e.get("boost", {}), rs, "boost"))
+    scale = e.get("scale", {})
+    problems.extend(_check_weights(scale, rs, "scale"))
+    if any(v < 0 for v in scale.values()):
+        problems.append("'scale' factors must not be negative")
+    problems.extend(f"'evidence': unknown signature {x!r}" for x in e.get("evidence", []) if x not in signal_ids)
+    return problems
+
+
+def _tables_of_categories(rs: RuleSet, raw: Raw,
+                          named: Mapping[Tuple[str, int], List[str]]) -> None:
+    """Each category's tables: quoted by it, or by a signature or context rule that points at it, or read by that
+    rule's predicates (`rules explain` shows them)."""
+    quoted = {(key, e.get("id")): named[(f, i)] for key in raw for f, i, e in raw[key] if isinstance(e, dict)}
+    for cat in list(rs.categories.values()):
+        found = list(quoted.get(("categories", cat.id), []))
+        found += [t for s in rs.signatures if cat.id in s.weights for t in quoted.get(("signatures", s.id), [])]
+        for r in rs.rules:
+            if cat.id in r.boost or cat.id in r.scale:
+                found += quoted.get(("rules", r.id), []) + tables_read(r.when)
+        rs.categories[cat.id] = dataclasses.replace(cat, tables=tuple(dict.fromkeys(found)))
+
+
 def _check_needles(entry: Mapping[str, Any], regex: Optional[re.Pattern[str]]) -> List[str]:
     """Needles are lower-case literals, each shown in an example the pattern matches: a needle that is in no
     matching line would make the prefilter skip the lines the signature is for."""
-    needles, more = entry.get("needles"), entry.get("more_examples", [])
-    if not isinstance(needles, list) or not needles or not all(isinstance(n, str) for n in needles):
-        return ["'needles' must list the literals every match contains (lower case, one of them per match)"]
-    if not isinstance(more, list) or not all(isinstance(x, str) for x in more):
-        return ["'more_examples' must be a list of lines"]
+    needles, more = entry["needles"], entry.get("more_examples", [])
+    if not needles:
+        return [MESSAGES["signature"]["needles"]]
     examples = [x for x in [entry.get("example"), *more] if isinstance(x, str)]
     out = [f"'more_examples': pattern does not match {x!r}" for x in more if regex is not None and not regex.search(x)]
     for n in needles:
@@ -264,37 +306,6 @@ def _flagged(regex: re.Pattern[str]) -> str:
     return f"(?i:{regex.pattern})" if regex.flags & re.IGNORECASE else regex.pattern
 
 
-def _unknown_keys(entry: Mapping[str, Any], allowed: Sequence[str]) -> List[str]:
-    return [f"unknown key {k!r}" for k in entry if k not in allowed]
-
-
-def _check_weights(weights: Any, rs: RuleSet, key: str) -> List[str]:
-    if not isinstance(weights, dict):
-        return [f"'{key}' must map categories to numbers"]
-    out = []
-    for cat, w in weights.items():
-        if cat not in rs.categories:
-            out.append(f"'{key}': unknown category {cat!r}")
-        if isinstance(w, bool) or not isinstance(w, (int, float)):
-            out.append(f"'{key}': {cat!r} must be a number")
-    return out
-
-
-def _check_settings(file: str, value: Any, settings: Dict[str, Any]) -> List[str]:
-    if not isinstance(value, dict):
-        return [f"{file}: 'settings' must be an object"]
-    out = []
-    for k, v in value.items():
-        if k not in DEFAULT_SETTINGS:
-            out.append(f"{file}: settings: unknown key {k!r}")
-        elif k == "confidence":
-            if not (isinstance(v, dict) and set(v) == {"high", "medium"}
-                    and all(isinstance(x, (int, float)) for x in v.values())):
-                out.append(f"{file}: settings: 'confidence' must be {{'high': number, 'medium': number}}")
-            else:
-                settings[k] = dict(v)
-        elif isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
-            out.append(f"{file}: settings: {k!r} must be a non-negative number")
-        else:
-            settings[k] = v
-    return out
+def _check_weights(weights: Mapping[str, float], rs: RuleSet, key: str) -> List[str]:
+    """Every category a weight names exists (the schema said they are numbers)."""
+    return [f"'{key}': unknown category {cat!r}" for cat in weights if cat not in rs.categories]

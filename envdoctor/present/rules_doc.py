@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, List, Sequence
 
 if TYPE_CHECKING:
-    from envdoctor.rules.catalog import Entry
+    from envdoctor.catalog import Entry
 
 
 def _safety(e: Entry) -> str:
@@ -37,7 +37,7 @@ def explain(e: Entry) -> str:
 
 
 def rules_markdown(entries: Sequence[Entry]) -> str:
-    out = ["# envdoctor rules", "", "Generated from `rules/*.json`, `rules/nccl/*.json` and `envdoctor/rules/drift.py` by "
+    out = ["# envdoctor rules", "", "Generated from `rules/*.json`, `rules/nccl/*.json` and `rules/checks/*.json` by "
            "`python -m envdoctor.present.rules_doc`; a test keeps it current. `envdoctor rules explain ID` shows one.",
            "", "| id | kind | name | category | severity | fix |", "|---|---|---|---|---|---|"]
     for e in entries:

@@ -93,12 +93,15 @@ def _step(value: Any, part: str) -> Any:
 PREDICATES: Dict[str, Callable[[Context], Any]] = {}
 OUTPUTS: Dict[str, Tuple[str, ...]] = {}  # predicate -> names it binds (checked against the templates on load)
 READS_LOG: Set[str] = set()  # predicates of NCCL context rules: they read the log's facts (ctx.log)
+READS_TABLES: Dict[str, Tuple[str, ...]] = {}  # predicate -> the compatibility tables it reads (ctx.tables)
 
 
-def predicate(*outputs: str, log: bool = False) -> Callable[[Callable[[Context], Any]], Callable[[Context], Any]]:
+def predicate(*outputs: str, log: bool = False,
+              reads: Tuple[str, ...] = ()) -> Callable[[Callable[[Context], Any]], Callable[[Context], Any]]:
     """Register a named predicate. It returns a false value (no), an `Unknown(why)` (cannot tell: the
     condition is unknown, and so is its `not`) or True, or a dict of the names it binds for the templates;
-    the key "evidence" (a list of lines) says what it rests on."""
+    the key "evidence" (a list of lines) says what it rests on. `reads` names the tables (rules/tables/NAME.json)
+    it reads from ctx.tables: `rules explain` shows them with every rule whose condition names it."""
     clash = set(outputs) & ({f.name for f in dataclasses.fields(Snapshot)} | {"evidence"})
     if clash:  # a template name must mean one thing
         raise ValueError(f"predicate outputs {sorted(clash)} would hide snapshot sections or the evidence")
@@ -108,11 +111,32 @@ def predicate(*outputs: str, log: bool = False) -> Callable[[Callable[[Context],
             raise ValueError(f"predicate {fn.__name__!r} is defined twice")
         PREDICATES[fn.__name__] = fn
         OUTPUTS[fn.__name__] = outputs
+        READS_TABLES[fn.__name__] = reads
         if log:
             READS_LOG.add(fn.__name__)
         return fn
 
     return deco
+
+
+def predicates_named(cond: Any) -> List[str]:
+    """The predicates a condition names, in order."""
+    if isinstance(cond, dict):
+        out: List[str] = []
+        for op, arg in cond.items():
+            if op == "predicate" and isinstance(arg, str):
+                out.append(arg)
+            elif isinstance(arg, (dict, list)):
+                out += predicates_named(arg)
+        return out
+    if isinstance(cond, list):
+        return [p for c in cond for p in predicates_named(c)]
+    return []
+
+
+def tables_read(cond: Any) -> List[str]:
+    """The tables the predicates of a condition read (their `reads`), each once."""
+    return list(dict.fromkeys(t for p in predicates_named(cond) for t in READS_TABLES.get(p, ())))
 
 
 def predicates_for(log: bool) -> Dict[str, Callable[[Context], Any]]:

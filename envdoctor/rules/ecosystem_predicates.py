@@ -5,23 +5,19 @@ fact is unknown."""
 
 from __future__ import annotations
 
-import functools
 import re
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from envdoctor.data_files import data_path, read_json
-from envdoctor.errors import InputError
+from envdoctor.compat import parse_cc
 from envdoctor.rules.conditions import Context, predicate
-from envdoctor.rules.runtime_predicates import read_table
+from envdoctor.rules.tables import EcosystemTables
 from envdoctor.snapshot import Companion, Snapshot, is_absent, present
-from envdoctor.versions import major_minor
+from envdoctor.versions import major_minor, parse
 
 Result = Union[bool, None, Dict[str, Any]]
 
@@ -36,81 +32,7 @@ CUDA_RUNTIME_MISSING = re.compile(r"lib(cudart|cublas\w*|cusparse|nvrtc)\.so[.\d
 CUDA_PRELOAD = re.compile(r"lib(cuda|cudart|nccl|cudnn|cublas\w*|cusparse|nvJitLink|nvrtc)\b[^:\s]*", re.I)
 
 
-# --- tables ----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ArchFloor:
-    extension: str
-    versions: SpecifierSet
-    min_cc: Tuple[int, int]
-    what: str
-    source: str
-
-
-@dataclass(frozen=True)
-class EcosystemTables:
-    torchvision: Mapping[str, str]  # torch "X.Y" -> torchvision "0.Z"
-    torchaudio: Mapping[str, str]
-    torchvision_offset_2x: int
-    arch_floors: Tuple[ArchFloor, ...]
-
-
-def _cc(text: str) -> Optional[Tuple[int, int]]:
-    m = re.match(r"^(\d+)\.(\d+)$", str(text or ""))
-    return (int(m.group(1)), int(m.group(2))) if m else None
-
-
-def parse_tables(companions: Any, requirements: Any, where: str) -> EcosystemTables:
-    """Check both documents; InputError lists every problem."""
-    problems: List[str] = []
-    maps: Dict[str, Dict[str, str]] = {}
-    if not isinstance(companions, dict) or not isinstance(companions.get("source"), str):
-        problems.append(f"{where}/companions.json: needs an object with a 'source'")
-        companions = {}
-    for name in ("torchvision", "torchaudio"):
-        rows = companions.get(name)
-        if not isinstance(rows, dict) or not all(_cc(k) and _cc(v) for k, v in rows.items()):
-            problems.append(f"{where}/companions.json: '{name}' maps torch 'X.Y' to '{name}' 'X.Y'")
-            rows = {}
-        maps[name] = dict(rows)
-    offset = companions.get("torchvision_offset_2x")
-    if not isinstance(offset, int) or isinstance(offset, bool):
-        problems.append(f"{where}/companions.json: 'torchvision_offset_2x' must be an integer")
-        offset = 0
-    floors: List[ArchFloor] = []
-    rows = requirements.get("rows") if isinstance(requirements, dict) else None
-    if not isinstance(rows, list):
-        problems.append(f"{where}/extension_requirements.json: needs a 'rows' list")
-        rows = []
-    for i, row in enumerate(rows):
-        at = f"{where}/extension_requirements.json: rows[{i}]"
-        try:
-            ok = isinstance(row, dict) and all(isinstance(row.get(k), str) for k in
-                                               ("extension", "versions", "min_cc", "what", "source"))
-            spec = SpecifierSet(row["versions"]) if ok else None
-        except InvalidSpecifier:
-            ok, spec = False, None
-        cc = _cc(row.get("min_cc")) if ok else None
-        if not ok or cc is None or not row["source"].startswith("https://"):
-            problems.append(f"{at}: needs extension, versions (a specifier), min_cc 'X.Y', what and an https source")
-            continue
-        floors.append(ArchFloor(canonicalize_name(row["extension"]), spec, cc, row["what"], row["source"]))
-    if problems:
-        raise InputError("invalid ecosystem tables: " + "; ".join(problems))
-    return EcosystemTables(maps["torchvision"], maps["torchaudio"], offset, tuple(floors))
-
-
-@functools.lru_cache(maxsize=4)
-def load_ecosystem_tables(directory: Optional[Path] = None) -> EcosystemTables:
-    directory = directory or data_path("rules") / "tables"
-    docs = []
-    for name in ("companions.json", "extension_requirements.json"):
-        doc, error = read_json(directory / name)
-        if error:
-            raise InputError(error)
-        docs.append(doc)
-    return parse_tables(docs[0], docs[1], str(directory))
+# --- tables (rules/tables/companions.json, extension_requirements.json, numpy_builds.json: in ctx.tables) ---
 
 
 def companion_series(tables: EcosystemTables, name: str, torch_version: str) -> Optional[str]:
@@ -130,11 +52,15 @@ def companion_series(tables: EcosystemTables, name: str, torch_version: str) -> 
 # --- helpers ---------------------------------------------------------------------------------
 
 
-def _version(text: Any) -> Optional[Version]:
+def _cc(text: Any) -> Optional[Tuple[int, int]]:
     try:
-        return Version(str(text)) if present(text) and text else None
-    except InvalidVersion:
+        return parse_cc(text) if isinstance(text, str) else None
+    except ValueError:
         return None
+
+
+def _version(text: Any) -> Optional[Version]:
+    return parse(text) if present(text) and text else None
 
 
 def _local_kind(text: Any) -> Optional[str]:
@@ -189,43 +115,7 @@ def numpy_abi_broken(ctx: Context) -> Result:
     return {"numpy_version": version, "numpy_error": nb.error.strip().splitlines()[0][:200]}
 
 
-@dataclass(frozen=True)
-class NumpyBuild:
-    torch: SpecifierSet
-    os: Optional[str]
-    python: Optional[str]
-    numpy: SpecifierSet
-    source: str
-
-
-@functools.lru_cache(maxsize=4)
-def load_numpy_builds(directory: Optional[Path] = None) -> Tuple[NumpyBuild, ...]:
-    return parse_numpy_builds(*read_table("numpy_builds.json", directory))
-
-
-def parse_numpy_builds(doc: Any, where: str) -> Tuple[NumpyBuild, ...]:
-    rows = doc.get("rows") if isinstance(doc, dict) else None
-    if not isinstance(rows, list):
-        raise InputError(f"{where}: needs a 'rows' list")
-    out, problems = [], []
-    for i, row in enumerate(rows):
-        at = f"{where}: rows[{i}]"
-        try:
-            if not isinstance(row, dict) or set(row) - {"torch", "os", "python", "numpy", "source"} \
-                    or not all(isinstance(row.get(k), str) for k in ("torch", "numpy", "source")) \
-                    or not all(isinstance(row.get(k, ""), str) for k in ("os", "python")) \
-                    or not row["source"].startswith("https://"):
-                raise InvalidSpecifier("shape")
-            out.append(NumpyBuild(SpecifierSet(row["torch"]), row.get("os"), row.get("python"),
-                                  SpecifierSet(row["numpy"]), row["source"]))
-        except InvalidSpecifier:
-            problems.append(f"{at}: needs torch and numpy specifiers, an https source, optional os and python")
-    if problems:
-        raise InputError("invalid NumPy build table: " + "; ".join(problems))
-    return tuple(out)
-
-
-@predicate("numpy_version", "needed", "build", "source")
+@predicate("numpy_version", "needed", "build", "source", reads=("numpy_builds",))
 def numpy_outside_torch_build(ctx: Context) -> Result:
     """The installed NumPy is outside the range this torch's wheels were built for, while the bridge itself
     was not exercised (when it was, ED501 speaks from the real failure or the real success)."""
@@ -240,7 +130,7 @@ def numpy_outside_torch_build(ctx: Context) -> Result:
         return None
     os_name = s.host.os if present(s.host.os) else None
     py = major_minor(s.python.version) if s.python.version else None
-    for row in load_numpy_builds():
+    for row in ctx.tables.numpy_builds:
         if not row.torch.contains(Version(running.public), prereleases=True):
             continue
         if row.os is not None and row.os != os_name:
@@ -276,7 +166,7 @@ def _companion_problem(ctx: Context, name: str, comp: Any, torch_version: Option
         if spec is not None and not spec.contains(Version(tv.public), prereleases=True):
             return f"it requires torch{comp.requires_torch}"
     version = comp.version if present(comp.version) and comp.version else None
-    want = companion_series(load_ecosystem_tables(), name, torch_version) if torch_version else None
+    want = companion_series(ctx.tables.ecosystem, name, torch_version) if torch_version else None
     if version and want and _mm_text(version) and _mm_text(version) != want:
         return f"{name} {version} is built for another torch (torch {_mm_text(torch_version)} pairs with {name} {want}.x)"
     a, b = _local_kind(torch_version), _local_kind(version)
@@ -285,7 +175,7 @@ def _companion_problem(ctx: Context, name: str, comp: Any, torch_version: Option
     return None
 
 
-@predicate("companion", "companion_version", "problem", "wanted", "torch_release")
+@predicate("companion", "companion_version", "problem", "wanted", "torch_release", reads=("companions",))
 def companion_mismatched(ctx: Context) -> Result:
     s = ctx.snapshot
     t = _torch(s)
@@ -297,7 +187,7 @@ def companion_mismatched(ctx: Context) -> Result:
         pk = _packages(s)
         comps = {n: Companion(version=pk[n], requires_torch=None, importable=None, nms_op=None, warnings=None)
                  for n in ("torchvision", "torchaudio") if n in pk}
-    tables = load_ecosystem_tables()
+    tables = ctx.tables.ecosystem
     for name in sorted(comps):
         comp = comps[name]
         problem = _companion_problem(ctx, canonicalize_name(name), comp, torch_version)
@@ -452,9 +342,10 @@ def _wheel_key(dist: str) -> str:
 
 def _same_release(file_version: str, wheel_version: str) -> bool:
     """'2.18.3' vs '2.21.5' differ; a file named with its major only ('12') matches any 12.x wheel."""
-    a = file_version.split(".")
-    b = wheel_version.split(".")
-    return a == b[:len(a)]
+    a, b = parse(file_version), parse(wheel_version)
+    if a is None or b is None:
+        return file_version == wheel_version
+    return a.release == b.release[:len(a.release)]
 
 
 def _is_torch_own(path: str) -> bool:
@@ -559,7 +450,7 @@ def extension_built_for_other_torch(ctx: Context) -> Result:
     return None
 
 
-@predicate("gpus_below", "requirement", "source")
+@predicate("gpus_below", "requirement", "source", reads=("extension_requirements",))
 def extension_gpu_too_old(ctx: Context) -> Result:
     ext = ctx.bound["ext"]
     s = ctx.snapshot
@@ -567,7 +458,7 @@ def extension_gpu_too_old(ctx: Context) -> Result:
         return None
     name = canonicalize_name(ext.name)
     version = _version(ext.version) if present(ext.version) else None
-    floors = [f for f in load_ecosystem_tables().arch_floors if f.extension == name]
+    floors = [f for f in ctx.tables.ecosystem.arch_floors if f.extension == name]
     if not floors:
         return None
     if version is not None:  # 3.0.0b1 is a 3.x release here
@@ -589,7 +480,7 @@ def extension_gpu_too_old(ctx: Context) -> Result:
             f"{floor.min_cc[0]}.{floor.min_cc[1]})", "source": floor.source}
 
 
-@predicate("gpus_below", "requirement", "source")
+@predicate("gpus_below", "requirement", "source", reads=("extension_requirements",))
 def inductor_gpu_too_old(ctx: Context) -> Result:
     """torch.compile's GPU backend generates Triton kernels; Triton needs compute capability 7.0+."""
     s = ctx.snapshot
@@ -599,7 +490,7 @@ def inductor_gpu_too_old(ctx: Context) -> Result:
         return None
     if s.host.os != "linux":
         return None  # PyPI torch ships Triton on Linux only
-    floor = next((f for f in load_ecosystem_tables().arch_floors if f.extension == "triton"), None)
+    floor = next((f for f in ctx.tables.ecosystem.arch_floors if f.extension == "triton"), None)
     if floor is None:
         return None
     below = [f"GPU {g.index} ({g.name if present(g.name) else 'unnamed'}, {g.compute_capability})"

@@ -15,7 +15,7 @@ from envdoctor.cpulist import parse_cpulist
 from envdoctor.rules.conditions import Context, predicate
 from envdoctor.rules.runtime_predicates import meaning
 from envdoctor.snapshot import Gpu, Snapshot, Unknown, is_unavailable, known_list, present
-from envdoctor.versions import cudnn_human, major_minor, parse
+from envdoctor.versions import cudnn_human, major_minor, parse, series
 
 Result = Union[bool, None, Dict[str, Any]]
 
@@ -63,7 +63,7 @@ def driver_fits_torch(ctx: Context) -> Result:
     return {"verdict": "; ".join(why)}
 
 
-@predicate("needed_driver", "cuda", "verdict")
+@predicate("needed_driver", "cuda", "verdict", reads=("runtime_errors",))
 def driver_too_old_for_torch(ctx: Context) -> Result:
     s = ctx.snapshot
     cuda = _torch_cuda(s)
@@ -90,7 +90,7 @@ def _driver_too_old_said_by_torch(ctx: Context, cuda: str) -> Result:
     CUDA (contradictory facts are ED111's to report) or when the message is not torch's 'too old' one."""
     t = ctx.snapshot.torch
     text = t.cuda_init_error if present(t) and isinstance(t.cuda_init_error, str) else ""
-    said = meaning("cuda_init", text) if text else None
+    said = meaning(ctx, "cuda_init", text) if text else None
     if said is None or said.key != "driver_too_old":
         return None
     found = _FOUND_VERSION.search(text)
@@ -134,7 +134,7 @@ def driver_too_old_for_pypi_build(ctx: Context) -> Result:
     needed, _ga = compat.min_driver(cuda, "linux", drivers=ctx.index.drivers)
     if verdict.ok or needed is None:
         return None
-    return {"needed_driver": needed, "cuda": ".".join(cuda.split(".")[:2])}
+    return {"needed_driver": needed, "cuda": series(cuda) or cuda}
 
 
 @predicate("needed_driver")
@@ -375,10 +375,9 @@ def python_unsupported(ctx: Context) -> Result:
         return None
     if present(s.python.implementation) and str(s.python.implementation).lower() not in ("cpython", "cp"):
         return None  # PyPy and others: their own rule
-    m = re.match(r"^(\d+)\.(\d+)", str(s.python.version))
-    if not m:
+    py = major_minor(s.python.version)
+    if py is None:
         return None
-    py = (int(m.group(1)), int(m.group(2)))
     index = ctx.index
     platform = compat.wheel_platform(s.host.os, s.host.arch) if present(s.host.os) and present(s.host.arch) else None
     dated = re.match(r"^\d{4}-\d{2}-\d{2}", str(s.created or ""))
@@ -417,11 +416,10 @@ def driver_too_old_for_any_torch(ctx: Context) -> Result:
         return None
     if not present(s.python.version) or not present(s.host.os) or not present(s.host.arch):
         return None
-    m = re.match(r"^(\d+)\.(\d+)", str(s.python.version))
+    py = major_minor(s.python.version)
     platform = compat.wheel_platform(s.host.os, s.host.arch)
-    if not m or platform is None or s.python.free_threaded is True:
+    if py is None or platform is None or s.python.free_threaded is True:
         return None
-    py = (int(m.group(1)), int(m.group(2)))
     day = str(s.created)[:10] if re.match(r"^\d{4}-\d{2}-\d{2}", str(s.created or "")) else "9999-12-31"
     minors = set()
     for w in ctx.index.wheels:
@@ -452,7 +450,7 @@ def driver_too_old_for_any_torch(ctx: Context) -> Result:
     lowest = min(needs)
     if parse(s.driver.version) >= lowest[0]:
         return None
-    ordered = sorted(minors, key=lambda v: tuple(int(x) for x in v.split(".")))
+    ordered = sorted(minors, key=parse)
     return {"needed_driver": lowest[1], "python_mm": f"{py[0]}.{py[1]}", "platform": platform,
             "releases": f"torch {ordered[0]}" if len(ordered) == 1 else f"torch {ordered[0]}-{ordered[-1]}"}
 
@@ -468,13 +466,13 @@ def _wheel_for(index: Any, w: Any, platform: str, py: tuple) -> Optional[bool]:
             continue
         if other.first_release is not None and w.version < other.first_release:
             return False  # none anywhere before then
-        newest = max((tuple(int(x) for x in p.rstrip("t").split(".")) for ps in w.pythons.values() for p in ps),
+        newest = max((major_minor(p.rstrip("t")) for ps in w.pythons.values() for p in ps if major_minor(p.rstrip("t"))),
                      default=None)
         return False if newest is not None and py > newest else None  # no release shipped a Python newer than it knew
     return False
 
 
-@predicate("nccl", "needed_nccl", "gpu_name")
+@predicate("nccl", "needed_nccl", "gpu_name", reads=("nccl_min_for_gpu",))
 def nccl_too_old_for_gpu(ctx: Context) -> Result:
     """torch's NCCL predates the newest GPU's generation (rules/tables/nccl_min_for_gpu.json)."""
     t = ctx.snapshot.torch
@@ -538,7 +536,7 @@ def nvlink_present(ctx: Context) -> Result:
     return {"links": max(links)} if links else None
 
 
-@predicate("shm_mib", "needed_mib")
+@predicate("shm_mib", "needed_mib", reads=("shm",))
 def shm_too_small(ctx: Context) -> Result:
     s = ctx.snapshot
     if not present(s.host.shm_bytes) or not known_list(s.gpus):
@@ -596,7 +594,7 @@ def fabric_manager_mismatch(ctx: Context) -> Result:
             and present(fm.version) and fm.version != s.driver.version)
 
 
-@predicate("triton", "expected_triton")
+@predicate("triton", "expected_triton", reads=("triton_pins",))
 def triton_mismatch(ctx: Context) -> Result:
     s = ctx.snapshot
     t = s.torch

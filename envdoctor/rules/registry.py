@@ -10,11 +10,24 @@ from typing import Any, Dict, List, Optional, Tuple
 import envdoctor.rules.ecosystem_predicates  # (registers the ecosystem rules' predicates)
 import envdoctor.rules.predicates
 import envdoctor.rules.runtime_predicates  # noqa: F401  (what torch, CUDA and DeepSpeed said)
+from envdoctor import data_schemas
 from envdoctor.data_files import data_path, files_key, read_json
 from envdoctor.errors import InputError
 from envdoctor.findings import SAFETIES, SEVERITIES
 from envdoctor.fixes import action_problems
-from envdoctor.rules.conditions import OUTPUTS, check_condition, check_path, field_type, list_item_type, predicates_for
+from envdoctor.rules.checks import Checks, checks_dir, load_checks
+from envdoctor.rules.conditions import (
+    OUTPUTS,
+    check_condition,
+    check_path,
+    field_type,
+    list_item_type,
+    predicates_for,
+    predicates_named,
+    tables_read,
+)
+from envdoctor.rules.drift import NEEDED, READERS
+from envdoctor.rules.fixtures import Fixture, base_name
 from envdoctor.rules.tables import Tables, load_tables
 from envdoctor.snapshot import Snapshot
 
@@ -43,7 +56,7 @@ class Rule:
     fix_safety: str
     when: Dict[str, Any]
     explanation: Dict[str, str]
-    fixtures: Dict[str, List[str]]
+    fixtures: Dict[str, List[Fixture]]  # "fires" / "quiet": snapshot names, or snapshots derived from one
     source: str
     for_each: Optional[Dict[str, str]] = None
     subjects: List[str] = field(default_factory=list)
@@ -51,6 +64,7 @@ class Rule:
     references: List[str] = field(default_factory=list)
     escalate: Optional[Dict[str, Any]] = None
     group_title: Optional[str] = None  # one finding for all matching items instead of one each
+    tables: Tuple[str, ...] = ()  # the tables it reads ("shm") or quotes ("nccl_min_for_feature.wsl2"), for `explain`
 
 
 class RulesError(InputError):
@@ -58,20 +72,6 @@ class RulesError(InputError):
         self.problems = problems
         head = f"invalid rules database: {len(problems)} problem(s)"
         super().__init__(head + "\n  " + "\n  ".join(problems))
-
-
-def _conditions_predicates(cond: Any) -> List[str]:
-    if isinstance(cond, dict):
-        out: List[str] = []
-        for op, arg in cond.items():
-            if op == "predicate" and isinstance(arg, str):
-                out.append(arg)
-            elif isinstance(arg, (dict, list)):
-                out += _conditions_predicates(arg)
-        return out
-    if isinstance(cond, list):
-        return [p for c in cond for p in _conditions_predicates(c)]
-    return []
 
 
 def _some_names(cond: Any) -> Dict[str, str]:
@@ -89,95 +89,93 @@ def _some_names(cond: Any) -> Dict[str, str]:
     return found
 
 
+SCHEMA = "rules.schema.json"  # envdoctor/data/: the shape of a rule file and of each rule
+# The sentence each field has always been named with when its shape is wrong.
+MESSAGES = {
+    "id": "id must look like ED123",
+    "name": "name must be kebab-case and name the problem",
+    "category": "category must be snake_case",
+    "severity": f"severity must be one of {', '.join(SEVERITIES)}",
+    "status": f"status must be one of {', '.join(STATUSES)}",
+    "fix_safety": f"fix_safety must be one of {', '.join(SAFETIES)}",
+    "explanation": f"explanation needs text sections {', '.join(EXPLANATION_SECTIONS)}",
+    "fixtures": "fixtures needs non-empty 'fires' and 'quiet' lists (snapshot fixture names)",
+    "for_each": "for_each takes {in: path, as: name}",
+    "escalate": "escalate takes {to: severity, when: condition}",
+    "group_title": "group_title needs for_each and must be text",
+    **{k: f"{k} must be text" for k in ("title", "detail", "fix")},
+    **{k: f"{k} must be a list of text" for k in ("subjects", "references")},
+    "fix_action": "fix_action must be an object {action, arguments, changes}",
+}
+
+
+def _template_problems(raw: Dict[str, Any], roots: Dict[str, Any], bad: set, texts: bool = True) -> List[str]:
+    """The names a well-shaped rule's templates use that mean nothing: each must be a snapshot path, a
+    for_each/some name or a predicate's output (group_title: count, subjects or a snapshot path). `texts`
+    False: the group title only."""
+    out: List[str] = []
+    outputs = {o for p in predicates_named(raw["when"]) if p in OUTPUTS for o in OUTPUTS[p]}
+    some = _some_names(raw["when"])
+    named = [(k, raw[k]) for k in ("title", "detail", "fix") if k not in bad]
+    named += [("subjects", s) for s in raw.get("subjects") or []] if "subjects" not in bad else []
+    action = raw.get("fix_action") if "fix_action" not in bad else None
+    named += [("fix_action", a) for key in ("arguments", "changes") for a in (action or {}).get(key, [])]
+    group = raw.get("group_title")
+    if group is not None and "group_title" not in bad:
+        if raw.get("for_each") is None:
+            out.append(MESSAGES["group_title"])
+        out += [f"group_title: '{{{m.group(1)}}}' must be count, subjects or a snapshot path"
+                for m in TEMPLATE_NAME.finditer(group)
+                if raw.get("for_each") is not None and m.group(1) not in ("count", "subjects") and check_path(m.group(1), {})]
+    for label, text in named if texts else []:
+        for m in TEMPLATE_NAME.finditer(text):
+            name = m.group(1)
+            err = None if name in outputs or name.split(".")[0] in some else check_path(name, roots)
+            if err:
+                out.append(f"{label}: template '{{{name}}}': {err}")
+    return out
+
+
 def validate_rule(raw: Any, where: str) -> Tuple[Optional[Rule], List[str]]:
+    """One rule: its shape against rules.schema.json, then what a schema cannot say (the condition, the
+    template names, for_each naming a list, non-empty fixture lists). Every problem, each prefixed by `where`."""
     if not isinstance(raw, dict):
         return None, [f"{where}: a rule is an object"]
-    errors: List[str] = []
-    for key in REQUIRED:
-        if key not in raw:
-            errors.append(f"{where}: missing '{key}'")
-    for key in raw:
-        if key not in REQUIRED and key not in OPTIONAL:
-            errors.append(f"{where}: unknown key '{key}'")
-    if errors:
-        return None, errors
-    if not _ID.match(str(raw["id"])):
-        errors.append(f"{where}: id must look like ED123")
-    if not _NAME.match(str(raw["name"])):
-        errors.append(f"{where}: name must be kebab-case and name the problem")
-    if not _CATEGORY.match(str(raw["category"])):
-        errors.append(f"{where}: category must be snake_case")
-    if raw["severity"] not in SEVERITIES:
-        errors.append(f"{where}: severity must be one of {', '.join(SEVERITIES)}")
-    if raw["status"] not in STATUSES:
-        errors.append(f"{where}: status must be one of {', '.join(STATUSES)}")
-    if raw["fix_safety"] not in SAFETIES:
-        errors.append(f"{where}: fix_safety must be one of {', '.join(SAFETIES)}")
-    expl = raw["explanation"]
-    if not isinstance(expl, dict) or any(not isinstance(expl.get(k), str) for k in EXPLANATION_SECTIONS):
-        errors.append(f"{where}: explanation needs text sections {', '.join(EXPLANATION_SECTIONS)}")
+    errors = data_schemas.problems(raw, SCHEMA, "rule", where, MESSAGES)
+    if any(k not in raw for k in REQUIRED):
+        return None, errors  # what is there cannot be checked against what is missing
+    bad = set(data_schemas.fields(raw, SCHEMA, "rule"))
     fx = raw["fixtures"]
-    if not isinstance(fx, dict) or not fx.get("fires") or not fx.get("quiet"):
-        errors.append(f"{where}: fixtures needs non-empty 'fires' and 'quiet' lists (snapshot fixture names)")
+    if "fixtures" not in bad and (not fx["fires"] or not fx["quiet"]):
+        errors.append(f"{where}: {MESSAGES['fixtures']}")
+    if "fixtures" not in bad:  # a derived fixture sets snapshot fields that exist
+        errors += [f"{where}: fixtures: {base_name(spec)}: {err}" for kind in ("fires", "quiet") for spec in fx[kind]
+                   if isinstance(spec, dict) for path in spec["set"] for err in [check_path(path, {})] if err]
+    expl = raw["explanation"]
     roots: Dict[str, Any] = {}
     each = raw.get("for_each")
-    if each is not None:
-        if not isinstance(each, dict) or set(each) != {"in", "as"}:
-            errors.append(f"{where}: for_each takes {{in: path, as: name}}")
+    if each is not None and "for_each" not in bad:
+        err = check_path(each["in"], {})
+        item = list_item_type(field_type(Snapshot, each["in"].split("."))[0]) if not err else None
+        if err:
+            errors.append(f"{where}: for_each: {err}")
+        elif item is None:
+            errors.append(f"{where}: for_each: '{each['in']}' is not a list")
         else:
-            err = check_path(each["in"], {})
-            if err:
-                errors.append(f"{where}: for_each: {err}")
-            else:
-                head, *rest = each["in"].split(".")
-                tp, _ = field_type(Snapshot, [head, *rest])
-                item = list_item_type(tp)
-                if item is None:
-                    errors.append(f"{where}: for_each: '{each['in']}' is not a list")
-                else:
-                    roots[each["as"]] = item
+            roots[each["as"]] = item
     machine = predicates_for(log=False)
     when_errors = check_condition(raw["when"], roots, machine)
     errors += [f"{where}: when: {e}" for e in when_errors]
     esc = raw.get("escalate")
-    if esc is not None:
-        if not isinstance(esc, dict) or esc.get("to") not in SEVERITIES or "when" not in esc:
-            errors.append(f"{where}: escalate takes {{to: severity, when: condition}}")
-        else:
-            errors += [f"{where}: escalate: {e}" for e in check_condition(esc["when"], roots, machine)]
-    # Names the templates may use: snapshot paths, for_each/some names, predicate outputs.
-    outputs = {o for p in _conditions_predicates(raw["when"]) if p in OUTPUTS for o in OUTPUTS[p]}
-    some = _some_names(raw["when"])
-    texts = [("title", raw["title"]), ("detail", raw["detail"]), ("fix", raw["fix"])]
-    texts += [("subjects", s) for s in raw.get("subjects") or []]
+    if esc is not None and "escalate" not in bad:
+        errors += [f"{where}: escalate: {e}" for e in check_condition(esc["when"], roots, machine)]
     action_errors = action_problems(raw.get("fix_action"), raw["fix_safety"]) if "fix_action" in raw else []
     errors += [f"{where}: fix_action: {e}" for e in action_errors]
-    if "fix_action" in raw and not action_errors:
-        texts += [("fix_action", a) for key in ("arguments", "changes") for a in raw["fix_action"].get(key, [])]
-    elif "fix_action" not in raw and raw["fix_safety"] in ("safe", "unsafe"):
+    if "fix_action" not in raw and raw["fix_safety"] in ("safe", "unsafe"):
         errors.append(f"{where}: a {raw['fix_safety']} fix needs a fix_action (what `envdoctor fix` would run)")
-    group = raw.get("group_title")
-    if group is not None:
-        if each is None or not isinstance(group, str):
-            errors.append(f"{where}: group_title needs for_each and must be text")
-        else:
-            for m in TEMPLATE_NAME.finditer(group):
-                if m.group(1) not in ("count", "subjects") and check_path(m.group(1), {}):
-                    errors.append(f"{where}: group_title: '{{{m.group(1)}}}' must be count, subjects or a snapshot path")
-    for label, text in texts if not when_errors else []:  # a broken condition binds nothing to check against
-        if not isinstance(text, str):
-            errors.append(f"{where}: {label} must be text")
-            continue
-        for m in TEMPLATE_NAME.finditer(text):
-            name = m.group(1)
-            head = name.split(".")[0]
-            if name in outputs:
-                continue
-            if head in some:
-                continue
-            err = check_path(name, roots)
-            if err:
-                errors.append(f"{where}: {label}: template '{{{name}}}': {err}")
+    # a broken condition binds nothing to check the texts' templates against
+    unchecked = bad | ({"fix_action"} if action_errors else set())
+    errors += [f"{where}: {e}" for e in _template_problems(raw, roots, unchecked, texts=not when_errors)]
     if errors:
         return None, errors
     rule = Rule(
@@ -185,13 +183,18 @@ def validate_rule(raw: Any, where: str) -> Tuple[Optional[Rule], List[str]]:
         since=raw["since"], title=raw["title"], detail=raw["detail"], fix=raw["fix"], fix_safety=raw["fix_safety"],
         when=raw["when"], explanation=expl, fixtures=fx, source=where.split(":")[0], for_each=each,
         subjects=list(raw.get("subjects") or []), fix_action=raw.get("fix_action"),
-        references=list(raw.get("references") or []), escalate=esc, group_title=group,
+        references=list(raw.get("references") or []), escalate=esc, group_title=raw.get("group_title"),
     )
     return rule, []
 
 
 def load_rules_from(directory: Path) -> List[Rule]:
     """Every rule of a database, checked; its text may quote the database's tables ({table:name.key})."""
+    return _rules_and_tables(directory)[0]
+
+
+def _rules_and_tables(directory: Path) -> Tuple[List[Rule], Optional[Tables]]:
+    """The rules of a database and its tables (None without `tables/`); RulesError lists every problem of both."""
     problems: List[str] = []
     rules: List[Rule] = []
     files = sorted(p for p in directory.glob("*.json"))
@@ -208,15 +211,19 @@ def load_rules_from(directory: Path) -> List[Rule]:
         if error:
             problems.append(error)
             continue
-        if not isinstance(doc, dict) or not isinstance(doc.get("rules"), list):
-            problems.append(f"{path}: expected an object with a 'rules' list")
+        shape = data_schemas.problems(doc, SCHEMA, where=str(path), skip=("rules[",))  # each rule is checked below
+        if shape:
+            problems += shape
             continue
         for i, raw in enumerate(doc["rules"]):
             label = raw.get("id") if isinstance(raw, dict) and isinstance(raw.get("id"), str) else f"rules[{i}]"
             refs: List[str] = []
+            named = Tables.references(raw)
             if tables is not None:
                 raw = tables.resolve(raw, refs)
             rule, errs = validate_rule(raw, f"{path.name}: {label}")
+            if rule is not None:
+                rule.tables = tuple(dict.fromkeys(named + tables_read([rule.when, (rule.escalate or {}).get("when")])))
             errs += [f"{path.name}: {label}: {r}" for r in refs]
             problems += [f"{path.parent.name}/{e}" for e in errs]
             if rule is not None and not refs:
@@ -229,29 +236,34 @@ def load_rules_from(directory: Path) -> List[Rule]:
             seen[key] = f"{r.source} ({r.id})"
     if problems:
         raise RulesError(problems)
-    return sorted(rules, key=lambda r: r.id)
+    return sorted(rules, key=lambda r: r.id), tables
 
 
 @dataclass(frozen=True)
 class Rulebook:
-    """A rules database: the rules and the compatibility tables they read."""
+    """A rules database: the rules, the compatibility tables they read and the drift checks (what `diagnose`
+    compares with a baseline; None in a hand-made book that compares nothing)."""
 
     rules: Tuple[Rule, ...]
     tables: Tables
     directory: str
+    checks: Optional[Checks] = None
 
 
 _CACHE: Dict[Tuple[str, Tuple[Tuple[str, int, int], ...]], Rulebook] = {}
 
 
 def load_rulebook(directory: Path) -> Rulebook:
-    """Rules and tables of one directory (`rules/` or a rule author's copy); reloaded when a file changes."""
-    files = sorted(directory.glob("*.json")) + sorted((directory / "tables").glob("*.json"))
+    """Rules, tables and drift checks of one directory (`rules/` or a rule author's copy; without `checks/`, the
+    bundled checks); reloaded when a file changes."""
+    checks = checks_dir(directory)
+    files = sorted(directory.glob("*.json")) + sorted((directory / "tables").glob("*.json")) + sorted(checks.glob("*.json"))
     key = (str(directory), files_key(files))
     book = _CACHE.get(key)
     if book is None:
-        rules = tuple(load_rules_from(directory))
-        book = Rulebook(rules, load_tables(directory / "tables"), str(directory))
+        rules, tables = _rules_and_tables(directory)
+        book = Rulebook(tuple(rules), tables if tables is not None else load_tables(directory / "tables"),
+                        str(directory), load_checks(checks, tuple(READERS), NEEDED))
         if len(_CACHE) >= 8:
             _CACHE.clear()
         _CACHE[key] = book

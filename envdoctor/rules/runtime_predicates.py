@@ -4,15 +4,11 @@ registry and return a false value when the text is unknown or says nothing they 
 
 from __future__ import annotations
 
-import functools
 import re
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple, Union
+from typing import Any, Dict, List, Optional, Union
 
-from envdoctor.data_files import data_path, read_json
-from envdoctor.errors import InputError
 from envdoctor.rules.conditions import Context, predicate
+from envdoctor.rules.tables import Meaning
 from envdoctor.snapshot import ProbeFailed, Snapshot, present
 
 Result = Union[bool, None, Dict[str, Any]]
@@ -26,60 +22,9 @@ _CUDA_LIB = re.compile(r"(?i)lib(?:cuda|cudart|cudnn|cublas|cusparse|cusolver|cu
 _OWN_TORCH_LIB = re.compile(r"(lib(?:torch|c10|shm|caffe2)\w*\.so)")
 
 
-@dataclass(frozen=True)
-class Meaning:
-    kind: str
-    key: str
-    pattern: re.Pattern[str]
-    cause: str
-    fix: str
-    source: str
-
-
-def parse_table(doc: Any, where: str) -> Tuple[Meaning, ...]:
-    """Check the document; InputError lists every problem."""
-    rows = doc.get("rows") if isinstance(doc, dict) else None
-    if not isinstance(rows, list):
-        raise InputError(f"{where}: needs a 'rows' list")
-    problems: List[str] = []
-    out: List[Meaning] = []
-    for i, row in enumerate(rows):
-        at = f"{where}: rows[{i}]"
-        if not isinstance(row, dict) or not all(isinstance(row.get(k), str) and row[k].strip() for k in _ROW_KEYS):
-            problems.append(f"{at}: needs non-empty strings {', '.join(_ROW_KEYS)}")
-            continue
-        extra = sorted(set(row) - set(_ROW_KEYS))
-        if extra or row["kind"] not in KINDS:
-            problems.append(f"{at}: kind must be one of {', '.join(KINDS)}" + (f"; unknown keys {extra}" if extra else ""))
-            continue
-        try:
-            pattern = re.compile(row["pattern"])
-        except re.error as exc:
-            problems.append(f"{at}: pattern does not compile: {exc}")
-            continue
-        out.append(Meaning(row["kind"], row["key"], pattern, row["cause"], row["fix"], row["source"]))
-    if problems:
-        raise InputError("invalid runtime error table: " + "; ".join(problems))
-    return tuple(out)
-
-
-def read_table(name: str, directory: Optional[Path] = None) -> Tuple[Any, str]:
-    """(document, path) of a table in `directory` (default: the bundled rules/tables); InputError when unreadable."""
-    path = (directory or data_path("rules") / "tables") / name
-    doc, error = read_json(path)
-    if error:
-        raise InputError(error)
-    return doc, str(path)
-
-
-@functools.lru_cache(maxsize=4)
-def load_runtime_errors(directory: Optional[Path] = None) -> Tuple[Meaning, ...]:
-    return parse_table(*read_table("runtime_errors.json", directory))
-
-
-def meaning(kind: str, text: str) -> Optional[Meaning]:
-    """The first row of `kind` whose pattern occurs in `text`."""
-    return next((m for m in load_runtime_errors() if m.kind == kind and m.pattern.search(text)), None)
+def meaning(ctx: Context, kind: str, text: str) -> Optional[Meaning]:
+    """The first row of `kind` in the context's runtime error table whose pattern occurs in `text`."""
+    return ctx.tables.meaning(kind, text)
 
 
 def _short(text: str, limit: int = 240) -> str:
@@ -91,14 +36,14 @@ def _torch(s: Snapshot) -> Any:
     return s.torch if present(s.torch) else None
 
 
-@predicate("said", "cause", "remedy")
+@predicate("said", "cause", "remedy", reads=("runtime_errors",))
 def cuda_init_failure(ctx: Context) -> Result:
     """torch is a CUDA build and CUDA's initialisation printed an error: what it said and what that means."""
     t = _torch(ctx.snapshot)
     if t is None or not isinstance(t.cuda_init_error, str) or not t.cuda_init_error.strip():
         return None
     text = t.cuda_init_error
-    m = meaning("cuda_init", text)
+    m = meaning(ctx, "cuda_init", text)
     if m is None:
         return {"said": _short(text), "cause": "CUDA failed to initialise in this process",
                 "remedy": "Check `nvidia-smi`, `dmesg` for Xid errors, CUDA_VISIBLE_DEVICES and the permissions of "
@@ -121,13 +66,13 @@ def _ld_dirs(s: Snapshot, wanted: re.Pattern[str] = _CUDA_DIR) -> List[str]:
     return [d for d in value.split(":") if d and wanted.search(d)]
 
 
-@predicate("said", "cause", "remedy", "where")
+@predicate("said", "cause", "remedy", "where", reads=("runtime_errors",))
 def cudnn_mismatch_loaded(ctx: Context) -> Result:
     """torch's cuDNN check failed because another cuDNN was loaded."""
     text = _cudnn_failure(ctx.snapshot)
     if not text:
         return None
-    m = meaning("cudnn", text)
+    m = meaning(ctx, "cudnn", text)
     if m is None:
         return None
     dirs = _ld_dirs(ctx.snapshot, re.compile(r"(?i)cudnn|cuda|nvidia"))
@@ -187,7 +132,7 @@ def torch_import_failure(ctx: Context) -> Result:
     return None
 
 
-@predicate("said", "cause", "remedy")
+@predicate("said", "cause", "remedy", reads=("runtime_errors",))
 def deepspeed_error_explained(ctx: Context) -> Result:
     """DeepSpeed's import (or op build) failed with an error whose meaning is known."""
     s = ctx.snapshot
@@ -195,7 +140,7 @@ def deepspeed_error_explained(ctx: Context) -> Result:
     if ds is None:
         return None
     texts = [x for x in (ds.error, ds.ops_error) if isinstance(x, str) and x.strip()]
-    found = next(((x, m) for x in texts for m in [meaning("deepspeed", x)] if m is not None), None)
+    found = next(((x, m) for x in texts for m in [meaning(ctx, "deepspeed", x)] if m is not None), None)
     if found is None:
         return None
     text, m = found

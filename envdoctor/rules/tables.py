@@ -1,4 +1,6 @@
-"""Compatibility tables (`rules/tables/*.json`): each fact once, with its source, validated on load.
+"""Compatibility tables (`rules/tables/*.json`): each fact once, with its source, validated on load against
+`envdoctor/data/tables.schema.json`. `load_tables` is the one way they are read: the result travels in the
+Knowledge value, and every predicate reads it from its context (`ctx.tables`), never from disk.
 
 Machine rules read them through their predicates; NCCL signature files refer to them by name
 (`{"table": "nccl_min_for_gpu.blackwell"}` as a condition value, `{table:nccl_min_for_gpu.blackwell}`
@@ -11,14 +13,17 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, List, Mapping, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.utils import canonicalize_name
+
+from envdoctor import data_schemas
+from envdoctor.compat import parse_cc
 from envdoctor.data_files import read_json
 from envdoctor.errors import InputError
 
 _MINOR = re.compile(r"^\d+\.\d+$")
-_VERSION = re.compile(r"^\d+(\.\d+){1,2}$")
-_KEY = re.compile(r"^[a-z][a-z0-9_]*$")
 TEXT_REF = re.compile(r"\{table:([a-z_]+)\.([a-z0-9_]+)\}")
 
 
@@ -44,12 +49,61 @@ class NcclFeature:
 
 
 @dataclass(frozen=True)
+class ArchFloor:
+    """The lowest compute capability an extension's kernels run on (extension_requirements.json)."""
+
+    extension: str
+    versions: SpecifierSet
+    min_cc: Tuple[int, int]
+    what: str
+    source: str
+
+
+@dataclass(frozen=True)
+class EcosystemTables:
+    torchvision: Mapping[str, str]  # torch "X.Y" -> torchvision "0.Z"
+    torchaudio: Mapping[str, str]
+    torchvision_offset_2x: int
+    arch_floors: Tuple[ArchFloor, ...]
+
+
+@dataclass(frozen=True)
+class NumpyBuild:
+    """The NumPy range the torch wheels of `torch` (optionally on one OS and Python X.Y) run with."""
+
+    torch: SpecifierSet
+    os: Optional[str]
+    python: Optional[str]
+    numpy: SpecifierSet
+    source: str
+
+
+@dataclass(frozen=True)
+class Meaning:
+    """What an error text of torch, CUDA or DeepSpeed means (runtime_errors.json)."""
+
+    kind: str
+    key: str
+    pattern: re.Pattern[str]
+    cause: str
+    fix: str
+    source: str
+
+
+@dataclass(frozen=True)
 class Tables:
     triton_pins: Mapping[str, str]  # torch "X.Y" -> the triton "X.Y" its wheels pin
     nccl_min_for_gpu: Tuple[NcclFloor, ...]  # newest generation first
     nccl_min_for_feature: Mapping[str, NcclFeature]
     shm_min_mib: int  # /dev/shm any multi-GPU machine needs
     shm_per_gpu_mib: int  # and this much more per local GPU
+    ecosystem: EcosystemTables  # companions.json and extension_requirements.json
+    numpy_builds: Tuple[NumpyBuild, ...]
+    runtime_errors: Tuple[Meaning, ...]
+
+    def meaning(self, kind: str, text: str) -> Optional[Meaning]:
+        """The first row of runtime_errors.json of `kind` whose pattern occurs in `text`."""
+        return next((m for m in self.runtime_errors if m.kind == kind and m.pattern.search(text)), None)
 
     def lookup(self, ref: str) -> str:
         """'nccl_min_for_gpu.blackwell' -> '2.26'; 'triton_pins.2.5' -> '3.1'. KeyError names what is missing."""
@@ -63,6 +117,19 @@ class Tables:
         elif table == "triton_pins" and key in self.triton_pins:
             return self.triton_pins[key]
         raise KeyError(f"no table entry {ref!r}")
+
+    @staticmethod
+    def references(value: Any) -> List[str]:
+        """The table entries a rule file's entry names ('nccl_min_for_gpu.hopper'), before they are resolved."""
+        if isinstance(value, str):
+            return [f"{m.group(1)}.{m.group(2)}" for m in TEXT_REF.finditer(value)]
+        if isinstance(value, dict):
+            if set(value) == {"table"} and isinstance(value["table"], str):
+                return [value["table"]]
+            return [r for v in value.values() for r in Tables.references(v)]
+        if isinstance(value, list):
+            return [r for v in value for r in Tables.references(v)]
+        return []
 
     def fill(self, text: str) -> str:
         return TEXT_REF.sub(lambda m: self.lookup(f"{m.group(1)}.{m.group(2)}"), text)
@@ -84,22 +151,40 @@ class Tables:
         return value
 
 
-def _doc(path: Path, key: str, kind: type) -> Tuple[Any, List[str]]:
+SCHEMA = "tables.schema.json"  # envdoctor/data/: one definition per table file, one per row
+
+
+def _doc(path: Path) -> Tuple[Any, List[str]]:
+    """The table's document and what is wrong with its shape outside its rows (each row is checked on its own,
+    so that a bad row is named once, with its fields)."""
     doc, error = read_json(path)
     if error:
         return None, [error]
-    value = doc.get(key) if isinstance(doc, dict) else None
-    if not isinstance(value, kind):
-        return None, [f"{path}: '{key}' must be {'an object' if kind is dict else 'a list'}"]
-    return value, []
+    problems = data_schemas.problems(doc, SCHEMA, path.stem, str(path), skip=("rows[", "pins."))
+    return (doc if isinstance(doc, dict) else None), problems
+
+
+def _good_rows(path: Path, doc: Any, row: str, problems: List[str]) -> List[Tuple[str, Dict[str, Any]]]:
+    rows = doc.get("rows") if isinstance(doc, dict) else None
+    out = []
+    for i, entry in enumerate(rows if isinstance(rows, list) else []):
+        where = f"{path}: rows[{i}]"
+        bad = data_schemas.fields(entry, SCHEMA, row)
+        if bad == ["(entry)"]:
+            problems.append(f"{where}: must be an object")
+        elif bad:
+            problems.append(f"{where}: bad or missing {', '.join(bad)}")
+        else:
+            out.append((where, entry))
+    return out
 
 
 def _triton_pins(path: Path) -> Tuple[Mapping[str, str], List[str]]:
-    pins, problems = _doc(path, "pins", dict)
+    doc, problems = _doc(path)
+    pins = doc.get("pins") if isinstance(doc, dict) else None
     out = {}
-    for torch_mm, row in (pins or {}).items():
-        if not _MINOR.match(torch_mm) or not isinstance(row, dict) or not _MINOR.match(str(row.get("triton", ""))) \
-                or not isinstance(row.get("source"), str):
+    for torch_mm, row in (pins if isinstance(pins, dict) else {}).items():
+        if not _MINOR.match(torch_mm) or data_schemas.fields(row, SCHEMA, "triton_pin"):
             problems.append(f"{path}: pins.{torch_mm}: needs a torch 'X.Y' key, a triton 'X.Y' value and a source")
             continue
         out[torch_mm] = row["triton"]
@@ -107,63 +192,120 @@ def _triton_pins(path: Path) -> Tuple[Mapping[str, str], List[str]]:
 
 
 def _nccl_floors(path: Path) -> Tuple[Tuple[NcclFloor, ...], List[str]]:
-    rows, problems = _doc(path, "rows", list)
-    out = []
-    for i, row in enumerate(rows or []):
-        where = f"{path}: rows[{i}]"
-        if not isinstance(row, dict):
-            problems.append(f"{where}: must be an object")
-            continue
-        bad = [k for k, pat in (("key", _KEY), ("min_cc", _MINOR), ("nccl", _VERSION))
-               if not isinstance(row.get(k), str) or not pat.match(row[k])]
-        bad += [k for k in ("generation", "source") if not isinstance(row.get(k), str) or not row[k].strip()]
-        bad += [f"unknown key {k!r}" for k in row if k not in ("key", "generation", "min_cc", "nccl", "source")]
-        if bad:
-            problems.append(f"{where}: bad or missing {', '.join(bad)}")
-            continue
-        out.append(NcclFloor(row["key"], row["generation"], row["min_cc"], row["nccl"], row["source"]))
-    out.sort(key=lambda r: tuple(int(x) for x in r.min_cc.split(".")), reverse=True)
+    doc, problems = _doc(path)
+    out = [NcclFloor(r["key"], r["generation"], r["min_cc"], r["nccl"], r["source"])
+           for _, r in _good_rows(path, doc, "nccl_floor", problems)]
+    out.sort(key=lambda r: parse_cc(r.min_cc), reverse=True)
     return tuple(out), problems
 
 
 def _nccl_features(path: Path) -> Tuple[Mapping[str, NcclFeature], List[str]]:
-    rows, problems = _doc(path, "rows", list)
-    out = {}
-    for i, row in enumerate(rows or []):
-        where = f"{path}: rows[{i}]"
-        if not isinstance(row, dict):
-            problems.append(f"{where}: must be an object")
-            continue
-        bad = [k for k, pat in (("key", _KEY), ("nccl", _VERSION)) if not isinstance(row.get(k), str) or not pat.match(row[k])]
-        bad += [k for k in ("feature", "source") if not isinstance(row.get(k), str) or not row[k].strip()]
-        bad += [f"unknown key {k!r}" for k in row if k not in ("key", "feature", "nccl", "source")]
-        if bad:
-            problems.append(f"{where}: bad or missing {', '.join(bad)}")
-            continue
-        out[row["key"]] = NcclFeature(row["key"], row["feature"], row["nccl"], row["source"])
+    doc, problems = _doc(path)
+    out = {r["key"]: NcclFeature(r["key"], r["feature"], r["nccl"], r["source"])
+           for _, r in _good_rows(path, doc, "nccl_feature", problems)}
     return MappingProxyType(out), problems
 
 
 def _shm(path: Path) -> Tuple[Tuple[int, int], List[str]]:
-    doc, error = read_json(path)
-    if error:
-        return (0, 0), [error]
-    ok = isinstance(doc, dict) and all(isinstance(doc.get(k), int) and not isinstance(doc.get(k), bool)
-                                       and doc[k] > 0 for k in ("min_mib", "per_gpu_mib")) \
-        and isinstance(doc.get("source"), str)
-    if not ok:
-        return (0, 0), [f"{path}: needs positive integers 'min_mib' and 'per_gpu_mib' and a 'source'"]
+    doc, problems = _doc(path)
+    if problems or doc is None:
+        return (0, 0), problems
     return (doc["min_mib"], doc["per_gpu_mib"]), []
 
 
+def _cc(text: Any) -> Optional[Tuple[int, int]]:
+    """'8.6' -> (8, 6); anything else None (the companion maps' keys are torch X.Y, read the same way)."""
+    try:
+        return parse_cc(text) if isinstance(text, str) else None
+    except ValueError:
+        return None
+
+
+def parse_ecosystem_tables(companions: Any, requirements: Any, where: str) -> EcosystemTables:
+    """The companion series and the extensions' compute-capability floors from their two documents (`where`
+    is the directory they came from); InputError lists every problem."""
+    tables, problems = _parse_ecosystem(companions, requirements, where)
+    if problems:
+        raise InputError("invalid ecosystem tables: " + "; ".join(problems))
+    return tables
+
+
+def _parse_ecosystem(companions: Any, requirements: Any, where: str) -> Tuple[EcosystemTables, List[str]]:
+    comp_path, req_path = Path(where) / "companions.json", Path(where) / "extension_requirements.json"
+    problems = data_schemas.problems(companions, SCHEMA, "companions", str(comp_path))
+    if not isinstance(companions, dict):
+        companions = {}
+    maps: Dict[str, Dict[str, str]] = {}
+    for name in ("torchvision", "torchaudio"):
+        rows = companions.get(name)
+        rows = rows if isinstance(rows, dict) else {}
+        if not all(_cc(k) for k in rows):
+            problems.append(f"{comp_path}: '{name}' maps torch 'X.Y' to '{name}' 'X.Y'")
+        maps[name] = {k: v for k, v in rows.items() if _cc(k) and isinstance(v, str)}
+    offset = companions.get("torchvision_offset_2x")
+    problems += data_schemas.problems(requirements, SCHEMA, "extension_requirements", str(req_path), skip=("rows[",))
+    floors: List[ArchFloor] = []
+    for at, row in _good_rows(req_path, requirements, "extension_floor", problems):
+        try:
+            spec = SpecifierSet(row["versions"])
+        except InvalidSpecifier:
+            problems.append(f"{at}: versions {row['versions']!r} is not a specifier")
+            continue
+        floors.append(ArchFloor(canonicalize_name(row["extension"]), spec, _cc(row["min_cc"]) or (0, 0),
+                                row["what"], row["source"]))
+    offset = offset if isinstance(offset, int) and not isinstance(offset, bool) else 0
+    return EcosystemTables(maps["torchvision"], maps["torchaudio"], offset, tuple(floors)), problems
+
+
+def _numpy_builds(path: Path) -> Tuple[Tuple[NumpyBuild, ...], List[str]]:
+    doc, problems = _doc(path)
+    out = []
+    for at, row in _good_rows(path, doc, "numpy_build", problems):
+        try:
+            out.append(NumpyBuild(SpecifierSet(row["torch"]), row.get("os"), row.get("python"),
+                                  SpecifierSet(row["numpy"]), row["source"]))
+        except InvalidSpecifier:
+            problems.append(f"{at}: needs torch and numpy specifiers, an https source, optional os and python")
+    return tuple(out), problems
+
+
+def _runtime_errors(path: Path) -> Tuple[Tuple[Meaning, ...], List[str]]:
+    doc, problems = _doc(path)
+    out = []
+    for at, row in _good_rows(path, doc, "runtime_error", problems):
+        try:
+            pattern = re.compile(row["pattern"])
+        except re.error as exc:
+            problems.append(f"{at}: pattern does not compile: {exc}")
+            continue
+        out.append(Meaning(row["kind"], row["key"], pattern, row["cause"], row["fix"], row["source"]))
+    return tuple(out), problems
+
+
+def _ecosystem(directory: Path) -> Tuple[EcosystemTables, List[str]]:
+    docs, problems = [], []
+    for name in ("companions.json", "extension_requirements.json"):
+        doc, error = read_json(directory / name)
+        problems += [error] if error else []
+        docs.append(doc)
+    if problems:
+        return EcosystemTables({}, {}, 0, ()), problems
+    return _parse_ecosystem(docs[0], docs[1], str(directory))
+
+
 def load_tables(directory: Path) -> Tables:
-    """Read and check every table in `directory` (a rules database's `tables/`): InputError lists all problems."""
+    """Read and check every table in `directory` (a rules database's `tables/`): the shape against
+    tables.schema.json, then what a schema cannot say. InputError lists every problem of every table."""
     pins, p1 = _triton_pins(directory / "triton_pins.json")
     floors, p2 = _nccl_floors(directory / "nccl_min_for_gpu.json")
     features, p3 = _nccl_features(directory / "nccl_min_for_feature.json")
     (shm_min, shm_per_gpu), p4 = _shm(directory / "shm.json")
-    problems = p1 + p2 + p3 + p4
+    ecosystem, p5 = _ecosystem(directory)
+    numpy_builds, p6 = _numpy_builds(directory / "numpy_builds.json")
+    runtime_errors, p7 = _runtime_errors(directory / "runtime_errors.json")
+    problems = p1 + p2 + p3 + p4 + p5 + p6 + p7
     if problems:
         raise InputError("invalid compatibility tables: " + "; ".join(problems))
     return Tables(triton_pins=pins, nccl_min_for_gpu=floors, nccl_min_for_feature=features,
-                  shm_min_mib=shm_min, shm_per_gpu_mib=shm_per_gpu)
+                  shm_min_mib=shm_min, shm_per_gpu_mib=shm_per_gpu, ecosystem=ecosystem,
+                  numpy_builds=numpy_builds, runtime_errors=runtime_errors)

@@ -19,17 +19,10 @@ if TYPE_CHECKING:
     from envdoctor.fleet.collect import Collected
     from envdoctor.fleet.diagnose import Measured
     from envdoctor.fleet.endpoint import Rendezvous
-    from envdoctor.fleet.thresholds import FleetThresholds
+    from envdoctor.knowledge import Knowledge
     from envdoctor.snapshot import Snapshot
 
 FLEET_SCHEMA = "envdoctor.fleet/1"
-
-
-def thresholds() -> FleetThresholds:
-    """The fleet checks' thresholds; InputError (exit 2) on a bad data file."""
-    from envdoctor.fleet.thresholds import load_thresholds
-
-    return load_thresholds()
 
 
 @dataclass(frozen=True)
@@ -47,17 +40,16 @@ class FleetComparison:
                 "findings": [f.to_json() for f in self.findings], "summary": summary(self.findings)}
 
 
-def compare_snapshots(snapshots: Sequence[Tuple[str, Snapshot]],
-                      limits: Optional[FleetThresholds] = None) -> FleetComparison:
-    """Compare (file, snapshot) pairs: each node is named by its host name, or by its file where the host name is
-    unknown or two snapshots share one."""
+def compare_snapshots(snapshots: Sequence[Tuple[str, Snapshot]], knowledge: Knowledge) -> FleetComparison:
+    """Compare (file, snapshot) pairs with the knowledge's fleet checks and thresholds: each node is named by its
+    host name, or by its file where the host name is unknown or two snapshots share one."""
     from envdoctor.fleet.diagnose import fleet_diagnosis
 
     nodes = [(str(s.host.hostname if present(s.host.hostname) else p), p, s) for p, s in snapshots]
     names = [n for n, _, _ in nodes]
     if len(set(names)) != len(names):
         nodes = [(p, p, s) for _, p, s in nodes]
-    findings = fleet_diagnosis([(n, s) for n, _, s in nodes], limits or thresholds())
+    findings = fleet_diagnosis([(n, s) for n, _, s in nodes], knowledge.fleet, declared=knowledge.checks)
     return FleetComparison([(n, p) for n, p, _ in nodes], findings)
 
 
@@ -86,15 +78,15 @@ def bad_snapshot(problem: str) -> Finding:
                    detail=problem, remedy=manual("Rerun `envdoctor snapshot` on that node and check its envdoctor version."))
 
 
-def diagnose_collected(got: Collected, limits: FleetThresholds) -> FleetCollection:
+def diagnose_collected(got: Collected, knowledge: Knowledge) -> FleetCollection:
     """The fleet diagnosis of what `fleet collect` gathered: the snapshots, who never came, the clocks, the
     bandwidth matrix; an unreadable snapshot is a finding of its own."""
     from envdoctor.fleet import report
     from envdoctor.fleet.diagnose import fleet_diagnosis
 
     names, nodes, problems = report.gathered_nodes(got)
-    m = report.measured(got, names, limits)
-    findings = fleet_diagnosis([(n, s) for _, n, s in nodes], limits, m)
+    m = report.measured(got, names, knowledge.fleet)
+    findings = fleet_diagnosis([(n, s) for _, n, s in nodes], knowledge.fleet, m, declared=knowledge.checks)
     return FleetCollection(got, names, m, sort_findings(findings + [bad_snapshot(p) for p in problems]))
 
 
@@ -117,7 +109,7 @@ def message_size(text: str) -> int:
 
 
 def collect_fleet(rdzv: Rendezvous, this_node: Callable[[], Tuple[Snapshot, str]], timeout: float,
-                  bandwidth_bytes: Optional[int], limits: FleetThresholds, progress: Callable[[str], None],
+                  bandwidth_bytes: Optional[int], knowledge: Knowledge, progress: Callable[[str], None],
                   decide: Callable[[FleetCollection], int]) -> int:
     """This node's part of `fleet collect`: send `this_node()` (its snapshot and file name) to rank 0; rank 0
     diagnoses what it gathered and returns `decide(result)`, the exit code every node ends with. InputError when
@@ -131,7 +123,7 @@ def collect_fleet(rdzv: Rendezvous, this_node: Callable[[], Tuple[Snapshot, str]
         return {"hostname": socket.gethostname(), "file": file, "snapshot": snap.to_json()}
 
     try:
-        return collect.run(rdzv, payload, timeout, plan, lambda got: decide(diagnose_collected(got, limits)), progress)
+        return collect.run(rdzv, payload, timeout, plan, lambda got: decide(diagnose_collected(got, knowledge)), progress)
     except collect.CollectError as exc:
         raise InputError(f"fleet collect (rank {rdzv.rank}): {exc}") from None
 

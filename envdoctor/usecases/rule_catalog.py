@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, List, Optional
 from envdoctor.errors import InputError
 
 if TYPE_CHECKING:
-    from envdoctor.rules.catalog import Entry
+    from envdoctor.catalog import Entry
 
 
 def rule_catalog(rules_dir: Path) -> List[Entry]:
@@ -22,7 +22,7 @@ def rule_catalog(rules_dir: Path) -> List[Entry]:
 def find_rule(rules_dir: Path, wanted: Optional[str]) -> Entry:
     """The entry with id or name `wanted` (ED101, NCCL-SHM-EXHAUSTED, driver-too-old-for-torch-cuda); InputError
     when none is given or none matches."""
-    from envdoctor.rules.catalog import find
+    from envdoctor.catalog import find
 
     entries = rule_catalog(rules_dir)
     if not wanted:

@@ -15,10 +15,24 @@ from typing import Any, Dict, List, Optional, Tuple
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from envdoctor import data_schemas
 from envdoctor.data_files import data_path, files_key, read_json
 from envdoctor.errors import InputError
+from envdoctor.versions import major_minor, series
 
 SCHEMA = "envdoctor.wheels_index/1"
+FILE_SCHEMA = "wheels-index.schema.json"  # envdoctor/data/: the document's sections and their types
+# What a section that breaks the schema has always been told.
+_SECTION_SAYS = {
+    "default_index_base": "must be an http(s) or file URL",
+    "drivers": "missing or not an object",
+    "torch": "missing or empty list",
+    "torch_history": "must be a list",
+    "nvcc_sass": "must map a CUDA version to its SASS targets",
+    "python_wheels": "needs platforms and releases lists",
+    "pypi_unlabelled_linux_x86_64": "needs a releases list",
+    "deepspeed": "needs a releases list",
+}
 STATUSES = ("verified", "secondary", "UNVERIFIED")
 KINDS = ("cpu", "cuda", "rocm", "xpu")
 PLATFORMS = ("linux_x86_64", "linux_aarch64", "win_amd64")
@@ -117,7 +131,7 @@ class WheelIndex:
 
     def release(self, version: str) -> Optional[Release]:
         """The minor release of a torch version, planned or historical."""
-        mm = ".".join(str(version).split("+")[0].split(".")[:2])
+        mm = series(version)
         return next((r for r in (*self.releases, *self.history) if r.version == mm), None)
 
     @property
@@ -126,7 +140,8 @@ class WheelIndex:
 
 
 def validate(data: Any, source: str) -> List[str]:
-    """Every problem in an index document, each as 'FILE: ENTRY: what'."""
+    """Every problem in an index document, each as 'FILE: ENTRY: what': the sections against
+    wheels-index.schema.json, then each entry, named by its version, and how the entries refer to each other."""
     errs: List[str] = []
 
     def err(where: str, what: str) -> None:
@@ -134,17 +149,14 @@ def validate(data: Any, source: str) -> List[str]:
 
     if not isinstance(data, dict):
         return [f"{source}: not a wheel index: expected a JSON object"]
-    if data.get("schema") != SCHEMA:
-        err("schema", f"is {data.get('schema')!r}, expected {SCHEMA!r}")
-    base = data.get("default_index_base")
-    if not isinstance(base, str) or not re.match(r"^(https?|file)://", base):
-        err("default_index_base", "must be an http(s) or file URL")
+    shape = data_schemas.fields(data, FILE_SCHEMA)  # the sections and their types (wheels-index.schema.json)
+    for section in shape:
+        err(section, _SECTION_SAYS.get(section, f"does not fit {FILE_SCHEMA}")
+            if section != "schema" else f"is {data.get('schema')!r}, expected {SCHEMA!r}")
     drivers = data.get("drivers")
     fams: Dict[str, Any] = {}
     tks: Dict[str, Any] = {}
-    if not isinstance(drivers, dict):
-        err("drivers", "missing or not an object")
-    else:
+    if "drivers" not in shape:
         fams = drivers.get("families") if isinstance(drivers.get("families"), dict) else {}
         tks = drivers.get("toolkits") if isinstance(drivers.get("toolkits"), dict) else {}
         if not fams:
@@ -171,28 +183,22 @@ def validate(data: Any, source: str) -> List[str]:
                 val = row["toolkit_ga"].get(osn)
                 if val is not None and (not isinstance(val, str) or not _DRIVER.match(val)):
                     err(where, f"toolkit_ga.{osn}: {val!r} is not a driver version or null")
-            if tk.split(".")[0] not in fams and row.get("minor_version_compat") is not False:
-                err(where, f"no drivers.families entry for CUDA {tk.split('.')[0]}.x (nor minor_version_compat false)")
+            family = str(major_minor(tk)[0]) if major_minor(tk) else tk
+            if family not in fams and row.get("minor_version_compat") is not False:
+                err(where, f"no drivers.families entry for CUDA {family}.x (nor minor_version_compat false)")
             if row.get("minor_version_compat") is False and not all(row["toolkit_ga"].get(o) for o in ("linux", "windows")):
                 err(where, "minor_version_compat false needs both toolkit_ga drivers (they are its minimum)")
             _check_status(row, where, err)
-    torch = data.get("torch")
-    if not isinstance(torch, list) or not torch:
-        err("torch", "missing or empty list")
-        torch = []
-    history = data.get("torch_history", [])
-    if not isinstance(history, list):
-        err("torch_history", "must be a list")
-        history = []
+    torch = data.get("torch") if "torch" not in shape else []
+    if "torch" not in shape and not torch:
+        err("torch", _SECTION_SAYS["torch"])
     _check_releases(torch, "torch", tks, err)
-    _check_releases(history, "torch_history", tks, err)
-    _check_nvcc(data.get("nvcc_sass", {}), err)
-    _check_python_wheels(data.get("python_wheels"), err)
-    _check_unlabelled(data.get("pypi_unlabelled_linux_x86_64"), err)
+    _check_releases(data.get("torch_history", []) if "torch_history" not in shape else [], "torch_history", tks, err)
+    _check_nvcc(data.get("nvcc_sass", {}) if "nvcc_sass" not in shape else {}, err)
+    _check_python_wheels(data.get("python_wheels") if "python_wheels" not in shape else None, err)
+    _check_unlabelled(data.get("pypi_unlabelled_linux_x86_64") if "pypi_unlabelled_linux_x86_64" not in shape else None, err)
     ds = data.get("deepspeed")
-    if not isinstance(ds, dict) or not isinstance(ds.get("releases"), list):
-        err("deepspeed", "needs a releases list")
-    else:
+    if "deepspeed" not in shape:
         for i, rel in enumerate(ds["releases"]):
             where = f"deepspeed.releases[{i}]"
             if not isinstance(rel, dict):
@@ -272,10 +278,7 @@ def _check_releases(torch: List[Any], key: str, tks: Dict[str, Any], err: Any) -
                     err(f"{where}.companions.{name}", f"version {row['version']!r} is not in series {row['series']}")
 
 
-def _check_nvcc(nvcc: Any, err: Any) -> None:
-    if not isinstance(nvcc, dict):
-        err("nvcc_sass", "must map a CUDA version to its SASS targets")
-        return
+def _check_nvcc(nvcc: Dict[str, Any], err: Any) -> None:
     for cuda, row in nvcc.items():
         where = f"nvcc_sass[{cuda}]"
         if not re.match(r"^\d+\.\d+$", cuda):
@@ -292,9 +295,6 @@ def _check_nvcc(nvcc: Any, err: Any) -> None:
 def _check_unlabelled(table: Any, err: Any) -> None:
     if table is None:
         return
-    if not isinstance(table, dict) or not isinstance(table.get("releases"), list):
-        err("pypi_unlabelled_linux_x86_64", "needs a releases list")
-        return
     for i, row in enumerate(table["releases"]):
         where = f"pypi_unlabelled_linux_x86_64.releases[{i}]"
         if not isinstance(row, dict) or not re.match(r"^\d+\.\d+\.\d+$", str(row.get("version"))) \
@@ -306,9 +306,6 @@ def _check_unlabelled(table: Any, err: Any) -> None:
 
 def _check_python_wheels(pw: Any, err: Any) -> None:
     if pw is None:
-        return
-    if not isinstance(pw, dict) or not isinstance(pw.get("releases"), list) or not isinstance(pw.get("platforms"), list):
-        err("python_wheels", "needs platforms and releases lists")
         return
     plats = set(pw["platforms"])
     for i, rel in enumerate(pw["releases"]):

@@ -9,9 +9,10 @@ from typing import Any, Callable, Dict, List
 import pytest
 
 from envdoctor.errors import InputError
-from envdoctor.rules.ecosystem_predicates import companion_series, load_ecosystem_tables, parse_tables
+from envdoctor.rules.ecosystem_predicates import companion_series
+from envdoctor.rules.tables import parse_ecosystem_tables as parse_tables
 from envdoctor.snapshot import MappedLibrary, Unavailable, load_snapshot, snapshot_from_json
-from tests.conftest import ROOT, diagnose_bundled, fixture_path
+from tests.conftest import ROOT, bundled_knowledge, diagnose_bundled, fixture_path
 from tests.rules.test_unknowns import GENERALIZES
 
 
@@ -38,7 +39,7 @@ def variant(name: str, change: Callable[[Dict[str, Any]], None]) -> Dict[str, An
 
 
 def test_companion_table_pairs_torch_minor_with_torchvision_minor_plus_15():
-    t = load_ecosystem_tables()
+    t = bundled_knowledge().rules.tables.ecosystem
     assert companion_series(t, "torchvision", "2.5.1+cu124") == "0.20"
     assert companion_series(t, "torchvision", "2.14.0") == "0.29"  # past the table: the stated rule
     assert companion_series(t, "torchaudio", "2.7.0") == "2.7"
@@ -47,7 +48,7 @@ def test_companion_table_pairs_torch_minor_with_torchvision_minor_plus_15():
 
 
 def test_every_arch_floor_has_a_source():
-    floors = load_ecosystem_tables().arch_floors
+    floors = bundled_knowledge().rules.tables.ecosystem.arch_floors
     assert {f.extension for f in floors} >= {"flash-attn", "xformers", "vllm", "triton", "bitsandbytes"}
     assert all(f.source.startswith("https://") for f in floors)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -10,13 +11,20 @@ from envdoctor.knowledge import bundled_catalog
 from envdoctor.present.findings import render_findings
 from envdoctor.present.rules_doc import rules_markdown
 from envdoctor.present.style import Style
+from envdoctor.rules import fixtures
 from envdoctor.rules.engine import evaluate_rule
 from envdoctor.rules.registry import load_rules
-from envdoctor.snapshot import load_snapshot
+from envdoctor.snapshot import load_snapshot, snapshot_from_json
 from tests.conftest import ROOT, all_fixture_names, bundled_knowledge, diagnose_bundled, fixture_path
 
 RULES = load_rules()
-CASES = [(r, name, kind) for r in RULES for kind in ("fires", "quiet") for name in r.fixtures[kind]]
+CASES = [(r, spec, kind) for r in RULES for kind in ("fires", "quiet") for spec in r.fixtures[kind]]
+
+
+def fixture_snapshot(spec):
+    """A rule's fixture: a snapshot by name, or one derived from it in the rule file (envdoctor/rules/fixtures.py)."""
+    doc = json.loads(fixture_path(fixtures.base_name(spec)).read_text(encoding="utf-8"))
+    return snapshot_from_json(fixtures.derive(spec, doc))
 
 
 def _without_quotes(text: str) -> str:
@@ -24,11 +32,11 @@ def _without_quotes(text: str) -> str:
     return re.sub(r'"[^"]*"', '""', text)
 
 
-@pytest.mark.parametrize("rule, name, kind", CASES, ids=[f"{r.id}-{k}-{n}" for r, n, k in CASES])
+@pytest.mark.parametrize("rule, name, kind", CASES, ids=[f"{r.id}-{k}-{fixtures.label(n)}" for r, n, k in CASES])
 def test_rule_on_its_fixtures(rule, name, kind):
-    assert fixture_path(name).exists(), f"{rule.id} names a fixture that does not exist: {name}"
+    assert fixture_path(fixtures.base_name(name)).exists(), f"{rule.id} names a fixture that does not exist: {name}"
     know = bundled_knowledge()
-    findings = evaluate_rule(rule, load_snapshot(fixture_path(name)), know.rules.tables, know.index)
+    findings = evaluate_rule(rule, fixture_snapshot(name), know.rules.tables, know.index)
     if kind == "fires":
         assert findings, f"{rule.id} should fire on {name}"
         for f in findings:
@@ -72,7 +80,7 @@ def test_healthy_h200_has_no_warning_or_error():
 
 
 def test_every_fixture_is_used_by_some_rule_or_expectation():
-    used = {n for r in RULES for k in ("fires", "quiet") for n in r.fixtures[k]} | set(EXPECTED)
+    used = {fixtures.base_name(n) for r in RULES for k in ("fires", "quiet") for n in r.fixtures[k]} | set(EXPECTED)
     assert set(all_fixture_names()) - used == set()
 
 

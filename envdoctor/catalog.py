@@ -1,6 +1,8 @@
-"""The one registry of everything envdoctor can find: machine rules (rules/*.json), NCCL root causes
-(rules/nccl/categories.json, with the signatures and context rules that point at them) and the drift and
-fleet checks (rules/drift.py, fleet/checks.py). `envdoctor rules list/explain` and docs/rules.md are rendered from it."""
+"""The one registry of everything envdoctor can find, read from one Knowledge value: machine rules (rules/*.json),
+NCCL root causes (rules/nccl/categories.json, with the signatures and context rules that point at them) and the
+drift and fleet checks (rules/checks/*.json). `envdoctor rules list/explain` and docs/rules.md are rendered from it.
+
+It sits above rules, nccl and fleet (it reads all three), so none of them imports another upward."""
 
 from __future__ import annotations
 
@@ -9,9 +11,10 @@ from dataclasses import dataclass, field
 from typing import List, Optional, Sequence, Tuple
 
 from envdoctor.fixes import render_argv
-from envdoctor.fleet.checks import RULES as FLEET_RULES
 from envdoctor.nccl.rules import RuleSet
-from envdoctor.rules.drift import DRIFT_RULE, FACTS, FLEET_RULE
+from envdoctor.rules.checks import Checks
+from envdoctor.rules.drift import DRIFT, FLEET
+from envdoctor.rules.fixtures import label
 from envdoctor.rules.registry import Rulebook
 from envdoctor.rules.rule_fix import rule_fix
 from envdoctor.rules.tables import Tables
@@ -41,25 +44,24 @@ class Entry:
         return w in (self.id.lower(), self.name.lower())
 
 
-_FEATURE_OF = {"wsl_unsupported": "wsl2", "gdr_disabled": "peermem_detect"}  # category -> its table row
-
-
-def _table_sections(tables: Tables, category: str, condition: str) -> List[Tuple[str, Tuple[str, ...]]]:
-    """The compatibility tables an entry reads (rules/tables/), so `explain` shows the facts and their sources."""
+def _table_sections(tables: Tables, named: Sequence[str]) -> List[Tuple[str, Tuple[str, ...]]]:
+    """The compatibility tables an entry reads or quotes (`named`: "shm", "nccl_min_for_feature.wsl2"; from the
+    predicates' `reads` and the files' table references), so `explain` shows the facts and their sources."""
+    read = {ref.partition(".")[0] for ref in named}
     out = []
-    if category == "nccl_too_old_for_gpu":
+    if "nccl_min_for_gpu" in read:
         out.append(("Table nccl_min_for_gpu (rules/tables/nccl_min_for_gpu.json)", tuple(
             f"{r.generation} (compute capability >= {r.min_cc}): NCCL >= {r.nccl}  [{r.source}]"
             for r in tables.nccl_min_for_gpu)))
-    feature = _FEATURE_OF.get(category)
-    if feature in tables.nccl_min_for_feature:
-        f = tables.nccl_min_for_feature[feature]
+    features = [tables.nccl_min_for_feature[k] for t, _, k in (ref.partition(".") for ref in named)
+                if t == "nccl_min_for_feature" and k in tables.nccl_min_for_feature]
+    if features:
         out.append(("Table nccl_min_for_feature (rules/tables/nccl_min_for_feature.json)",
-                    (f"NCCL >= {f.nccl} {f.feature}  [{f.source}]",)))
-    if category in ("shm_too_small", "shm_exhausted"):
+                    tuple(f"NCCL >= {f.nccl} {f.feature}  [{f.source}]" for f in features)))
+    if "shm" in read:
         out.append(("Table shm (rules/tables/shm.json)", (
             f"/dev/shm needs >= {tables.shm_min_mib} MiB, and {tables.shm_per_gpu_mib} MiB per local GPU",)))
-    if "triton_mismatch" in condition:
+    if "triton_pins" in read:
         out.append(("Table triton_pins (rules/tables/triton_pins.json)", tuple(
             f"torch {t}: triton {v}" for t, v in tables.triton_pins.items())))
     return out
@@ -77,13 +79,14 @@ def _machine(book: Rulebook) -> List[Entry]:
         if runs:
             sections.append(("Runs", (" && ".join(" ".join(c) for c in runs),)))
         sections.append(("Condition", (json.dumps(r.when),)))
-        sections += _table_sections(book.tables, r.category, json.dumps(r.when))
+        sections += _table_sections(book.tables, r.tables)
         out.append(Entry(
             id=r.id, name=r.name, kind="machine", severity=r.severity, category=r.category, what=ex["what"],
             why=ex["why"], fix=r.fix, fix_safety=r.fix_safety, status=f"{r.status} since {r.since}",
             sections=tuple(sections),
             references=tuple(r.references),
-            fixtures=f"fires on {', '.join(r.fixtures['fires'])}; quiet on {', '.join(r.fixtures['quiet'])}",
+            fixtures=f"fires on {', '.join(map(label, r.fixtures['fires']))}; "
+                     f"quiet on {', '.join(map(label, r.fixtures['quiet']))}",
         ))
     return out
 
@@ -102,7 +105,7 @@ def _nccl(rules: RuleSet, tables: Tables) -> List[Entry]:
         if cat.test:
             sections.append(("Discriminating test (tells it apart from the other causes)",
                              (f"run: {cat.test['run']}", f"it is this cause if {cat.test['confirms']}")))
-        sections += _table_sections(tables, cat.id, "")
+        sections += _table_sections(tables, cat.tables)
         out.append(Entry(
             id=cat.finding_id, name=cat.id, kind="nccl", severity=cat.severity, category=cat.id,
             what=f"{cat.title} (from an NCCL / torch.distributed log: `envdoctor nccl diagnose`)",
@@ -118,27 +121,19 @@ def _effect(boost: Optional[float], scale: Optional[float]) -> str:
     return ", ".join(parts)
 
 
-def _drift() -> List[Entry]:
-    drift = tuple(f"{f.what}: {f.drift}" for f in FACTS if f.drift)
-    fleet = tuple(f"{f.what}: {f.fleet}; align: {f.align.format(what=f.what)}" for f in FACTS if f.fleet)
-    out = []
-    for (rid, name, category, what, why), heading, lines in (
-            (DRIFT_RULE, "Facts compared with the baseline (severity when changed)", drift),
-            (FLEET_RULE, "Facts every node must share (severity when they differ)", fleet)):
-        out.append(Entry(
-            id=rid, name=name, kind="drift", severity="varies", category=category, what=what, why=why,
-            fix="Restore the fact, or accept it (a new baseline)" if rid == DRIFT_RULE[0]
-            else "Align the odd node with the others, then rerun `envdoctor fleet`",
-            sections=((heading, lines),),
-        ))
-    out += [Entry(id=r.id, name=r.name, kind="drift", severity=r.severity, category=r.category, what=r.what,
-                  why=r.why, fix=r.fix) for r in FLEET_RULES]
-    return out
+def _checks(checks: Checks) -> List[Entry]:
+    """The drift and fleet checks as declared; the two that compare facts list them with their severities."""
+    drift = tuple(f"{f.what}: {f.drift}" for f in checks.facts if f.drift)
+    fleet = tuple(f"{f.what}: {f.fleet}; align: {f.align.format(what=f.what)}" for f in checks.facts if f.fleet)
+    sections = {DRIFT: (("Facts compared with the baseline (severity when changed)", drift),),
+                FLEET: (("Facts every node must share (severity when they differ)", fleet),)}
+    return [Entry(id=c.id, name=c.name, kind="drift", severity=c.severity, category=c.category, what=c.what,
+                  why=c.why, fix=c.fix, sections=sections.get(c.id, ())) for c in checks.checks]
 
 
-def catalog(book: Rulebook, nccl: RuleSet) -> List[Entry]:
+def catalog(book: Rulebook, nccl: RuleSet, checks: Checks) -> List[Entry]:
     """Every entry: machine rules by id, then the drift and fleet checks, then the NCCL root causes."""
-    return _machine(book) + _drift() + _nccl(nccl, book.tables)
+    return _machine(book) + _checks(checks) + _nccl(nccl, book.tables)
 
 
 def find(entries: Sequence[Entry], wanted: str) -> Optional[Entry]:
