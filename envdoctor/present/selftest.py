@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import List
 
+from envdoctor.byte_sizes import format_bytes
 from envdoctor.findings import sort_findings
 from envdoctor.present.findings import render_findings
 from envdoctor.present.style import Style
@@ -68,10 +69,7 @@ def zero3_line(m: dict) -> str:
 
 
 def _size(n: int) -> str:
-    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
-        if n >= 1 << shift:
-            return f"{n / (1 << shift):g} {unit}"
-    return f"{n} B"
+    return format_bytes(n)
 
 
 def render_results(results: List[TestResult], style: Style) -> str:
