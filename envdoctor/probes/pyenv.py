@@ -45,7 +45,7 @@ def interrupted_fix(ctx: ProbeContext, prefix: Any) -> Any:
         return ProbeFailed(f"cannot tell whether {sdir / LOCK} is held")
     if locked:
         return Unavailable(f"{describe(journal)} is running now")
-    return f"{describe(journal)} was interrupted ({journal.get('phase') or journal.get('op')})"
+    return f"{describe(journal)} was interrupted ({journal.phase or journal.op})"
 
 
 def extensions(raw: List[Dict[str, Any]]) -> List[Extension]:
