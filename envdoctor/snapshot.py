@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
+import functools
 import json
 import re
 import typing
@@ -553,7 +554,8 @@ def snapshot_from_json(data: Any, source: str = "<snapshot>") -> Snapshot:
     try:
         if absent is None:
             absent = {}
-        elif not isinstance(absent, dict) or not all(isinstance(v, str) for v in absent.values()):
+        elif not isinstance(absent, dict) or not (set(map(type, absent.values())) <= {str}
+                                                  or all(isinstance(v, str) for v in absent.values())):
             raise Invalid("absent")
         snap = decode(body, absent)
     except Invalid as exc:  # the schema's validator says every way the document breaks it
@@ -579,15 +581,19 @@ _HIP_VERSION = re.compile(r"\d+\.\d+(\.\d+)*(-[0-9A-Za-z]+)?")  # torch.version.
 
 
 def _check_versions(snap: Snapshot, source: str) -> None:
-    from envdoctor.versions import major_minor
-
     for section, name in _VERSION_FIELDS:
         value = getattr(getattr(snap, section), name, None)
         if not isinstance(value, str) or not value:  # "" is not recorded
             continue
-        readable = _HIP_VERSION.fullmatch(value) if name == "hip" else major_minor(value.rstrip("+")) is not None
-        if not readable:
+        if not _readable(name, value):
             raise SnapshotError(f"{source}: invalid snapshot: {section}.{name} {value!r} is not a version")
+
+
+@functools.lru_cache(maxsize=4096)  # a fleet's snapshots share a few versions
+def _readable(name: str, value: str) -> bool:
+    from envdoctor.versions import major_minor
+
+    return bool(_HIP_VERSION.fullmatch(value)) if name == "hip" else major_minor(value.rstrip("+")) is not None
 
 
 def load_snapshot(path: Union[str, Path]) -> Snapshot:

@@ -312,13 +312,20 @@ class _Gen:
         lines: List[str] = []
         values = v if kind.tag == "list" else f"{v}.values()"
         if item.tag in _PLAIN and not item.enum and not item.pattern:
-            # Every item of an exact plain type (and no null, whose reason would be looked up): a copy will do.
+            # Every item of an exact plain type: a copy will do, with the reason of each null looked up.
             types = [_PLAIN[item.tag]] + (["_NONE"] if item.nullable else [])
             fast = f"set(map(type, {values})) <= {self.const('{' + ', '.join(types) + '}')}"
+            lines += [f"{pad}if {fast}:", f"{pad}    {out} = {v}[:]" if kind.tag == "list" else f"{pad}    {out} = dict({v})"]
             if item.nullable:
-                fast += f" and None not in {values}"
-            lines += [f"{pad}if {fast}:", f"{pad}    {out} = {v}[:]" if kind.tag == "list" else f"{pad}    {out} = dict({v})",
-                      f"{pad}else:"]
+                default = "None" if item.null_is_none else "_NOT_REPORTED"
+                k = self.tmp("k")
+                keys = f"enumerate({v})" if kind.tag == "list" else f"{v}.items()"
+                key = f"str({k})" if kind.tag == "list" else k
+                lines += [f"{pad}    if {'ab and ' if item.null_is_none else ''}None in {values}:",
+                          f"{pad}        for {k}, w in {keys}:",
+                          f"{pad}            if w is None:",
+                          f"{pad}                {out}[{k}] = _null(ab, {path} + '.' + {key}, {default})"]
+            lines.append(f"{pad}else:")
             pad += "    "
         if kind.tag == "list":
             i, x, acc = self.tmp("i"), self.tmp("x"), self.tmp("l")

@@ -974,16 +974,16 @@ def _dec_TorchOrigin(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Torc
         if set(map(type, v)) <= _c4:
             f3 = v[:]
         else:
-            l24 = []
-            for i22, x23 in enumerate(v):
-                if isinstance(x23, str):
-                    x23 = x23
-                elif x23 is None:
-                    raise _Refused(pre + 'site_packages' + '.' + str(i22))
+            l25 = []
+            for i23, x24 in enumerate(v):
+                if isinstance(x24, str):
+                    x24 = x24
+                elif x24 is None:
+                    raise _Refused(pre + 'site_packages' + '.' + str(i23))
                 else:
-                    raise _Refused(pre + 'site_packages' + '.' + str(i22))
-                l24.append(x23)
-            f3 = l24
+                    raise _Refused(pre + 'site_packages' + '.' + str(i23))
+                l25.append(x24)
+            f3 = l25
     elif v is None:
         if 'site_packages' in d:
             w = ab.get(pre + 'site_packages') if ab else None
@@ -1130,16 +1130,16 @@ def _dec_Companion(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Compan
         if set(map(type, v)) <= _c4:
             f5 = v[:]
         else:
-            l30 = []
-            for i28, x29 in enumerate(v):
-                if isinstance(x29, str):
-                    x29 = x29
-                elif x29 is None:
-                    raise _Refused(pre + 'warnings' + '.' + str(i28))
+            l31 = []
+            for i29, x30 in enumerate(v):
+                if isinstance(x30, str):
+                    x30 = x30
+                elif x30 is None:
+                    raise _Refused(pre + 'warnings' + '.' + str(i29))
                 else:
-                    raise _Refused(pre + 'warnings' + '.' + str(i28))
-                l30.append(x29)
-            f5 = l30
+                    raise _Refused(pre + 'warnings' + '.' + str(i29))
+                l31.append(x30)
+            f5 = l31
     elif v is None:
         if 'warnings' in d:
             w = ab.get(pre + 'warnings') if ab else None
@@ -1413,20 +1413,24 @@ def _dec_Torch(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Torch:
         raise _Refused(pre + 'distributed_backends')
     v = g('loaded_libraries')
     if isinstance(v, dict):
-        if set(map(type, v.values())) <= _c14 and None not in v.values():
+        if set(map(type, v.values())) <= _c14:
             f11 = dict(v)
+            if ab and None in v.values():
+                for k19, w in v.items():
+                    if w is None:
+                        f11[k19] = _null(ab, pre + 'loaded_libraries' + '.' + k19, None)
         else:
-            m21 = {}
-            for k19, x20 in v.items():
-                if isinstance(x20, str):
-                    x20 = x20
-                elif x20 is None:
-                    w = ab.get(pre + 'loaded_libraries' + '.' + k19) if ab else None
-                    x20 = None if w is None else _marker(w)
+            m22 = {}
+            for k20, x21 in v.items():
+                if isinstance(x21, str):
+                    x21 = x21
+                elif x21 is None:
+                    w = ab.get(pre + 'loaded_libraries' + '.' + k20) if ab else None
+                    x21 = None if w is None else _marker(w)
                 else:
-                    raise _Refused(pre + 'loaded_libraries' + '.' + k19)
-                m21[k19] = x20
-            f11 = m21
+                    raise _Refused(pre + 'loaded_libraries' + '.' + k20)
+                m22[k20] = x21
+            f11 = m22
     elif v is None:
         if 'loaded_libraries' in d:
             w = ab.get(pre + 'loaded_libraries') if ab else None
@@ -1510,16 +1514,16 @@ def _dec_Torch(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Torch:
         raise _Refused(pre + 'numpy')
     v = g('companions')
     if isinstance(v, dict):
-        m27 = {}
-        for k25, x26 in v.items():
-            if isinstance(x26, dict):
-                x26 = _dec_Companion(x26, ab, pre + 'companions' + '.' + k25 + '.')
-            elif x26 is None:
-                raise _Refused(pre + 'companions' + '.' + k25)
+        m28 = {}
+        for k26, x27 in v.items():
+            if isinstance(x27, dict):
+                x27 = _dec_Companion(x27, ab, pre + 'companions' + '.' + k26 + '.')
+            elif x27 is None:
+                raise _Refused(pre + 'companions' + '.' + k26)
             else:
-                raise _Refused(pre + 'companions' + '.' + k25)
-            m27[k25] = x26
-        f18 = m27
+                raise _Refused(pre + 'companions' + '.' + k26)
+            m28[k26] = x27
+        f18 = m28
     elif v is None:
         if 'companions' in d:
             w = ab.get(pre + 'companions') if ab else None
@@ -1531,16 +1535,16 @@ def _dec_Torch(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Torch:
         raise _Refused(pre + 'companions')
     v = g('nvidia_wheels')
     if isinstance(v, dict):
-        m33 = {}
-        for k31, x32 in v.items():
-            if isinstance(x32, dict):
-                x32 = _dec_NvidiaWheel(x32, ab, pre + 'nvidia_wheels' + '.' + k31 + '.')
-            elif x32 is None:
-                raise _Refused(pre + 'nvidia_wheels' + '.' + k31)
+        m34 = {}
+        for k32, x33 in v.items():
+            if isinstance(x33, dict):
+                x33 = _dec_NvidiaWheel(x33, ab, pre + 'nvidia_wheels' + '.' + k32 + '.')
+            elif x33 is None:
+                raise _Refused(pre + 'nvidia_wheels' + '.' + k32)
             else:
-                raise _Refused(pre + 'nvidia_wheels' + '.' + k31)
-            m33[k31] = x32
-        f19 = m33
+                raise _Refused(pre + 'nvidia_wheels' + '.' + k32)
+            m34[k32] = x33
+        f19 = m34
     elif v is None:
         if 'nvidia_wheels' in d:
             w = ab.get(pre + 'nvidia_wheels') if ab else None
@@ -1552,16 +1556,16 @@ def _dec_Torch(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Torch:
         raise _Refused(pre + 'nvidia_wheels')
     v = g('mapped_cuda_libraries')
     if isinstance(v, list):
-        l36 = []
-        for i34, x35 in enumerate(v):
-            if isinstance(x35, dict):
-                x35 = _dec_MappedLibrary(x35, ab, pre + 'mapped_cuda_libraries' + '.' + str(i34) + '.')
-            elif x35 is None:
-                raise _Refused(pre + 'mapped_cuda_libraries' + '.' + str(i34))
+        l37 = []
+        for i35, x36 in enumerate(v):
+            if isinstance(x36, dict):
+                x36 = _dec_MappedLibrary(x36, ab, pre + 'mapped_cuda_libraries' + '.' + str(i35) + '.')
+            elif x36 is None:
+                raise _Refused(pre + 'mapped_cuda_libraries' + '.' + str(i35))
             else:
-                raise _Refused(pre + 'mapped_cuda_libraries' + '.' + str(i34))
-            l36.append(x35)
-        f20 = l36
+                raise _Refused(pre + 'mapped_cuda_libraries' + '.' + str(i35))
+            l37.append(x36)
+        f20 = l37
     elif v is None:
         if 'mapped_cuda_libraries' in d:
             w = ab.get(pre + 'mapped_cuda_libraries') if ab else None
@@ -1576,16 +1580,16 @@ def _dec_Torch(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Torch:
         if set(map(type, v)) <= _c4:
             f21 = v[:]
         else:
-            l39 = []
-            for i37, x38 in enumerate(v):
-                if isinstance(x38, str):
-                    x38 = x38
-                elif x38 is None:
-                    raise _Refused(pre + 'missing_files' + '.' + str(i37))
+            l40 = []
+            for i38, x39 in enumerate(v):
+                if isinstance(x39, str):
+                    x39 = x39
+                elif x39 is None:
+                    raise _Refused(pre + 'missing_files' + '.' + str(i38))
                 else:
-                    raise _Refused(pre + 'missing_files' + '.' + str(i37))
-                l39.append(x38)
-            f21 = l39
+                    raise _Refused(pre + 'missing_files' + '.' + str(i38))
+                l40.append(x39)
+            f21 = l40
     elif v is None:
         if 'missing_files' in d:
             w = ab.get(pre + 'missing_files') if ab else None
@@ -1667,28 +1671,28 @@ def _dec_Topology(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Topolog
     miss = 0
     v = g('links')
     if isinstance(v, list):
-        l45 = []
-        for i43, x44 in enumerate(v):
-            if isinstance(x44, list):
-                if set(map(type, x44)) <= _c4:
-                    x44 = x44[:]
+        l46 = []
+        for i44, x45 in enumerate(v):
+            if isinstance(x45, list):
+                if set(map(type, x45)) <= _c4:
+                    x45 = x45[:]
                 else:
-                    l48 = []
-                    for i46, x47 in enumerate(x44):
-                        if isinstance(x47, str):
-                            x47 = x47
-                        elif x47 is None:
-                            raise _Refused(pre + 'links' + '.' + str(i43) + '.' + str(i46))
+                    l49 = []
+                    for i47, x48 in enumerate(x45):
+                        if isinstance(x48, str):
+                            x48 = x48
+                        elif x48 is None:
+                            raise _Refused(pre + 'links' + '.' + str(i44) + '.' + str(i47))
                         else:
-                            raise _Refused(pre + 'links' + '.' + str(i43) + '.' + str(i46))
-                        l48.append(x47)
-                    x44 = l48
-            elif x44 is None:
-                raise _Refused(pre + 'links' + '.' + str(i43))
+                            raise _Refused(pre + 'links' + '.' + str(i44) + '.' + str(i47))
+                        l49.append(x48)
+                    x45 = l49
+            elif x45 is None:
+                raise _Refused(pre + 'links' + '.' + str(i44))
             else:
-                raise _Refused(pre + 'links' + '.' + str(i43))
-            l45.append(x44)
-        f0 = l45
+                raise _Refused(pre + 'links' + '.' + str(i44))
+            l46.append(x45)
+        f0 = l46
     elif v is None:
         if 'links' in d:
             raise _Refused(pre + 'links')
@@ -1699,29 +1703,33 @@ def _dec_Topology(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Topolog
         raise _Refused(pre + 'links')
     v = g('p2p')
     if isinstance(v, list):
-        l51 = []
-        for i49, x50 in enumerate(v):
-            if isinstance(x50, list):
-                if set(map(type, x50)) <= _c24 and None not in x50:
-                    x50 = x50[:]
+        l52 = []
+        for i50, x51 in enumerate(v):
+            if isinstance(x51, list):
+                if set(map(type, x51)) <= _c24:
+                    x51 = x51[:]
+                    if ab and None in x51:
+                        for k53, w in enumerate(x51):
+                            if w is None:
+                                x51[k53] = _null(ab, pre + 'p2p' + '.' + str(i50) + '.' + str(k53), None)
                 else:
-                    l54 = []
-                    for i52, x53 in enumerate(x50):
-                        if (x53 is True or x53 is False):
-                            x53 = x53
-                        elif x53 is None:
-                            w = ab.get(pre + 'p2p' + '.' + str(i49) + '.' + str(i52)) if ab else None
-                            x53 = None if w is None else _marker(w)
+                    l56 = []
+                    for i54, x55 in enumerate(x51):
+                        if (x55 is True or x55 is False):
+                            x55 = x55
+                        elif x55 is None:
+                            w = ab.get(pre + 'p2p' + '.' + str(i50) + '.' + str(i54)) if ab else None
+                            x55 = None if w is None else _marker(w)
                         else:
-                            raise _Refused(pre + 'p2p' + '.' + str(i49) + '.' + str(i52))
-                        l54.append(x53)
-                    x50 = l54
-            elif x50 is None:
-                raise _Refused(pre + 'p2p' + '.' + str(i49))
+                            raise _Refused(pre + 'p2p' + '.' + str(i50) + '.' + str(i54))
+                        l56.append(x55)
+                    x51 = l56
+            elif x51 is None:
+                raise _Refused(pre + 'p2p' + '.' + str(i50))
             else:
-                raise _Refused(pre + 'p2p' + '.' + str(i49))
-            l51.append(x50)
-        f1 = l51
+                raise _Refused(pre + 'p2p' + '.' + str(i50))
+            l52.append(x51)
+        f1 = l52
     elif v is None:
         if 'p2p' in d:
             w = ab.get(pre + 'p2p') if ab else None
@@ -1829,16 +1837,16 @@ def _dec_Libraries(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Librar
     miss = 0
     v = g('cudnn')
     if isinstance(v, list):
-        l57 = []
-        for i55, x56 in enumerate(v):
-            if isinstance(x56, dict):
-                x56 = _dec_LibCopy(x56, ab, pre + 'cudnn' + '.' + str(i55) + '.')
-            elif x56 is None:
-                raise _Refused(pre + 'cudnn' + '.' + str(i55))
+        l59 = []
+        for i57, x58 in enumerate(v):
+            if isinstance(x58, dict):
+                x58 = _dec_LibCopy(x58, ab, pre + 'cudnn' + '.' + str(i57) + '.')
+            elif x58 is None:
+                raise _Refused(pre + 'cudnn' + '.' + str(i57))
             else:
-                raise _Refused(pre + 'cudnn' + '.' + str(i55))
-            l57.append(x56)
-        f0 = l57
+                raise _Refused(pre + 'cudnn' + '.' + str(i57))
+            l59.append(x58)
+        f0 = l59
     elif v is None:
         if 'cudnn' in d:
             w = ab.get(pre + 'cudnn') if ab else None
@@ -1850,16 +1858,16 @@ def _dec_Libraries(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Librar
         raise _Refused(pre + 'cudnn')
     v = g('nccl')
     if isinstance(v, list):
-        l60 = []
-        for i58, x59 in enumerate(v):
-            if isinstance(x59, dict):
-                x59 = _dec_LibCopy(x59, ab, pre + 'nccl' + '.' + str(i58) + '.')
-            elif x59 is None:
-                raise _Refused(pre + 'nccl' + '.' + str(i58))
+        l62 = []
+        for i60, x61 in enumerate(v):
+            if isinstance(x61, dict):
+                x61 = _dec_LibCopy(x61, ab, pre + 'nccl' + '.' + str(i60) + '.')
+            elif x61 is None:
+                raise _Refused(pre + 'nccl' + '.' + str(i60))
             else:
-                raise _Refused(pre + 'nccl' + '.' + str(i58))
-            l60.append(x59)
-        f1 = l60
+                raise _Refused(pre + 'nccl' + '.' + str(i60))
+            l62.append(x61)
+        f1 = l62
     elif v is None:
         if 'nccl' in d:
             w = ab.get(pre + 'nccl') if ab else None
@@ -1871,16 +1879,16 @@ def _dec_Libraries(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Librar
         raise _Refused(pre + 'nccl')
     v = g('cudart')
     if isinstance(v, list):
-        l63 = []
-        for i61, x62 in enumerate(v):
-            if isinstance(x62, dict):
-                x62 = _dec_LibCopy(x62, ab, pre + 'cudart' + '.' + str(i61) + '.')
-            elif x62 is None:
-                raise _Refused(pre + 'cudart' + '.' + str(i61))
+        l65 = []
+        for i63, x64 in enumerate(v):
+            if isinstance(x64, dict):
+                x64 = _dec_LibCopy(x64, ab, pre + 'cudart' + '.' + str(i63) + '.')
+            elif x64 is None:
+                raise _Refused(pre + 'cudart' + '.' + str(i63))
             else:
-                raise _Refused(pre + 'cudart' + '.' + str(i61))
-            l63.append(x62)
-        f2 = l63
+                raise _Refused(pre + 'cudart' + '.' + str(i63))
+            l65.append(x64)
+        f2 = l65
     elif v is None:
         if 'cudart' in d:
             w = ab.get(pre + 'cudart') if ab else None
@@ -1892,16 +1900,16 @@ def _dec_Libraries(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Librar
         raise _Refused(pre + 'cudart')
     v = g('cublas')
     if isinstance(v, list):
-        l66 = []
-        for i64, x65 in enumerate(v):
-            if isinstance(x65, dict):
-                x65 = _dec_LibCopy(x65, ab, pre + 'cublas' + '.' + str(i64) + '.')
-            elif x65 is None:
-                raise _Refused(pre + 'cublas' + '.' + str(i64))
+        l68 = []
+        for i66, x67 in enumerate(v):
+            if isinstance(x67, dict):
+                x67 = _dec_LibCopy(x67, ab, pre + 'cublas' + '.' + str(i66) + '.')
+            elif x67 is None:
+                raise _Refused(pre + 'cublas' + '.' + str(i66))
             else:
-                raise _Refused(pre + 'cublas' + '.' + str(i64))
-            l66.append(x65)
-        f3 = l66
+                raise _Refused(pre + 'cublas' + '.' + str(i66))
+            l68.append(x67)
+        f3 = l68
     elif v is None:
         if 'cublas' in d:
             w = ab.get(pre + 'cublas') if ab else None
@@ -1961,11 +1969,11 @@ def _dec_DeepSpeed(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.DeepSp
         raise _Refused(pre + 'error')
     v = g('torch_info')
     if isinstance(v, dict):
-        m69 = {}
-        for k67, x68 in v.items():
-            x68 = x68 if x68 is not None else _null(ab, pre + 'torch_info' + '.' + k67, _NOT_REPORTED)
-            m69[k67] = x68
-        f3 = m69
+        m71 = {}
+        for k69, x70 in v.items():
+            x70 = x70 if x70 is not None else _null(ab, pre + 'torch_info' + '.' + k69, _NOT_REPORTED)
+            m71[k69] = x70
+        f3 = m71
     elif v is None:
         if 'torch_info' in d:
             w = ab.get(pre + 'torch_info') if ab else None
@@ -2052,16 +2060,16 @@ def _dec_Interface(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Interf
         if set(map(type, v)) <= _c4:
             f4 = v[:]
         else:
-            l78 = []
-            for i76, x77 in enumerate(v):
-                if isinstance(x77, str):
-                    x77 = x77
-                elif x77 is None:
-                    raise _Refused(pre + 'addresses' + '.' + str(i76))
+            l80 = []
+            for i78, x79 in enumerate(v):
+                if isinstance(x79, str):
+                    x79 = x79
+                elif x79 is None:
+                    raise _Refused(pre + 'addresses' + '.' + str(i78))
                 else:
-                    raise _Refused(pre + 'addresses' + '.' + str(i76))
-                l78.append(x77)
-            f4 = l78
+                    raise _Refused(pre + 'addresses' + '.' + str(i78))
+                l80.append(x79)
+            f4 = l80
     elif v is None:
         if 'addresses' in d:
             w = ab.get(pre + 'addresses') if ab else None
@@ -2132,16 +2140,16 @@ def _dec_Network(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Network:
     miss = 0
     v = g('interfaces')
     if isinstance(v, list):
-        l75 = []
-        for i73, x74 in enumerate(v):
-            if isinstance(x74, dict):
-                x74 = _dec_Interface(x74, ab, pre + 'interfaces' + '.' + str(i73) + '.')
-            elif x74 is None:
-                raise _Refused(pre + 'interfaces' + '.' + str(i73))
+        l77 = []
+        for i75, x76 in enumerate(v):
+            if isinstance(x76, dict):
+                x76 = _dec_Interface(x76, ab, pre + 'interfaces' + '.' + str(i75) + '.')
+            elif x76 is None:
+                raise _Refused(pre + 'interfaces' + '.' + str(i75))
             else:
-                raise _Refused(pre + 'interfaces' + '.' + str(i73))
-            l75.append(x74)
-        f0 = l75
+                raise _Refused(pre + 'interfaces' + '.' + str(i75))
+            l77.append(x76)
+        f0 = l77
     elif v is None:
         if 'interfaces' in d:
             w = ab.get(pre + 'interfaces') if ab else None
@@ -2153,16 +2161,16 @@ def _dec_Network(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Network:
         raise _Refused(pre + 'interfaces')
     v = g('rdma_devices')
     if isinstance(v, list):
-        l81 = []
-        for i79, x80 in enumerate(v):
-            if isinstance(x80, dict):
-                x80 = _dec_RdmaDevice(x80, ab, pre + 'rdma_devices' + '.' + str(i79) + '.')
-            elif x80 is None:
-                raise _Refused(pre + 'rdma_devices' + '.' + str(i79))
+        l83 = []
+        for i81, x82 in enumerate(v):
+            if isinstance(x82, dict):
+                x82 = _dec_RdmaDevice(x82, ab, pre + 'rdma_devices' + '.' + str(i81) + '.')
+            elif x82 is None:
+                raise _Refused(pre + 'rdma_devices' + '.' + str(i81))
             else:
-                raise _Refused(pre + 'rdma_devices' + '.' + str(i79))
-            l81.append(x80)
-        f1 = l81
+                raise _Refused(pre + 'rdma_devices' + '.' + str(i81))
+            l83.append(x82)
+        f1 = l83
     elif v is None:
         if 'rdma_devices' in d:
             w = ab.get(pre + 'rdma_devices') if ab else None
@@ -2271,16 +2279,16 @@ def _dec_Extension(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Extens
         if set(map(type, v)) <= _c4:
             f2 = v[:]
         else:
-            l87 = []
-            for i85, x86 in enumerate(v):
-                if isinstance(x86, str):
-                    x86 = x86
-                elif x86 is None:
-                    raise _Refused(pre + 'arch_list' + '.' + str(i85))
+            l89 = []
+            for i87, x88 in enumerate(v):
+                if isinstance(x88, str):
+                    x88 = x88
+                elif x88 is None:
+                    raise _Refused(pre + 'arch_list' + '.' + str(i87))
                 else:
-                    raise _Refused(pre + 'arch_list' + '.' + str(i85))
-                l87.append(x86)
-            f2 = l87
+                    raise _Refused(pre + 'arch_list' + '.' + str(i87))
+                l89.append(x88)
+            f2 = l89
     elif v is None:
         if 'arch_list' in d:
             w = ab.get(pre + 'arch_list') if ab else None
@@ -2564,16 +2572,16 @@ def _dec_Snapshot(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Snapsho
         raise _Refused(pre + 'torch')
     v = g('probes')
     if isinstance(v, list):
-        l42 = []
-        for i40, x41 in enumerate(v):
-            if isinstance(x41, dict):
-                x41 = _dec_ProbeRecord(x41, ab, pre + 'probes' + '.' + str(i40) + '.')
-            elif x41 is None:
-                raise _Refused(pre + 'probes' + '.' + str(i40))
+        l43 = []
+        for i41, x42 in enumerate(v):
+            if isinstance(x42, dict):
+                x42 = _dec_ProbeRecord(x42, ab, pre + 'probes' + '.' + str(i41) + '.')
+            elif x42 is None:
+                raise _Refused(pre + 'probes' + '.' + str(i41))
             else:
-                raise _Refused(pre + 'probes' + '.' + str(i40))
-            l42.append(x41)
-        f6 = l42
+                raise _Refused(pre + 'probes' + '.' + str(i41))
+            l43.append(x42)
+        f6 = l43
     elif v is None:
         if 'probes' in d:
             raise _Refused(pre + 'probes')
@@ -2634,16 +2642,16 @@ def _dec_Snapshot(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Snapsho
         if set(map(type, v.values())) <= _c4:
             f11 = dict(v)
         else:
-            m72 = {}
-            for k70, x71 in v.items():
-                if isinstance(x71, str):
-                    x71 = x71
-                elif x71 is None:
-                    raise _Refused(pre + 'env' + '.' + k70)
+            m74 = {}
+            for k72, x73 in v.items():
+                if isinstance(x73, str):
+                    x73 = x73
+                elif x73 is None:
+                    raise _Refused(pre + 'env' + '.' + k72)
                 else:
-                    raise _Refused(pre + 'env' + '.' + k70)
-                m72[k70] = x71
-            f11 = m72
+                    raise _Refused(pre + 'env' + '.' + k72)
+                m74[k72] = x73
+            f11 = m74
     elif v is None:
         if 'env' in d:
             w = ab.get(pre + 'env') if ab else None
@@ -2679,16 +2687,16 @@ def _dec_Snapshot(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Snapsho
         raise _Refused(pre + 'fabric_manager')
     v = g('extensions')
     if isinstance(v, list):
-        l84 = []
-        for i82, x83 in enumerate(v):
-            if isinstance(x83, dict):
-                x83 = _dec_Extension(x83, ab, pre + 'extensions' + '.' + str(i82) + '.')
-            elif x83 is None:
-                raise _Refused(pre + 'extensions' + '.' + str(i82))
+        l86 = []
+        for i84, x85 in enumerate(v):
+            if isinstance(x85, dict):
+                x85 = _dec_Extension(x85, ab, pre + 'extensions' + '.' + str(i84) + '.')
+            elif x85 is None:
+                raise _Refused(pre + 'extensions' + '.' + str(i84))
             else:
-                raise _Refused(pre + 'extensions' + '.' + str(i82))
-            l84.append(x83)
-        f14 = l84
+                raise _Refused(pre + 'extensions' + '.' + str(i84))
+            l86.append(x85)
+        f14 = l86
     elif v is None:
         if 'extensions' in d:
             w = ab.get(pre + 'extensions') if ab else None
@@ -2712,16 +2720,16 @@ def _dec_Snapshot(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Snapsho
         raise _Refused(pre + 'build_tools')
     v = g('requirement_conflicts')
     if isinstance(v, list):
-        l90 = []
-        for i88, x89 in enumerate(v):
-            if isinstance(x89, dict):
-                x89 = _dec_RequirementConflict(x89, ab, pre + 'requirement_conflicts' + '.' + str(i88) + '.')
-            elif x89 is None:
-                raise _Refused(pre + 'requirement_conflicts' + '.' + str(i88))
+        l92 = []
+        for i90, x91 in enumerate(v):
+            if isinstance(x91, dict):
+                x91 = _dec_RequirementConflict(x91, ab, pre + 'requirement_conflicts' + '.' + str(i90) + '.')
+            elif x91 is None:
+                raise _Refused(pre + 'requirement_conflicts' + '.' + str(i90))
             else:
-                raise _Refused(pre + 'requirement_conflicts' + '.' + str(i88))
-            l90.append(x89)
-        f16 = l90
+                raise _Refused(pre + 'requirement_conflicts' + '.' + str(i90))
+            l92.append(x91)
+        f16 = l92
     elif v is None:
         if 'requirement_conflicts' in d:
             w = ab.get(pre + 'requirement_conflicts') if ab else None

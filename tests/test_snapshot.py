@@ -301,3 +301,21 @@ def test_a_refused_snapshot_names_the_file_and_the_entry(tmp_path):
     with pytest.raises(SnapshotError) as exc:
         load_snapshot(path)
     assert str(exc.value) == f"{path}: invalid snapshot: gpus[3].pcie.width: expected integer or null, got str \"x16\""
+
+
+def test_reasons_of_nulls_inside_lists_and_maps_load_as_the_reflective_loader_reads_them():
+    doc = json.loads(fixture_path("a100_gen3_idle").read_text())
+    doc["absent"]["topology.p2p.0.0"] = "unavailable: a GPU and itself"
+    doc["torch"]["loaded_libraries"] = {"cudnn": None, "nccl": "/usr/lib/libnccl.so.2"}
+    doc["absent"]["torch.loaded_libraries.cudnn"] = "failed: /proc/self/maps unreadable"
+    doc["deepspeed"] = {"version": "0.16.0", "importable": True, "torch_info": {"cuda": None, "hip": None}}
+    doc["absent"]["deepspeed.torch_info.hip"] = "unavailable: CUDA build"
+    snap = snapshot_from_json(copy.deepcopy(doc))
+    assert snap.topology.p2p[0][0] == Unavailable("a GPU and itself") and snap.topology.p2p[0][1] is False
+    assert snap.torch.loaded_libraries["cudnn"] == ProbeFailed("/proc/self/maps unreadable")
+    assert snap.deepspeed.torch_info == {"cuda": snapshot_module.NOT_REPORTED, "hip": Unavailable("CUDA build")}
+    body = {k: v for k, v in doc.items() if k not in ("schema", "absent")}
+    reference = _reference_load(Snapshot, body, doc["absent"], "")
+    assert _values(snap) == _values(reference)
+    assert json.dumps(snap.to_json()) == json.dumps(reference.to_json())
+    assert snapshot_from_json(json.loads(snap.dumps())).dumps() == snap.dumps()
