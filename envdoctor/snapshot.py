@@ -5,18 +5,23 @@ A probed field holds a value, `Unavailable(why)` (known not to exist), `ProbeFai
 reason goes to the top-level `absent` map (path -> "unavailable: why" / "failed: error" / "unknown: why");
 a bare null (no reason) is an unknown that was not reported. Reading the file back restores them.
 Keys this model does not know are kept in `extra` and written back unchanged.
+
+These dataclasses are the one source of truth for the format: `envdoctor.snapshot_codec` generates from them
+the JSON Schema (`envdoctor/data/snapshot.schema.json`) and the decoders that check and load a document in one
+pass (`envdoctor/snapshot_decoders.py`). After changing a section, run `python -m envdoctor.snapshot_codec --write`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
+import functools
 import json
 import re
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Optional, TypeVar, Union
+from typing import Any, Callable, Dict, List, Optional, Tuple, TypeVar, Union
 
 from envdoctor.errors import SnapshotError
 
@@ -110,17 +115,21 @@ def known_list(value: Any) -> list:
     return value if isinstance(value, list) else []
 
 
-def _absent_field(default: Absent = NOT_PROBED) -> Any:
-    return field(default=default)
-
-
 # Fields added after a snapshot format was first written: a document without them still loads
 # (they read as unknown) and is written back without them.
 NOT_RECORDED = ProbeFailed("not recorded in this snapshot")
 
 
-def _optional_field() -> Any:
-    return field(default=NOT_RECORDED)
+def fact(default: Any = NOT_PROBED, *, factory: Optional[Callable[[], Any]] = None, doc: str = "",
+         enum: Tuple[str, ...] = (), pattern: str = "", required: bool = False) -> Any:
+    """A field of a section, with what the schema says of it besides its type (`envdoctor.snapshot_codec`
+    generates the schema and the decoders from the types and these): its description, the strings it may hold,
+    the pattern it matches, and whether a document must have it. `NOT_RECORDED` as default: a field added after
+    the format was first written."""
+    meta = {"doc": doc, "enum": enum, "pattern": pattern, "required": required}
+    if factory is not None:
+        return field(default_factory=factory, metadata=meta)
+    return field(default=default, metadata=meta)
 
 
 @dataclass
@@ -139,35 +148,9 @@ class Model:
             out.setdefault(k, v)
         return out
 
-    @classmethod
-    def from_json(cls, data: Dict[str, Any], absent: Dict[str, str], path: str = "") -> Any:
-        hints = _hints(cls)
-        kwargs: Dict[str, Any] = {}
-        known = set()
-        for f in dataclasses.fields(cls):
-            if f.name == "extra":
-                continue
-            known.add(f.name)
-            if f.name in data:
-                kwargs[f.name] = _load(hints[f.name], data[f.name], absent, _join(path, f.name))
-            elif _join(path, f.name) in absent:
-                kwargs[f.name] = _marker(absent[_join(path, f.name)])
-        obj = cls(**kwargs)
-        obj.extra = {k: v for k, v in data.items() if k not in known}
-        return obj
-
 
 def _join(path: str, name: Union[str, int]) -> str:
     return f"{path}.{name}" if path else str(name)
-
-
-_HINTS: Dict[type, Dict[str, Any]] = {}
-
-
-def _hints(cls: type) -> Dict[str, Any]:
-    if cls not in _HINTS:
-        _HINTS[cls] = typing.get_type_hints(cls)
-    return _HINTS[cls]
 
 
 def _marker(text: str) -> Absent:
@@ -201,110 +184,84 @@ def _dump(value: Any, absent: Optional[Dict[str, str]], path: str) -> Any:
     return value
 
 
-def _strip_markers(tp: Any) -> Any:
-    if typing.get_origin(tp) is Union:
-        args = [a for a in typing.get_args(tp) if a not in (Unavailable, ProbeFailed, Unknown, type(None))]
-        return args[0] if len(args) == 1 else Union[tuple(args)]
-    return tp
-
-
-def _load(tp: Any, value: Any, absent: Dict[str, str], path: str) -> Any:
-    if value is None:
-        if path in absent:
-            return _marker(absent[path])
-        if typing.get_origin(tp) is Union and type(None) in typing.get_args(tp):
-            return None  # a plain Optional: None is a value ("no error")
-        return NOT_REPORTED
-    tp = _strip_markers(tp)
-    origin = typing.get_origin(tp)
-    if isinstance(tp, type) and issubclass(tp, Model):
-        return tp.from_json(value, absent, path)
-    if origin in (list, List):
-        (item,) = typing.get_args(tp) or (Any,)
-        return [_load(item, v, absent, _join(path, i)) for i, v in enumerate(value)]
-    if origin in (dict, Dict):
-        args = typing.get_args(tp)
-        item = args[1] if args else Any
-        return {k: _load(item, v, absent, _join(path, k)) for k, v in value.items()}
-    return value
-
-
 # --- the sections ---------------------------------------------------------------------------
 
 
 @dataclass
 class Cpu(Model):
-    model: Field[str] = _absent_field()
-    physical_cores: Field[int] = _absent_field()
-    logical_cpus: Field[int] = _absent_field()
-    sockets: Field[int] = _absent_field()
+    model: Field[str] = fact()
+    physical_cores: Field[int] = fact()
+    logical_cpus: Field[int] = fact()
+    sockets: Field[int] = fact()
 
 
 @dataclass
 class NumaNode(Model):
-    id: int = 0
-    cpus: Field[str] = _absent_field()
-    memory_bytes: Field[int] = _absent_field()
+    id: int = fact(0, required=True)
+    cpus: Field[str] = fact(doc="cpulist form, e.g. '0-31,64-95'")
+    memory_bytes: Field[int] = fact()
 
 
 @dataclass
 class Host(Model):
-    os: str = "other"
-    arch: str = "unknown"
-    hostname: Field[str] = _absent_field()
-    kernel: Field[str] = _absent_field()
-    distro: Field[str] = _absent_field()
-    glibc: Field[str] = _absent_field()
-    container: Field[str] = _absent_field()
-    wsl: Field[bool] = _absent_field()
-    cpu: Field[Cpu] = _absent_field()
-    memory_bytes: Field[int] = _absent_field()
-    shm_bytes: Field[int] = _absent_field()
-    numa_nodes: Field[List[NumaNode]] = _absent_field()
-    iommu: Field[str] = _absent_field()
-    acs_enabled_bridges: Field[int] = _absent_field()
-    container_gpu_access: Field[bool] = _absent_field()
-    gpu_device_nodes: Field[List[str]] = _absent_field()
-    process_cpus: Field[str] = _absent_field()
+    os: str = fact("other", enum=('linux', 'windows', 'darwin', 'other'), required=True)
+    arch: str = fact("unknown", required=True, doc="machine architecture as platform.machine() prints it: x86_64, aarch64, AMD64")
+    hostname: Field[str] = fact(doc="may be redacted to null in shared reports")
+    kernel: Field[str] = fact()
+    distro: Field[str] = fact(doc="e.g. 'Ubuntu 22.04.4 LTS'")
+    glibc: Field[str] = fact(doc="e.g. '2.35'; decides manylinux wheel tags")
+    container: Field[str] = fact(enum=('none', 'docker', 'podman', 'kubernetes', 'lxc', 'apptainer', 'other'))
+    wsl: Field[bool] = fact()
+    cpu: Field[Cpu] = fact()
+    memory_bytes: Field[int] = fact()
+    shm_bytes: Field[int] = fact(doc="size of /dev/shm; NCCL and DataLoader workers need it")
+    numa_nodes: Field[List[NumaNode]] = fact()
+    iommu: Field[str] = fact(doc="e.g. 'off', 'passthrough', 'translated'; null if unknown")
+    acs_enabled_bridges: Field[int] = fact(
+        doc="PCIe bridges with ACS source validation/redirect on (breaks GPU peer-to-peer); null if unknown")
+    container_gpu_access: Field[bool] = fact(doc="inside a container: the GPU device nodes are present")
+    gpu_device_nodes: Field[List[str]] = fact()
+    process_cpus: Field[str] = fact()
 
 
 @dataclass
 class Driver(Model):
-    version: str = ""
-    cuda_driver_version: Field[str] = _absent_field()
-    source: Field[str] = _absent_field()
+    version: str = fact("", required=True, doc="kernel driver version, e.g. '550.54.14'")
+    cuda_driver_version: Field[str] = fact(doc="highest CUDA version the driver supports, e.g. '12.4'")
+    source: Field[str] = fact(doc="which probe read it: 'nvml', 'nvidia-smi', 'procfs'")
 
 
 @dataclass
 class Pcie(Model):
-    gen: Field[int] = _absent_field()
-    max_gen: Field[int] = _absent_field()
-    width: Field[int] = _absent_field()
-    max_width: Field[int] = _absent_field()
+    gen: Field[int] = fact()
+    max_gen: Field[int] = fact()
+    width: Field[int] = fact()
+    max_width: Field[int] = fact()
 
 
 @dataclass
 class NvLink(Model):
-    links_active: Field[int] = _absent_field()
-    version: Field[int] = _absent_field()
+    links_active: Field[int] = fact()
+    version: Field[int] = fact()
 
 
 @dataclass
 class Gpu(Model):
-    index: int = 0
-    name: Field[str] = _absent_field()
-    compute_capability: Field[str] = _absent_field()
-    uuid: Field[str] = _absent_field()
-    pci_bus_id: Field[str] = _absent_field()
-    memory_bytes: Field[int] = _absent_field()
-    numa_node: Field[int] = _absent_field()
-    cpu_affinity: Field[str] = _absent_field()
-    pcie: Field[Pcie] = _absent_field()
-    nvlink: Field[NvLink] = _absent_field()
-    mig_enabled: Field[bool] = _absent_field()
-    persistence_mode: Field[bool] = _absent_field()
-    ecc_uncorrected: Field[int] = _absent_field()
-    retired_pages_pending: Field[bool] = _absent_field()
+    index: int = fact(0, required=True)
+    name: Field[str] = fact(required=True, doc="null with a reason in `absent` when the driver did not give it")
+    compute_capability: Field[str] = fact(pattern='^[0-9]+\\.[0-9]+$', required=True,
+        doc="'8.0' for A100, '12.0' for RTX 5090; null with a reason in `absent` when unknown (never a placeholder)")
+    uuid: Field[str] = fact()
+    pci_bus_id: Field[str] = fact(doc="e.g. '0000:07:00.0'")
+    memory_bytes: Field[int] = fact()
+    numa_node: Field[int] = fact()
+    cpu_affinity: Field[str] = fact(doc="cpulist of the CPUs nearest this GPU")
+    pcie: Field[Pcie] = fact()
+    nvlink: Field[NvLink] = fact()
+    mig_enabled: Field[bool] = fact()
+    persistence_mode: Field[bool] = fact()
+    ecc_uncorrected: Field[int] = fact()
+    retired_pages_pending: Field[bool] = fact()
 
     @property
     def sm(self) -> int:
@@ -317,212 +274,252 @@ class Gpu(Model):
 
 @dataclass
 class Topology(Model):
-    links: List[List[str]] = field(default_factory=list)
-    p2p: Field[List[List[Optional[bool]]]] = _absent_field()
+    links: List[List[str]] = fact(factory=list)
+    p2p: Field[List[List[Optional[bool]]]] = fact(doc="peer access possible between GPU i and j")
 
 
 @dataclass
 class CudaToolkit(Model):
-    nvcc_version: Field[str] = _absent_field()
-    cuda_home: Field[str] = _absent_field()
-    nvcc_path: Field[str] = _absent_field()
+    nvcc_version: Field[str] = fact(doc="e.g. '12.4'")
+    cuda_home: Field[str] = fact()
+    nvcc_path: Field[str] = fact()
 
 
 @dataclass
 class LibCopy(Model):
-    version: Field[str] = _absent_field()
-    path: Field[str] = _absent_field()
+    version: Field[str] = fact()
+    path: Field[str] = fact()
 
 
 @dataclass
 class Libraries(Model):
-    cudnn: Field[List[LibCopy]] = _absent_field()
-    nccl: Field[List[LibCopy]] = _absent_field()
-    cudart: Field[List[LibCopy]] = _absent_field()
-    cublas: Field[List[LibCopy]] = _absent_field()
+    cudnn: Field[List[LibCopy]] = fact()
+    nccl: Field[List[LibCopy]] = fact()
+    cudart: Field[List[LibCopy]] = fact()
+    cublas: Field[List[LibCopy]] = fact()
 
 
 @dataclass
 class PythonEnv(Model):
-    version: str = ""
-    implementation: Field[str] = _absent_field()
-    executable: Field[str] = _absent_field()
-    env_kind: Field[str] = _absent_field()
-    externally_managed: Field[bool] = _absent_field()
-    packages: Field[Dict[str, str]] = _absent_field()
-    python_headers: Field[bool] = _absent_field()
-    free_threaded: Field[bool] = _optional_field()
-    pointer_bits: Field[int] = _optional_field()
-    interrupted_fix: Field[str] = _optional_field()  # what envdoctor's fix journal says was interrupted here
+    version: str = fact("", required=True, doc="e.g. '3.11.7'")
+    implementation: Field[str] = fact()
+    executable: Field[str] = fact()
+    env_kind: Field[str] = fact(enum=('venv', 'conda', 'uv', 'system', 'other'))
+    externally_managed: Field[bool] = fact(doc="PEP 668 marker present")
+    packages: Field[Dict[str, str]] = fact(doc="distribution name (normalised) -> version, for the packages that matter")
+    python_headers: Field[bool] = fact()
+    free_threaded: Field[bool] = fact(NOT_RECORDED,
+        doc="a free-threaded build (sysconfig Py_GIL_DISABLED, 'cp313t'): few wheels exist for it")
+    pointer_bits: Field[int] = fact(NOT_RECORDED, doc="64, or 32 for a 32-bit interpreter (no torch wheels)")
+    # what envdoctor's fix journal says was interrupted here
+    interrupted_fix: Field[str] = fact(NOT_RECORDED,
+        doc="an envdoctor fix or undo that was killed in this environment and may have left it half-changed (its journal); "
+            "null with an absent reason: none")
 
 
 @dataclass
 class TorchOrigin(Model):
     """Where `import torch` finds torch, and whether that is inside the environment's site-packages."""
 
-    file: Field[str] = _absent_field()
-    kind: Field[str] = _absent_field()
-    outside_site_packages: Field[bool] = _absent_field()
-    site_packages: Field[List[str]] = _absent_field()
-    dist_location: Field[str] = _absent_field()
+    file: Field[str] = fact(doc="the file `import torch` finds (realpath)")
+    kind: Field[str] = fact(enum=('site-packages', 'user-site', 'pythonpath', 'cwd', 'editable', 'other'),
+        doc="where that file lies: the environment's site-packages, the user site, a PYTHONPATH entry, the current directory,"
+            " an editable install, elsewhere")
+    outside_site_packages: Field[bool] = fact(
+        doc="true when torch is not imported from the environment's site-packages (shadowed)")
+    site_packages: Field[List[str]] = fact(doc="the environment's site-packages directories")
+    dist_location: Field[str] = fact(doc="the directory holding torch's installed .dist-info")
 
 
 @dataclass
 class NumpyBridge(Model):
-    version: Field[str] = _absent_field()
-    works: Field[bool] = _absent_field()
-    error: Optional[str] = None
+    version: Field[str] = fact(doc="installed numpy (absent: not installed)")
+    works: Field[bool] = fact(doc="torch.zeros(1).numpy() succeeded")
+    error: Optional[str] = fact(None,
+        doc="its error, e.g. 'RuntimeError: Numpy is not available', with NumPy's 'compiled using NumPy 1.x' line when "
+            "printed")
 
 
 @dataclass
 class Companion(Model):
     """torchvision / torchaudio, imported after torch in the same process."""
 
-    version: Field[str] = _absent_field()
-    requires_torch: Field[str] = _absent_field()
-    importable: Field[bool] = _absent_field()
-    error: Optional[str] = None
-    nms_op: Field[bool] = _absent_field()
-    warnings: Field[List[str]] = _absent_field()
+    version: Field[str] = fact()
+    requires_torch: Field[str] = fact(doc="its Requires-Dist on torch, e.g. '==2.5.1'")
+    importable: Field[bool] = fact(doc="imported after torch in the same process")
+    error: Optional[str] = fact(None, doc="the import error text")
+    nms_op: Field[bool] = fact(doc="torchvision only: torch.ops.torchvision.nms exists (its C++ operators loaded)")
+    warnings: Field[List[str]] = fact(doc="warnings its import raised (first 3)")
 
 
 @dataclass
 class NvidiaWheel(Model):
-    required: Field[str] = _absent_field()
-    installed: Field[str] = _absent_field()
+    required: Field[str] = fact(doc="torch's requirement text, e.g. 'nvidia-nccl-cu12==2.21.5; platform_system == \"Linux\"'")
+    installed: Field[str] = fact(doc="installed version; absent when not installed")
 
 
 @dataclass
 class MappedLibrary(Model):
-    path: str = ""
-    file_version: Field[str] = _absent_field()
-    dist: Field[str] = _absent_field()
-    dist_version: Field[str] = _absent_field()
+    path: str = fact("", required=True)
+    file_version: Field[str] = fact(doc="version in the real file name, e.g. '12.4.127' (may be the major only)")
+    dist: Field[str] = fact(doc="the nvidia-* wheel that installed the file")
+    dist_version: Field[str] = fact()
 
 
 @dataclass
 class RequirementConflict(Model):
-    package: str = ""
-    requirement: str = ""
-    installed: Field[str] = _absent_field()
+    package: str = fact("", required=True)
+    requirement: str = fact("", required=True)
+    installed: Field[str] = fact(doc="installed version; null with 'unavailable: not installed' when missing")
 
 
 @dataclass
 class Torch(Model):
-    importable: bool = False
-    error: Optional[str] = None
-    version: Field[str] = _absent_field()
-    cuda: Field[str] = _absent_field()
-    hip: Field[str] = _absent_field()
-    cudnn: Field[str] = _absent_field()
-    nccl: Field[str] = _absent_field()
-    arch_list: Field[List[str]] = _absent_field()
-    cuda_available: Field[bool] = _absent_field()
-    device_count: Field[int] = _absent_field()
-    distributed_backends: Field[Dict[str, bool]] = _absent_field()
-    loaded_libraries: Field[Dict[str, Optional[str]]] = _absent_field()
-    cuda_init_error: Optional[str] = None
-    path: Field[str] = _absent_field()
-    origin: Field[TorchOrigin] = _optional_field()
-    cwd_torch: Field[str] = _optional_field()
-    cxx11_abi: Field[bool] = _optional_field()
-    numpy: Field[NumpyBridge] = _optional_field()
-    companions: Field[Dict[str, Companion]] = _optional_field()
-    nvidia_wheels: Field[Dict[str, NvidiaWheel]] = _optional_field()
-    mapped_cuda_libraries: Field[List[MappedLibrary]] = _optional_field()
-    missing_files: Field[List[str]] = _optional_field()
+    importable: bool = fact(False, required=True)
+    error: Optional[str] = fact(None)
+    version: Field[str] = fact(doc="torch.__version__, e.g. '2.5.1+cu124'")
+    cuda: Field[str] = fact(
+        doc="torch.version.cuda; a CPU build is null with absent['torch.cuda'] = 'unavailable: CPU build'; a bare null is "
+            "unknown")
+    hip: Field[str] = fact()
+    cudnn: Field[str] = fact(doc="torch.backends.cudnn.version() as a string")
+    nccl: Field[str] = fact(doc="'2.21.5'")
+    arch_list: Field[List[str]] = fact(doc="torch.cuda.get_arch_list(): 'sm_80', 'compute_90' ...")
+    cuda_available: Field[bool] = fact()
+    device_count: Field[int] = fact()
+    distributed_backends: Field[Dict[str, bool]] = fact()
+    loaded_libraries: Field[Dict[str, Optional[str]]] = fact(
+        doc="library name ('cudnn', 'nccl', 'cublas', 'cudart') -> the file the torch process actually mapped after "
+            "initialising CUDA (from /proc/self/maps)")
+    cuda_init_error: Optional[str] = fact(None)
+    path: Field[str] = fact(doc="torch.__file__ as imported")
+    origin: Field[TorchOrigin] = fact(NOT_RECORDED,
+        doc="where `import torch` finds torch in the target interpreter (read before importing it)")
+    cwd_torch: Field[str] = fact(NOT_RECORDED,
+        doc="a torch package or torch.py in the current directory, which shadows the installed torch for scripts run there")
+    cxx11_abi: Field[bool] = fact(NOT_RECORDED, doc="torch._C._GLIBCXX_USE_CXX11_ABI")
+    numpy: Field[NumpyBridge] = fact(NOT_RECORDED, doc="the NumPy bridge, exercised in the torch process")
+    companions: Field[Dict[str, Companion]] = fact(NOT_RECORDED,
+        doc="torchvision / torchaudio when installed, keyed by distribution name")
+    nvidia_wheels: Field[Dict[str, NvidiaWheel]] = fact(NOT_RECORDED,
+        doc="nvidia-* distributions: installed ones and those torch's Requires-Dist pins")
+    mapped_cuda_libraries: Field[List[MappedLibrary]] = fact(NOT_RECORDED,
+        doc="CUDA libraries the torch process really mapped (/proc/self/maps after import), with their on-disk versions")
+    missing_files: Field[List[str]] = fact(NOT_RECORDED,
+        doc="when torch does not import: its shared libraries that its RECORD lists but the disk lacks")
 
 
 @dataclass
 class DeepSpeed(Model):
-    version: Field[str] = _absent_field()
-    importable: Field[bool] = _absent_field()
-    error: Optional[str] = None
-    torch_info: Field[Dict[str, Any]] = _absent_field()
-    ops_error: Field[str] = _optional_field()
+    version: Field[str] = fact()
+    importable: Field[bool] = fact()
+    error: Optional[str] = fact(None)
+    torch_info: Field[Dict[str, Any]] = fact()
+    ops_error: Field[str] = fact(NOT_RECORDED,
+        doc="what DeepSpeed's own check for building CUDA ops raised (the check `ds_report` runs: a CUDA toolkit found "
+            "through CUDA_HOME); null with an 'unavailable' reason when it passed; omitted when DeepSpeed's accelerator is "
+            "not CUDA")
 
 
 @dataclass
 class ProbeRecord(Model):
-    name: str = ""
-    status: str = "skipped"
-    seconds: Optional[float] = None
-    error: Optional[str] = None
+    name: str = fact("", required=True)
+    status: str = fact("skipped", enum=('ok', 'failed', 'timeout', 'skipped'), required=True)
+    seconds: Optional[float] = fact(None)
+    error: Optional[str] = fact(None)
 
 
 @dataclass
 class Interface(Model):
-    name: str = ""
-    up: Field[bool] = _absent_field()
-    kind: Field[str] = _absent_field()
-    speed_mbps: Field[int] = _absent_field()
-    addresses: Field[List[str]] = _absent_field()
+    name: str = fact("", required=True)
+    up: Field[bool] = fact()
+    kind: Field[str] = fact(enum=('ethernet', 'infiniband', 'loopback', 'bridge', 'virtual', 'other'))
+    speed_mbps: Field[int] = fact()
+    addresses: Field[List[str]] = fact(doc="may be redacted in shared reports")
 
 
 @dataclass
 class RdmaDevice(Model):
-    name: str = ""
-    state: Field[str] = _absent_field()
-    link_layer: Field[str] = _absent_field()
+    name: str = fact("", doc="e.g. 'mlx5_0'")
+    state: Field[str] = fact()
+    link_layer: Field[str] = fact(doc="'InfiniBand' or 'Ethernet' (RoCE)")
 
 
 @dataclass
 class Network(Model):
-    interfaces: Field[List[Interface]] = _absent_field()
-    rdma_devices: Field[List[RdmaDevice]] = _absent_field()
-    peermem_loaded: Field[bool] = _absent_field()
+    interfaces: Field[List[Interface]] = fact()
+    rdma_devices: Field[List[RdmaDevice]] = fact()
+    peermem_loaded: Field[bool] = fact(doc="nvidia-peermem (GPUDirect RDMA) kernel module loaded")
 
 
 @dataclass
 class FabricManager(Model):
-    nvswitch_present: Field[bool] = _absent_field()
-    running: Field[bool] = _absent_field()
-    version: Field[str] = _absent_field()
+    nvswitch_present: Field[bool] = fact()
+    running: Field[bool] = fact()
+    version: Field[str] = fact()
 
 
 @dataclass
 class Extension(Model):
-    name: str = ""
-    version: Field[str] = _absent_field()
-    arch_list: Field[List[str]] = _absent_field()
-    torch_version: Field[str] = _absent_field()
-    cuda_version: Field[str] = _absent_field()
-    torch_version_source: Field[str] = _optional_field()
-    requires_torch: Field[str] = _optional_field()
-    cxx11_abi: Field[bool] = _optional_field()
-    importable: Field[bool] = _optional_field()
-    import_error: Field[Optional[str]] = _optional_field()
+    name: str = fact("", required=True)
+    version: Field[str] = fact()
+    arch_list: Field[List[str]] = fact(doc="sm_XX / compute_XX found in its binaries")
+    torch_version: Field[str] = fact(
+        doc="torch it was built against, from its own record (xformers build info, flash-attn wheel version, a Requires-Dist "
+            "torch==X pin, DeepSpeed's build record)")
+    cuda_version: Field[str] = fact()
+    torch_version_source: Field[str] = fact(NOT_RECORDED, enum=('build record', 'wheel version', 'requires-dist'))
+    requires_torch: Field[str] = fact(NOT_RECORDED, doc="its Requires-Dist on torch")
+    cxx11_abi: Field[bool] = fact(NOT_RECORDED, doc="the C++ ABI it was built with, where its name records it (flash-attn)")
+    importable: Field[bool] = fact(NOT_RECORDED,
+        doc="imported after torch in the same process (flash_attn, xformers, vllm, bitsandbytes, apex, flashinfer)")
+    import_error: Field[Optional[str]] = fact(NOT_RECORDED, doc="the import error text, e.g. 'undefined symbol: _ZN3c10...'")
 
 
 @dataclass
 class BuildTools(Model):
     """What compiling CUDA/C++ extensions (DeepSpeed ops, torch.compile's Inductor) needs."""
 
-    ninja: Field[str] = _absent_field()
-    cc: Field[str] = _absent_field()
-    cxx: Field[str] = _absent_field()
-    libaio: Field[bool] = _absent_field()
+    ninja: Field[str] = fact()
+    cc: Field[str] = fact()
+    cxx: Field[str] = fact()
+    libaio: Field[bool] = fact()
 
 
 @dataclass
 class Snapshot(Model):
-    created: str = ""
-    host: Host = field(default_factory=Host)
-    driver: Field[Driver] = _absent_field()
-    gpus: Field[List[Gpu]] = field(default_factory=list)
-    python: PythonEnv = field(default_factory=PythonEnv)
-    torch: Field[Torch] = _absent_field()
-    probes: List[ProbeRecord] = field(default_factory=list)
-    topology: Field[Topology] = _absent_field()
-    cuda_toolkit: Field[CudaToolkit] = _absent_field()
-    libraries: Field[Libraries] = _absent_field()
-    deepspeed: Field[DeepSpeed] = _absent_field()
-    env: Field[Dict[str, str]] = _absent_field()
-    network: Field[Network] = _absent_field()
-    fabric_manager: Field[FabricManager] = _absent_field()
-    extensions: Field[List[Extension]] = _absent_field()
-    build_tools: Field[BuildTools] = _absent_field()
-    requirement_conflicts: Field[List[RequirementConflict]] = _optional_field()
+    created: str = fact("", required=True, doc="ISO 8601 UTC time of the probe run")
+    host: Host = fact(factory=Host, required=True)
+    driver: Field[Driver] = fact(required=True, doc="null when no NVIDIA driver is present")
+    gpus: Field[List[Gpu]] = fact(factory=list, required=True,
+        doc="the GPUs the driver lists; [] when no NVIDIA driver was found; null with a 'failed:' reason when they could not "
+            "be listed (unknown, not 'no GPUs')")
+    python: PythonEnv = fact(factory=PythonEnv, required=True)
+    torch: Field[Torch] = fact(required=True,
+        doc="null with absent['torch'] = 'unavailable: torch is not installed' when it is not installed; a bare null is "
+            "unknown; present with importable=false and error set when it is installed but broken")
+    probes: List[ProbeRecord] = fact(factory=list, required=True)
+    topology: Field[Topology] = fact(
+        doc="GPU-to-GPU link matrix as 'nvidia-smi topo -m' names links: X, NV<n>, PIX, PXB, PHB, NODE, SYS")
+    cuda_toolkit: Field[CudaToolkit] = fact(
+        doc="the CUDA toolkit on the machine (not the one inside the torch wheel); matters for DeepSpeed ops and extensions")
+    libraries: Field[Libraries] = fact(
+        doc="system copies of CUDA libraries that the loader can see (ldconfig, LD_LIBRARY_PATH); a copy here can shadow the "
+            "one a wheel bundles")
+    deepspeed: Field[DeepSpeed] = fact()
+    env: Field[Dict[str, str]] = fact(
+        doc="the environment variables that matter (CUDA_*, NCCL_*, LD_LIBRARY_PATH, TORCH_*, ...), secrets removed "
+            "(PYTHONPATH and LD_PRELOAD included)")
+    network: Field[Network] = fact(doc="what NCCL can use to talk to other hosts")
+    fabric_manager: Field[FabricManager] = fact(
+        doc="NVSwitch systems (HGX/DGX A100, H100, H200, B200) need NVIDIA Fabric Manager running at the driver's version; "
+            "null where no NVSwitch")
+    extensions: Field[List[Extension]] = fact(
+        doc="installed packages with compiled CUDA code: flash-attn, xformers, bitsandbytes, apex, DeepSpeed prebuilt ops, "
+            "...")
+    build_tools: Field[BuildTools] = fact()
+    requirement_conflicts: Field[List[RequirementConflict]] = fact(NOT_RECORDED,
+        doc="what `pip check` would say for the packages around torch: each Requires-Dist not met by what is installed")
 
     def to_json(self, absent: Optional[Dict[str, str]] = None, path: str = "") -> Dict[str, Any]:
         reasons: Dict[str, str] = {}
@@ -543,7 +540,7 @@ def now_iso() -> str:
 
 def snapshot_from_json(data: Any, source: str = "<snapshot>") -> Snapshot:
     """Validate a decoded JSON document against the schema and build the model."""
-    from envdoctor.jsonschema_lite import validate_snapshot
+    from envdoctor.snapshot_decoders import Invalid, decode
 
     if not isinstance(data, dict):
         raise SnapshotError(f"{source}: not a snapshot: expected a JSON object, got {type(data).__name__}")
@@ -552,20 +549,29 @@ def snapshot_from_json(data: Any, source: str = "<snapshot>") -> Snapshot:
         raise SnapshotError(
             f"{source}: unknown snapshot schema {schema!r}; this envdoctor reads {SCHEMA!r}"
         )
-    errors = validate_snapshot(data)
-    if errors:
-        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-        raise SnapshotError(f"{source}: invalid snapshot: {errors[0]}{more}")
-    absent = data.get("absent") or {}
-    if not isinstance(absent, dict):
-        raise SnapshotError(f"{source}: invalid snapshot: 'absent' must be an object")
-    body = {k: v for k, v in data.items() if k not in ("schema", "absent")}
+    absent = data.get("absent")
+    body = {k: v for k, v in data.items() if k != "schema" and k != "absent"}
     try:
-        snap = Snapshot.from_json(body, {str(k): str(v) for k, v in absent.items()})
+        if absent is None:
+            absent = {}
+        elif not isinstance(absent, dict) or not (set(map(type, absent.values())) <= {str}
+                                                  or all(isinstance(v, str) for v in absent.values())):
+            raise Invalid("absent")
+        snap = decode(body, absent)
+    except Invalid as exc:  # the schema's validator says every way the document breaks it
+        _refuse(data, source, str(exc))
     except (TypeError, ValueError, AttributeError) as exc:  # a shape the schema allows but we cannot use
         raise SnapshotError(f"{source}: invalid snapshot: {exc}") from None
     _check_versions(snap, source)
     return snap
+
+
+def _refuse(data: Dict[str, Any], source: str, where: str) -> typing.NoReturn:
+    from envdoctor.jsonschema_lite import validate_snapshot
+
+    errors = validate_snapshot(data) or [f"{where}: not what the schema allows"]
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    raise SnapshotError(f"{source}: invalid snapshot: {errors[0]}{more}")
 
 
 # Versions that planning and the rules compute with. Others are left alone: an unreadable driver version is a
@@ -575,15 +581,19 @@ _HIP_VERSION = re.compile(r"\d+\.\d+(\.\d+)*(-[0-9A-Za-z]+)?")  # torch.version.
 
 
 def _check_versions(snap: Snapshot, source: str) -> None:
-    from envdoctor.versions import major_minor
-
     for section, name in _VERSION_FIELDS:
         value = getattr(getattr(snap, section), name, None)
         if not isinstance(value, str) or not value:  # "" is not recorded
             continue
-        readable = _HIP_VERSION.fullmatch(value) if name == "hip" else major_minor(value.rstrip("+")) is not None
-        if not readable:
+        if not _readable(name, value):
             raise SnapshotError(f"{source}: invalid snapshot: {section}.{name} {value!r} is not a version")
+
+
+@functools.lru_cache(maxsize=4096)  # a fleet's snapshots share a few versions
+def _readable(name: str, value: str) -> bool:
+    from envdoctor.versions import major_minor
+
+    return bool(_HIP_VERSION.fullmatch(value)) if name == "hip" else major_minor(value.rstrip("+")) is not None
 
 
 def load_snapshot(path: Union[str, Path]) -> Snapshot:

@@ -56,11 +56,15 @@ def fixture_path(name: str) -> Path:
 
 
 def bundled_knowledge():
-    """The repository's rules, tables and wheel index, named explicitly (no environment, no user cache)."""
-    from envdoctor.knowledge import load_knowledge
-    from envdoctor.wheels.index import bundled_path
+    """The repository's rules, tables and wheel index, named explicitly (no environment, no user cache).
 
-    return load_knowledge(ROOT / "rules", bundled_path())
+    Both through the loaders that cache while the files are unchanged: reading and validating the index on
+    every call was most of the time of the tests that diagnose many snapshots."""
+    from envdoctor.knowledge import Knowledge
+    from envdoctor.rules.registry import load_rulebook
+    from envdoctor.wheels.index import bundled_path, load_index
+
+    return Knowledge(load_rulebook(ROOT / "rules"), load_index(bundled_path()))
 
 
 def diagnose_bundled(snapshot, baseline=None):

@@ -19,7 +19,10 @@ from typing import Any, Dict, List, Tuple
 
 import jsonschema
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from envdoctor import jsonschema_lite
 from envdoctor.commands.check import CHECK_SCHEMA
 from envdoctor.commands.fleet import FLEET_SCHEMA
 from envdoctor.findings import Finding
@@ -30,7 +33,7 @@ from envdoctor.selftest.result import TestResult, document
 from envdoctor.snapshot import SCHEMA as SNAPSHOT_SCHEMA
 from envdoctor.wheels.planner import PLAN_SCHEMA
 from tests.conftest import ROOT, all_fixture_names, fixture_path
-from tests.json_schemas import SCHEMAS, assert_valid, errors
+from tests.json_schemas import REGISTRY, SCHEMAS, assert_valid, errors
 
 NCCL_LOGS = sorted((ROOT / "tests" / "fixtures" / "nccl").glob("*.*"))
 RECORDED_SELFTEST = ROOT / "tests" / "fixtures" / "selftest" / "cpu_gloo_all.json"
@@ -202,3 +205,105 @@ def test_contract_points_at_the_schemas():
             assert f"`{sid}`" in contract
     for path in Path(ROOT / "envdoctor" / "data").glob("*.schema.json"):
         assert f"envdoctor/data/{path.name}" in contract
+
+
+# --- jsonschema_lite: no keyword ignored, and the same verdicts as jsonschema -------------------------------
+
+def test_every_bundled_schema_uses_only_keywords_jsonschema_lite_implements():
+    """jsonschema_lite would ignore any other keyword silently: implement it there first (and in KEYWORDS)."""
+    for sid, schema in SCHEMAS.items():
+        assert jsonschema_lite.unknown_keywords(schema) == [], sid
+
+
+def test_the_keyword_guard_sees_keywords_deep_inside_a_schema():
+    schema = {"$defs": {"a": {"allOf": [{"if": {"properties": {"x": {"format": "uri"}}}, "then": {"uniqueItems": True}}]}},
+              "properties": {"enum": {"type": "string"}}, "items": {"oneOf": []}}
+    assert jsonschema_lite.unknown_keywords(schema) == [
+        "#/items: oneOf", "#/$defs/a/allOf/0/if/properties/x: format", "#/$defs/a/allOf/0/then: uniqueItems"]
+
+
+# The one deliberate difference: jsonschema takes 2.0 as an integer (draft 2020-12), envdoctor's documents
+# never hold one, and jsonschema_lite and the snapshot decoders refuse it (a count or a size is written as 2).
+_STRICT = jsonschema.validators.extend(
+    jsonschema.Draft202012Validator,
+    type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine(
+        "integer", lambda _checker, v: isinstance(v, int) and not isinstance(v, bool)))
+
+_REPLACEMENTS = [None, 0, -1, 2, 2.0, 1.5, True, False, "", "x", "8.0", "linux", "ok", [], ["a"], [None], {},
+                 {"a": "b"}, {"a": 1}]
+
+
+def _paths(doc: Any, prefix: Tuple = ()) -> List[Tuple]:
+    out = [prefix]
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            out += _paths(v, (*prefix, k))
+    elif isinstance(doc, list):
+        for i, v in enumerate(doc):
+            out += _paths(v, (*prefix, i))
+    return out
+
+
+def _mutate(doc: Any, path: Tuple, how: Any) -> Any:
+    """`doc` with the value at `path` replaced by `how`, removed ("delete"), or given an unknown key ("add")."""
+    doc = copy.deepcopy(doc)
+    if not path:
+        return how if how not in ("delete", "add") else doc
+    *parents, key = path
+    target = doc
+    for p in parents:
+        target = target[p]
+    if how == "delete":
+        del target[key]
+    elif how == "add":
+        if isinstance(target[key], dict):
+            target[key]["zz_unknown"] = 1
+    else:
+        target[key] = how
+    return doc
+
+
+def _documents() -> List[Tuple[str, Any]]:
+    docs = [(SNAPSHOT_SCHEMA, json.loads(fixture_path(n).read_text()))
+            for n in ("h100_8x_nvswitch", "eco_torchvision_ok", "container_no_gpus", "install_interrupted_fix")]
+    return docs + [(SELFTEST_SCHEMA, json.loads(RECORDED_SELFTEST.read_text()))]
+
+
+_DOCUMENTS = _documents()
+
+
+def _lite_and_jsonschema_agree(sid: str, doc: Any) -> None:
+    lite = jsonschema_lite.validate_document(doc, sid)
+    strict = _STRICT(SCHEMAS[sid], registry=REGISTRY)
+    full = [e.message for e in strict.iter_errors(doc)]
+    assert (lite == []) == (full == []), (lite, full)
+    if sid == SNAPSHOT_SCHEMA and isinstance(doc, dict) and doc.get("schema") == SNAPSHOT_SCHEMA:
+        from envdoctor.snapshot import SnapshotError, snapshot_from_json
+
+        try:
+            snapshot_from_json(copy.deepcopy(doc))
+            decoded = True
+        except SnapshotError as exc:
+            decoded = "is not a version" in str(exc)  # a check beyond the schema
+        assert decoded == (lite == []), lite
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_jsonschema_lite_and_jsonschema_agree_on_mutated_documents(data):
+    sid, doc = data.draw(st.sampled_from(_DOCUMENTS))
+    for _ in range(data.draw(st.integers(1, 3))):
+        path = data.draw(st.sampled_from(_paths(doc)))
+        doc = _mutate(doc, path, data.draw(st.sampled_from([*_REPLACEMENTS, "delete", "add"])))
+    _lite_and_jsonschema_agree(sid, doc)
+
+
+@pytest.mark.parametrize("how", [None, 0, -1, 2.0, "", "x", ["a"], {}, {"a": 1}, "delete"], ids=repr)
+def test_jsonschema_lite_and_jsonschema_agree_on_every_field_replaced(how):
+    """Each field of a snapshot and of a self-test document in turn replaced by `how` (or removed)."""
+    for sid, doc in ((SNAPSHOT_SCHEMA, json.loads(fixture_path("rtx4090_pair").read_text())),
+                     (SELFTEST_SCHEMA, json.loads(RECORDED_SELFTEST.read_text()))):
+        for path in _paths(doc)[1:]:
+            if len(path) > 2 and path[0] in ("gpus", "topology", "probes") and path[1] != 0:
+                continue  # the other GPUs, rows and probes are the same shapes
+            _lite_and_jsonschema_agree(sid, _mutate(doc, path, how))

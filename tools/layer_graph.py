@@ -26,9 +26,9 @@ ROOT_MODULE = "envdoctor"
 # Lowest first. A module belongs to the entry with the longest matching prefix; every top-level module is named.
 LAYERS: Tuple[Tuple[str, Tuple[str, ...]], ...] = (
     ("base", (ROOT_MODULE, "envdoctor.errors", "envdoctor.fix_journal", "envdoctor.versions", "envdoctor.fixes",
-              "envdoctor.findings", "envdoctor.snapshot", "envdoctor.data", "envdoctor.data_files",
-              "envdoctor.data_schemas", "envdoctor.redact",
-              "envdoctor.jsonschema_lite",
+              "envdoctor.findings", "envdoctor.snapshot", "envdoctor.snapshot_codec", "envdoctor.snapshot_decoders",
+              "envdoctor.byte_sizes", "envdoctor.data", "envdoctor.data_files", "envdoctor.data_schemas",
+              "envdoctor.redact", "envdoctor.jsonschema_lite",
               "envdoctor.atomic_write", "envdoctor.cpulist", "envdoctor.processes", "envdoctor.process_guard")),
     ("probes", ("envdoctor.probes",)),
     ("knowledge", ("envdoctor.compat", "envdoctor.wheels", "envdoctor.rules", "envdoctor.nccl", "envdoctor.diagnose",

@@ -11,6 +11,8 @@ from typing import Callable, Optional
 
 from packaging.version import InvalidVersion, Version
 
+from envdoctor.byte_sizes import format_bytes
+
 _START = re.compile(r"^\s*Downloading (?:\S*/)?(?P<file>[^\s/]+)(?: \((?P<size>[^)]*)\))?\s*$")
 _PROGRESS = re.compile(r"^\s*Progress (?P<done>\d+) of (?P<total>\d+)\s*$")
 RAW_SINCE = Version("24.1")  # the first pip with --progress-bar raw
@@ -25,11 +27,7 @@ def progress_bar_option(pip_version: Optional[str]) -> str:
 
 
 def human_bytes(n: float) -> str:
-    for unit in ("B", "kB", "MB", "GB"):
-        if n < 1000 or unit == "GB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1000
-    return f"{n:.1f} GB"
+    return format_bytes(n, decimal=True, digits=1)
 
 
 def _duration(seconds: float) -> str:

@@ -20,6 +20,7 @@ environment, never its argv, and is never printed or stored.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -42,7 +43,7 @@ from packaging.version import InvalidVersion, Version
 
 from envdoctor.compat import parse_cc, serving_kernel, variant_cuda
 from envdoctor.errors import InputError
-from envdoctor.fix_journal import JOURNAL, LAST_FIX, describe, finished, journal_problem, state_dir
+from envdoctor.fix_journal import JOURNAL, LAST_FIX, Journal, describe, finished, journal_problem, state_dir
 from envdoctor.install.backup import (
     backup,
     check_backup,
@@ -293,7 +294,7 @@ def repairs_for(pins: List[str], installed: Mapping[str, str]) -> List[str]:
     return out
 
 
-def _interrupted(journal: Dict[str, Any], python: str) -> str:
+def _interrupted(journal: Journal, python: str) -> str:
     return (f"{python}: {describe(journal)} was interrupted and may have left the environment half-changed; "
             f"run `envdoctor undo --python {python}` to put it back")
 
@@ -448,12 +449,12 @@ def _execute(plan: Plan, python: str, ccs: List[str], progress: Progress, sdir: 
         fix_id = f"{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}-{os.getpid()}"
         roots = roots_of(desc)
         bdir = sdir / f"backup-{fix_id}"
-        record = {"op": "fix", "id": fix_id, "pid": os.getpid(), "python": python, "prefix": desc["prefix"],
-                  "started": _now(), "phase": "installing", "before": before_versions, "backup": str(bdir),
-                  "roots": [str(r) for r in roots], "packages": [p.to_json() for p in plan.packages]}
+        record = Journal(op="fix", id=fix_id, pid=os.getpid(), python=python, prefix=desc["prefix"], started=_now(),
+                         phase="installing", before=before_versions, backup=str(bdir), roots=[str(r) for r in roots],
+                         packages=[p.to_json() for p in plan.packages])
         try:
             backup(desc, replaced, bdir)
-            record["before_files"] = listing(roots)
+            record = dataclasses.replace(record, before_files=listing(roots))
             write_journal(sdir, record)  # from here on an interruption of any kind can be rolled back
         except OSError as exc:  # a full disk, a read-only state directory: stop before the environment changes
             shutil.rmtree(bdir, ignore_errors=True)
@@ -506,21 +507,21 @@ def _execute(plan: Plan, python: str, ccs: List[str], progress: Progress, sdir: 
         shutil.rmtree(wheelhouse, ignore_errors=True)
 
 
-def roll_back(sdir: Path, record: Dict[str, Any], python: str, progress: Progress) -> Tuple[bool, Dict[str, str], List[str]]:
+def roll_back(sdir: Path, record: Journal, python: str, progress: Progress) -> Tuple[bool, Dict[str, str], List[str]]:
     """Put the environment back to the journal's listing; Ctrl-C and SIGTERM wait for it. (ok, versions, problems).
     The journal and the backup are dropped only when it worked, so `undo` can try again."""
     with uninterruptible(progress):
         try:
-            write_journal(sdir, dict(record, phase="rolling_back"))
+            write_journal(sdir, dataclasses.replace(record, phase="rolling_back"))
         except OSError:
             pass  # the journal from before the install says the same; the rollback must not wait on it
-        bdir = Path(record["backup"])
-        problems = restore(dict(record["before_files"]), [Path(r) for r in record["roots"]], bdir)
+        bdir = Path(str(record.backup))
+        problems = restore(dict(record.before_files or {}), [Path(r) for r in record.roots or []], bdir)
         after = versions(describe_env(python))
-        ok = after == record["before"] and not problems
+        ok = after == record.before and not problems
         if not problems and not ok:
-            problems = [f"{n}: {after.get(n)} != {record['before'].get(n)}"
-                        for n in sorted(set(after) | set(record["before"])) if after.get(n) != record["before"].get(n)]
+            problems = [f"{n}: {after.get(n)} != {record.before.get(n)}"
+                        for n in sorted(set(after) | set(record.before)) if after.get(n) != record.before.get(n)]
         if ok:
             remove_durably(sdir / JOURNAL)
             shutil.rmtree(bdir, ignore_errors=True)
@@ -560,18 +561,18 @@ def undo(python: str, progress: Progress, state_root: Path) -> Outcome:
         lock.release()
 
 
-def _resume(journal: Dict[str, Any], sdir: Path, desc: Dict[str, Any], python: str, progress: Progress) -> Outcome:
+def _resume(journal: Journal, sdir: Path, desc: Dict[str, Any], python: str, progress: Progress) -> Outcome:
     problem = journal_problem(journal, [str(r) for r in roots_of(desc)], _may_touch(desc))
     if problem:
         raise BackupDamaged(f"{python}: the journal {sdir / JOURNAL} is damaged ({problem}); nothing was changed")
-    bdir = Path(str(journal.get("backup")))
+    bdir = Path(str(journal.backup))
     manifest = _check_backup_or_stop(bdir, python, desc)
-    before = dict(journal["before"])
+    before = dict(journal.before)
     now = versions(desc)
     progress(f"{_interrupted(journal, python).split(';')[0]}; putting the environment back")
-    if journal.get("op") == "undo":
+    if journal.op == "undo":
         with uninterruptible(progress):
-            problems = undo_files(list(journal.get("remove") or []), manifest, bdir)
+            problems = undo_files(list(journal.remove or []), manifest, bdir)
             after = versions(describe_env(python))
             ok = after == before and not problems
             if ok:
@@ -607,9 +608,9 @@ def _undo_last(sdir: Path, desc: Dict[str, Any], python: str, progress: Progress
     progress(f"putting back: {what}")
     remove = files_to_remove(desc, before)
     try:
-        write_journal(sdir, {"op": "undo", "id": state.get("id"), "pid": os.getpid(), "python": python,
-                             "prefix": desc["prefix"], "started": _now(), "before": before, "backup": str(bdir),
-                             "remove": remove})
+        write_journal(sdir, Journal(op="undo", id=state.get("id"), pid=os.getpid(), python=python,
+                                    prefix=desc["prefix"], started=_now(), before=before, backup=str(bdir),
+                                    remove=remove))
     except OSError as exc:
         raise InputError(f"{sdir}: cannot write the journal ({exc.strerror or exc}); nothing was changed") from None
     with uninterruptible(progress):

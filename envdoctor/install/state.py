@@ -8,23 +8,22 @@ Everything lives in `state_dir(prefix)` (mode 0700, files 0600):
   rolled back. Found while the lock is free, it is an interrupted fix: `undo` finishes its rollback from it.
 - `last_fix.json`: the last completed fix, which `undo` reverts.
 
-The names and the reading side are in envdoctor.fix_journal (the probes read it too).
+The names and the journal's typed record (`Journal`, read and written through it) are in envdoctor.fix_journal.
 """
 
 from __future__ import annotations
 
 import errno
-import json
 import os
 import signal
 import sys
 import threading
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Dict, Iterator, Optional
+from typing import Any, Iterator, Optional
 
 from envdoctor.errors import InputError
-from envdoctor.fix_journal import JOURNAL, JOURNAL_SCHEMA, LOCK, load_journal
+from envdoctor.fix_journal import JOURNAL, LOCK, Journal, dumps, load_journal
 
 
 class EnvStateError(InputError):
@@ -145,11 +144,12 @@ def lock_holder(path: Path) -> Optional[int]:
     return int(text) if text.isdigit() else None
 
 
-def write_journal(sdir: Path, doc: Dict[str, Any]) -> None:
-    write_private(sdir / JOURNAL, json.dumps({"schema": JOURNAL_SCHEMA, **doc}))
+def write_journal(sdir: Path, journal: Journal) -> None:
+    """Write the journal durably before the environment is touched (envdoctor.fix_journal holds its format)."""
+    write_private(sdir / JOURNAL, dumps(journal))
 
 
-def read_journal(sdir: Path) -> Optional[Dict[str, Any]]:
+def read_journal(sdir: Path) -> Optional[Journal]:
     """The journal of an unfinished fix or undo, None when there is none; an unreadable one is bad input."""
     try:
         return load_journal(sdir)

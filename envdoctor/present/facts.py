@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, List, Tuple
 
+from envdoctor.byte_sizes import format_bytes
 from envdoctor.redact import env_value
 from envdoctor.snapshot import Gpu, Snapshot, is_absent, present
 from envdoctor.versions import cudnn_human
@@ -23,10 +24,7 @@ def show(value: Any, unit: str = "") -> str:
 def gib(value: Any) -> str:
     if not present(value):
         return show(value)
-    n = float(value)
-    if n >= 1 << 30:
-        return f"{n / (1 << 30):.1f} GiB"
-    return f"{n / (1 << 20):.0f} MiB"
+    return format_bytes(float(value), smallest="MiB", digits={"GiB": 1, "MiB": 0})
 
 
 def sm(gpu: Gpu) -> str:

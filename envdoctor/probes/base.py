@@ -1,6 +1,8 @@
 """What every probe shares: the context it reads the machine through.
 
-A probe is a function `probe(ctx) -> ProbeOutput`. It may raise: the runner turns an exception into
+A probe is a function `probe(ctx) -> ProbeOutput`, declared in `envdoctor.probes.runner.PROBES` with the
+snapshot sections it provides, the values it shares with other probes and those it needs (docs/extend-probe.md).
+It may raise: the runner turns an exception into
 a `failed` record, so a bug in one probe never costs the others. Subprocesses go through
 `envdoctor.processes.run_command`, which never raises, never uses
 a shell and leaves no process behind.
@@ -22,11 +24,13 @@ class ProbeSkipped(Exception):
 
 @dataclass
 class ProbeOutput:
-    """The snapshot sections a probe fills in, plus an optional note for its record."""
+    """The snapshot sections a probe fills in (those its ProbeSpec `provides`), the values it hands to other
+    probes (those it `shares`: no snapshot section, read by another probe's `merge`), and a note for its record."""
 
     sections: Dict[str, Any] = field(default_factory=dict)
     note: Optional[str] = None
     status: str = "ok"
+    shared: Dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass

@@ -35,7 +35,7 @@ def probe(ctx: ProbeContext) -> ProbeOutput:
     for key in _LIBS:
         setattr(libs, key, grouped.get(key, []))
     libaio = any(Path(p).name.startswith("libaio.so") for p in paths)
-    out = ProbeOutput({"libraries": libs, "libaio": libaio}, note="; ".join(notes) or None)
+    out = ProbeOutput({"libraries": libs}, note="; ".join(notes) or None, shared={"libaio": libaio})
     if not ldconfig and not ctx.env.get("LD_LIBRARY_PATH"):
         out.sections["libraries"] = Unavailable("no ldconfig and no LD_LIBRARY_PATH")
     return out

@@ -8,7 +8,7 @@ from envdoctor.fix_journal import JOURNAL, LOCK, describe, finished, is_locked, 
 from envdoctor.probes.base import ProbeContext, ProbeOutput
 from envdoctor.probes.children_run import run_child
 from envdoctor.probes.fatbin import _arch_key, archs_in_file
-from envdoctor.snapshot import NOT_PROBED, Extension, ProbeFailed, PythonEnv, Unavailable
+from envdoctor.snapshot import NOT_PROBED, DeepSpeed, Extension, ProbeFailed, PythonEnv, Snapshot, Unavailable
 
 
 def probe(ctx: ProbeContext) -> ProbeOutput:
@@ -45,7 +45,7 @@ def interrupted_fix(ctx: ProbeContext, prefix: Any) -> Any:
         return ProbeFailed(f"cannot tell whether {sdir / LOCK} is held")
     if locked:
         return Unavailable(f"{describe(journal)} is running now")
-    return f"{describe(journal)} was interrupted ({journal.get('phase') or journal.get('op')})"
+    return f"{describe(journal)} was interrupted ({journal.phase or journal.op})"
 
 
 def extensions(raw: List[Dict[str, Any]]) -> List[Extension]:
@@ -87,3 +87,19 @@ def _build_facts(ext: Extension, build: Any) -> None:
     abi = build.get("cxx11_abi")
     ext.cxx11_abi = abi if isinstance(abi, bool) else Unavailable("not recorded by the package")
     ext.requires_torch = build.get("requires_torch") or Unavailable("no torch requirement in its metadata")
+
+
+def merge(snap: Snapshot, needed: Dict[str, Any]) -> None:
+    """Each extension's import result (from the torch probe's child, `extension_imports`) onto its entry;
+    DeepSpeed's from the `deepspeed` section, which that child imported too."""
+    if not isinstance(snap.extensions, list):
+        return
+    imports: Dict[str, Dict[str, Any]] = needed.get("extension_imports") or {}
+    ds = needed.get("deepspeed")
+    if isinstance(ds, DeepSpeed):
+        imports = {**imports, "deepspeed": {"importable": ds.importable, "import_error": ds.error}}
+    for ext in snap.extensions:
+        result = imports.get(ext.name)
+        if result is not None:
+            ext.importable = result["importable"]
+            ext.import_error = result.get("import_error")  # type: ignore[assignment]

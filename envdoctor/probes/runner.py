@@ -27,31 +27,40 @@ def _env_probe(ctx: ProbeContext) -> ProbeOutput:
     return ProbeOutput({"env": relevant_env(ctx.env)})
 
 
-def _lazy(module: str) -> Callable[[ProbeContext], ProbeOutput]:
-    """`module.probe`, imported by the probe's own thread when it runs, so torch's child starts while the
-    other probes' modules (NVML's bindings, psutil) are still loading."""
-    def probe(ctx: ProbeContext) -> ProbeOutput:
-        return importlib.import_module(module).probe(ctx)
+def _lazy(module: str, name: str = "probe") -> Callable:
+    """`module.probe` (or another function of it), imported by the probe's own thread when it runs, so torch's
+    child starts while the other probes' modules (NVML's bindings, psutil) are still loading."""
+    def call(*args: object) -> object:
+        return getattr(importlib.import_module(module), name)(*args)
 
-    return probe
+    return call
 
 
 @dataclass(frozen=True)
 class ProbeSpec:
+    """One probe and what it declares: the snapshot sections it `provides` (marked failed or skipped with it),
+    the values it `shares` with other probes (ProbeOutput.shared), and the sections or shared values its
+    `merge(snapshot, needed)` reads once every probe has finished (`needs`)."""
+
     name: str
     fn: Callable[[ProbeContext], ProbeOutput]
-    owns: Tuple[str, ...]
+    provides: Tuple[str, ...]
     slow: bool = False  # uses ctx.torch_timeout rather than ctx.timeout
+    shares: Tuple[str, ...] = ()
+    needs: Tuple[str, ...] = ()
+    merge: Optional[Callable[[Snapshot, Dict[str, object]], None]] = None
 
 
 PROBES: Tuple[ProbeSpec, ...] = (
     ProbeSpec("torch", _lazy("envdoctor.probes.torch_probe"), ("torch", "deepspeed", "requirement_conflicts"),
-              slow=True),
-    ProbeSpec("python", _lazy("envdoctor.probes.pyenv"), ("python", "extensions")),
+              slow=True, shares=("extension_imports",)),
+    ProbeSpec("python", _lazy("envdoctor.probes.pyenv"), ("python", "extensions"),
+              needs=("extension_imports", "deepspeed"), merge=_lazy("envdoctor.probes.pyenv", "merge")),
     ProbeSpec("nvml", _lazy("envdoctor.probes.gpu"), ("driver", "gpus", "topology")),
     ProbeSpec("system", _lazy("envdoctor.probes.system"), ("host",)),
-    ProbeSpec("cuda_libraries", _lazy("envdoctor.probes.cuda_libs"), ("libraries",)),
-    ProbeSpec("cuda_toolkit", _lazy("envdoctor.probes.toolkit"), ("cuda_toolkit", "build_tools")),
+    ProbeSpec("cuda_libraries", _lazy("envdoctor.probes.cuda_libs"), ("libraries",), shares=("libaio",)),
+    ProbeSpec("cuda_toolkit", _lazy("envdoctor.probes.toolkit"), ("cuda_toolkit", "build_tools"),
+              needs=("libaio",), merge=_lazy("envdoctor.probes.toolkit", "merge")),
     ProbeSpec("network", _lazy("envdoctor.probes.network"), ("network", "fabric_manager")),
     ProbeSpec("env", _env_probe, ("env",)),
 )
@@ -72,6 +81,9 @@ def _run_one(spec: ProbeSpec, ctx: ProbeContext, out: queue.Queue[Tuple[str, Pro
     try:
         result = spec.fn(ctx)
         status, error = result.status, result.note
+        undeclared = sorted(set(result.sections) - set(spec.provides)) + sorted(set(result.shared) - set(spec.shares))
+        if undeclared:  # a probe bug: its spec says what it may fill in
+            status, error, result = "failed", f"the {spec.name} probe returned undeclared {', '.join(undeclared)}", None
     except ProbeSkipped as exc:
         status, error = "skipped", str(exc)
     except ChildError as exc:
@@ -148,46 +160,31 @@ def run_probes(
 
 
 def assemble(results: List[Tuple[ProbeRecord, Optional[ProbeOutput]]], specs: List[ProbeSpec]) -> Snapshot:
-    from envdoctor.snapshot import BuildTools, Host, ProbeFailed, PythonEnv, Snapshot, Unavailable, now_iso
+    """The snapshot of the probes' results: each probe's sections (or its failure on the sections it provides),
+    then each finished probe's `merge` with the values it needs."""
+    from envdoctor.snapshot import Host, ProbeFailed, PythonEnv, Snapshot, Unavailable, now_iso
 
     snap = Snapshot(created=now_iso(), host=Host(), python=PythonEnv(version="unknown"))
-    libaio = None
-    ext_imports: Dict[str, Dict[str, object]] = {}
+    shared: Dict[str, object] = {}
+    merges = []
     for (record, output), spec in zip(results, specs):
         snap.probes.append(record)
         if output is None:
             marker = (Unavailable(str(record.error)) if record.status == "skipped"
                       else ProbeFailed(f"{spec.name} probe {record.status}: {record.error}"))
-            for section in spec.owns:
+            for section in spec.provides:
                 _mark(snap, section, marker)
             continue
         for key, value in output.sections.items():
-            if key == "libaio":
-                libaio = value
-            elif key == "extension_imports":
-                ext_imports = value
-            else:
-                setattr(snap, key, value)
-    if isinstance(snap.build_tools, BuildTools):
-        snap.build_tools.libaio = libaio if libaio is not None else Unavailable("loader cache not read")
-    _merge_imports(snap, ext_imports)
+            setattr(snap, key, value)
+        shared.update(output.shared)
+        if spec.merge is not None:
+            merges.append(spec)
+    for spec in merges:  # after every section is in: a merge may read another probe's section
+        assert spec.merge is not None
+        spec.merge(snap, {name: shared[name] if name in shared else getattr(snap, name) for name in spec.needs
+                          if name in shared or hasattr(snap, name)})
     return snap
-
-
-def _merge_imports(snap: Snapshot, imports: Dict[str, Dict[str, object]]) -> None:
-    """Each extension's import result (torch probe) onto its entry (python probe)."""
-    from envdoctor.snapshot import DeepSpeed
-
-    if not isinstance(snap.extensions, list):
-        return
-    ds = snap.deepspeed
-    if isinstance(ds, DeepSpeed):  # imported by the torch probe too, reported in its own section
-        imports = {**imports, "deepspeed": {"importable": ds.importable, "import_error": ds.error}}
-    for ext in snap.extensions:
-        result = imports.get(ext.name)
-        if result is not None:
-            ext.importable = result["importable"]
-            ext.import_error = result.get("import_error")  # type: ignore[assignment]
 
 
 def _mark(snap: Snapshot, section: str, marker: object) -> None:

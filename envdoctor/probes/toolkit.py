@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import re
-from typing import Optional
+from typing import Dict, Optional
 
 from envdoctor.probes.base import ProbeContext, ProbeOutput
 from envdoctor.processes import run_command
-from envdoctor.snapshot import BuildTools, CudaToolkit, ProbeFailed, Unavailable
+from envdoctor.snapshot import BuildTools, CudaToolkit, ProbeFailed, Snapshot, Unavailable
 
 
 def probe(ctx: ProbeContext) -> ProbeOutput:
@@ -45,3 +45,10 @@ def parse_nvcc(text: str) -> Optional[str]:
     """'Cuda compilation tools, release 12.4, V12.4.131' -> '12.4'."""
     m = re.search(r"release (\d+\.\d+)", text)
     return m.group(1) if m else None
+
+
+def merge(snap: Snapshot, needed: Dict[str, object]) -> None:
+    """libaio (DeepSpeed's async I/O op needs it) from what the cuda_libraries probe found in the loader cache."""
+    if isinstance(snap.build_tools, BuildTools):
+        libaio = needed.get("libaio")
+        snap.build_tools.libaio = libaio if isinstance(libaio, bool) else Unavailable("loader cache not read")

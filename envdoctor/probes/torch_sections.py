@@ -57,9 +57,9 @@ def sections_from_child(ctx: ProbeContext, objects: List[Dict[str, Any]], res: C
     if isinstance(torch, Torch):
         add_ecosystem(torch, eco, imports, problem, res.stderr, torch_data)
     sections = {"torch": torch, "deepspeed": deepspeed_from_child(ds_data, problem),
-                "requirement_conflicts": requirement_conflicts(eco, problem),
-                "extension_imports": extension_imports(eco, imports, problem, getattr(torch, "importable", False))}
-    return ProbeOutput(sections, note=problem, status="timeout" if timed_out else "ok")
+                "requirement_conflicts": requirement_conflicts(eco, problem)}
+    shared = {"extension_imports": extension_imports(eco, imports, problem, getattr(torch, "importable", False))}
+    return ProbeOutput(sections, note=problem, status="timeout" if timed_out else "ok", shared=shared)
 
 
 _NUMPY_ABI = "compiled using NumPy 1.x cannot be run in"

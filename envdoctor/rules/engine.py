@@ -5,6 +5,7 @@ from __future__ import annotations
 from functools import partial
 from typing import Any, Dict, List, Optional
 
+from envdoctor.byte_sizes import format_bytes
 from envdoctor.errors import InputError
 from envdoctor.findings import SEVERITIES, Finding
 from envdoctor.fixes import manual
@@ -39,10 +40,8 @@ def _fmt(value: Any, fmt: Any, name: str = "") -> str:
         return "unknown"
     if fmt == "count" and isinstance(value, list):
         return str(len(value))
-    if fmt == "gib" and isinstance(value, (int, float)):
-        return f"{value / (1 << 30):.1f} GiB"
-    if fmt == "mib" and isinstance(value, (int, float)):
-        return f"{value / (1 << 20):.0f} MiB"
+    if fmt in ("gib", "mib") and isinstance(value, (int, float)):
+        return format_bytes(value, unit="GiB", digits=1) if fmt == "gib" else format_bytes(value, unit="MiB", digits=0)
     if isinstance(value, list):
         return ", ".join(str(v) for v in value)
     if isinstance(value, bool):

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
+from envdoctor.byte_sizes import format_bytes
 from envdoctor.findings import Finding
 from envdoctor.fixes import manual
 from envdoctor.selftest.bandwidth import (
@@ -311,10 +312,7 @@ def summary(m: Dict[str, Any]) -> str:
 
 
 def _size(n: int) -> str:
-    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
-        if n >= 1 << shift:
-            return f"{n / (1 << shift):g} {unit}"
-    return f"{n} B"
+    return format_bytes(n)
 
 
 def plots(result: TestResult) -> Sequence[Plot]:

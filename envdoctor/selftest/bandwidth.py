@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence
 
+from envdoctor.byte_sizes import format_bytes
 from envdoctor.findings import Finding
 from envdoctor.fixes import manual
 from envdoctor.snapshot import Gpu, Snapshot, known_list, present, value_or
@@ -236,10 +237,7 @@ def shortfall_finding(busbw: Dict[str, float], expectation: Expectation, world_s
 
 
 def _size(nbytes: int) -> str:
-    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
-        if nbytes >= 1 << shift and nbytes % (1 << shift) == 0:
-            return f"{nbytes >> shift} {unit}"
-    return f"{nbytes} B"
+    return format_bytes(nbytes, exact=True)
 
 
 SIZE_RE = re.compile(r"^\s*(\d+)\s*([kmg]?)(i?b?)\s*$", re.IGNORECASE)

@@ -10,6 +10,8 @@ from rich.console import Console, ConsoleOptions, RenderResult
 from rich.measure import Measurement
 from rich.text import Text
 
+from envdoctor.byte_sizes import format_bytes
+
 _CHUNK = re.compile(r"[^\s/\\,;:=]*[/\\,;:=]+\s*|[^\s/\\,;:=]+\s*|\s+")
 BLOCKS = "▁▂▃▄▅▆▇█"
 
@@ -52,10 +54,7 @@ class Wrapped:
 
 
 def size_label(nbytes: int) -> str:
-    for unit, shift in (("G", 30), ("M", 20), ("K", 10)):
-        if nbytes >= 1 << shift and nbytes % (1 << shift) == 0:
-            return f"{nbytes >> shift}{unit}"
-    return f"{nbytes}B"
+    return format_bytes(nbytes, exact=True, compact=True)
 
 
 class BusbwChart:

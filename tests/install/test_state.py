@@ -10,10 +10,11 @@ import sys
 
 import pytest
 
+from envdoctor.errors import InputError
 from envdoctor.findings import Finding, for_interpreter
-from envdoctor.fix_journal import state_dir
+from envdoctor.fix_journal import JOURNAL, Journal, journal_problem, state_dir
 from envdoctor.fixes import manual
-from envdoctor.install.state import EnvBusy, EnvLock, ensure_private_dir, write_journal
+from envdoctor.install.state import EnvBusy, EnvLock, ensure_private_dir, read_journal, write_journal
 from envdoctor.probes.base import ProbeContext
 from envdoctor.probes.pyenv import interrupted_fix
 from envdoctor.snapshot import is_unavailable, is_unknown
@@ -39,7 +40,7 @@ def test_interrupted_fix_is_three_valued(tmp_path):
     ctx = ProbeContext(state_root=root)
     assert is_unknown(interrupted_fix(ctx, None))
     assert is_unavailable(interrupted_fix(ctx, PREFIX))  # known: no journal
-    write_journal(sdir, {"op": "fix", "id": "1", "pid": 4242, "started": "T", "phase": "installing", "before": {}})
+    write_journal(sdir, Journal(op="fix", id="1", pid=4242, started="T", phase="installing", before={}))
     holder = _holder(sdir)
     try:
         running = interrupted_fix(ctx, PREFIX)
@@ -116,3 +117,56 @@ def test_report_for_another_interpreter_aims_its_commands_there(tmp_path):
     assert res.returncode == 0, res.stderr[-2000:]
     assert "envdoctor fix" in res.stdout
     assert not _UNAIMED.search(res.stdout), res.stdout
+
+
+# Journals as envdoctor wrote them before the record was typed (json.dumps of the installer's dicts).
+OLD_FIX_JOURNAL = (
+    '{"schema": "envdoctor.fix_journal/1", "op": "fix", "id": "20261120T093000-4242", "pid": 4242, '
+    '"python": "/env/bin/python", "prefix": "/env", "started": "2026-11-20T09:30:00Z", "phase": "rolling_back", '
+    '"before": {"torch": "2.5.1+cu124"}, "backup": "/state/ab/backup-20261120T093000-4242", '
+    '"roots": ["/env/lib/python3.11/site-packages"], "packages": [{"name": "torch", "version": "2.6.0+cu124"}], '
+    '"before_files": {"/env/lib/python3.11/site-packages/torch/__init__.py": [1234, 1732095000000000000]}}')
+OLD_UNDO_JOURNAL = (
+    '{"schema": "envdoctor.fix_journal/1", "op": "undo", "id": null, "pid": 77, "python": "/env/bin/python", '
+    '"prefix": "/env", "started": "2026-11-21T10:00:00Z", "before": {"torch": "2.5.1+cu124"}, '
+    '"backup": "/state/ab/backup-1", "remove": ["/env/lib/python3.11/site-packages/torch/version.py"]}')
+
+
+@pytest.mark.parametrize("text", [OLD_FIX_JOURNAL, OLD_UNDO_JOURNAL], ids=["fix", "undo"])
+def test_a_journal_the_old_code_wrote_reads_typed_and_writes_back_the_same(tmp_path, text):
+    sdir = ensure_private_dir(tmp_path / "s")
+    (sdir / JOURNAL).write_text(text)
+    journal = read_journal(sdir)
+    assert isinstance(journal, Journal) and journal.malformed == ()
+    assert journal.before == {"torch": "2.5.1+cu124"} and journal.prefix == "/env"
+    if journal.op == "fix":
+        assert journal.phase == "rolling_back" and journal.roots == ["/env/lib/python3.11/site-packages"]
+        assert journal.before_files == {"/env/lib/python3.11/site-packages/torch/__init__.py": [1234, 1732095000000000000]}
+        assert journal.describe() == "a fix started 2026-11-20T09:30:00Z by pid 4242"
+    else:
+        assert journal.id is None and journal.remove == ["/env/lib/python3.11/site-packages/torch/version.py"]
+        assert journal.describe() == "an undo started 2026-11-21T10:00:00Z by pid 77"
+    write_journal(sdir, journal)
+    assert (sdir / JOURNAL).read_text() == text
+
+
+def test_a_journal_keeps_keys_it_does_not_know_and_names_what_is_malformed(tmp_path):
+    sdir = ensure_private_dir(tmp_path / "s")
+    doc = json.loads(OLD_FIX_JOURNAL)
+    doc.update(roots="/", before_files={"/x": "big"}, pid="many", note={"by": "a later envdoctor"})
+    (sdir / JOURNAL).write_text(json.dumps(doc))
+    journal = read_journal(sdir)
+    assert journal.malformed == ("pid", "roots", "before_files")
+    assert journal.roots is None and journal.before_files is None and journal.pid is None
+    assert journal.extra == {"note": {"by": "a later envdoctor"}}
+    assert journal_problem(journal, ["/env/lib/python3.11/site-packages"], lambda p: True) == (
+        "no listing of the files from before the fix")
+    assert journal.to_json()["note"] == {"by": "a later envdoctor"}
+
+
+def test_what_is_not_a_journal_is_refused(tmp_path):
+    sdir = ensure_private_dir(tmp_path / "s")
+    for text in ('{"schema": "envdoctor.fix_journal/2", "before": {}}', '{"schema": "envdoctor.fix_journal/1"}', "[]"):
+        (sdir / JOURNAL).write_text(text)
+        with pytest.raises(InputError, match="damaged"):
+            read_journal(sdir)

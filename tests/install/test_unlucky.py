@@ -17,7 +17,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from envdoctor.install.state import write_journal
+from envdoctor.fix_journal import JOURNAL, JOURNAL_SCHEMA
+from envdoctor.install.state import write_private
 from tests.test_install import ROOT, _pip_install_pid, assert_rolled_back, fake_torch, fix, freeze, undo
 
 
@@ -243,7 +244,7 @@ def test_fix_undo_and_check_messages_reach_the_terminal_escaped(site):
     assert _shown_escaped(res) and "verification failed" in res.stderr
     assert freeze(site) == before
     # A journal whose fields hold escapes (damaged, or planted): fix, undo and check say so, escaped.
-    write_journal(_state_dir(site), {"op": "fix", "id": "x", "pid": 1, "started": "2026" + ESC, "before": {},
+    plant_journal(_state_dir(site), {"op": "fix", "id": "x", "pid": 1, "started": "2026" + ESC, "before": {},
                                      "backup": str(site.tmp / ("backup" + ESC)), "roots": [], "before_files": {}})
     res = fix(site, "--yes", as_json=False)
     assert res.returncode == 3 and "was interrupted" in res.stderr and _shown_escaped(res)
@@ -253,6 +254,11 @@ def test_fix_undo_and_check_messages_reach_the_terminal_escaped(site):
                          env=site.env, capture_output=True, text=True, timeout=300)
     assert res.returncode == 1 and _shown_escaped(res)
     assert freeze(site) == before
+
+
+def plant_journal(sdir, doc):
+    """A journal file as any process could leave it: any keys, any values (the typed writer writes only good ones)."""
+    write_private(sdir / JOURNAL, json.dumps({"schema": JOURNAL_SCHEMA, **doc}))
 
 
 DAMAGED_JOURNALS = {
@@ -280,7 +286,7 @@ def test_undo_refuses_a_damaged_journal_before_touching_anything(site, damage):
     journal = {"op": "fix", "id": "y", "pid": 1, "started": "T", "before": {}, "backup": str(bdir), "roots": [],
                "before_files": {}}
     journal.update(json.loads(json.dumps(damage).replace("{elsewhere}", str(elsewhere))))
-    write_journal(sdir, journal)
+    plant_journal(sdir, journal)
     for res in (undo(site), undo(site)):
         assert res.returncode == 3, res.stderr
         assert "journal" in res.stderr and "is damaged" in res.stderr and "nothing was changed" in res.stderr

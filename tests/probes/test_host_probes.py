@@ -105,7 +105,7 @@ def test_library_copies_on_ld_library_path(tmp_path):
     out = cuda_libs.probe(ProbeContext(env={"LD_LIBRARY_PATH": str(lib), "PATH": ""})).sections
     versions = [c.version for c in out["libraries"].cudnn]
     assert "8.6.0" in versions and len(versions) == len(set(c.path for c in out["libraries"].cudnn))
-    assert out["libaio"] is True
+    assert cuda_libs.probe(ProbeContext(env={"LD_LIBRARY_PATH": str(lib), "PATH": ""})).shared["libaio"] is True
 
 
 def test_toolkit_probe_with_fake_nvcc(tmp_path):

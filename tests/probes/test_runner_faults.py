@@ -110,3 +110,64 @@ def test_a_cancelled_wait_ends_while_torch_hangs_and_stop_all_ends_the_child(tmp
     assert stop_all() >= 1
     child.wait(60)  # psutil.TimeoutExpired if it is still alive
     assert not child.is_running()
+
+
+# --- what probes declare ------------------------------------------------------------------------------------
+
+def test_every_snapshot_section_is_provided_by_exactly_one_probe():
+    import dataclasses
+
+    from envdoctor.snapshot import Snapshot
+
+    sections = [f.name for f in dataclasses.fields(Snapshot) if f.name not in ("extra", "created", "probes")]
+    providers = [s for p in PROBES for s in p.provides]
+    assert sorted(providers) == sorted(sections)
+
+
+def test_what_a_probe_needs_another_provides_or_shares_and_what_it_shares_is_needed():
+    provided = {s for p in PROBES for s in p.provides}
+    shared = {s for p in PROBES for s in p.shares}
+    for spec in PROBES:
+        assert (spec.merge is None) == (not spec.needs), spec.name  # needs are read by its merge step
+        for need in spec.needs:
+            assert need in shared or need in provided, f"{spec.name} needs {need}, which no probe gives"
+            assert need not in spec.shares and need not in spec.provides
+    assert shared == {n for p in PROBES for n in p.needs if n in shared}
+    assert not shared & provided  # a shared value is no snapshot section
+
+
+def test_a_probe_that_returns_an_undeclared_section_or_value_is_a_failed_record(monkeypatch):
+    from envdoctor.probes.base import ProbeOutput
+    from envdoctor.snapshot import CudaToolkit
+
+    def sneaky(ctx):
+        return ProbeOutput({"cuda_toolkit": CudaToolkit(), "torch": None})
+
+    def leaky(ctx):
+        return ProbeOutput({"cuda_toolkit": CudaToolkit()}, shared={"secret": 1})
+
+    for fn, what in ((sneaky, "torch"), (leaky, "secret")):
+        monkeypatch.setattr("envdoctor.probes.runner.PROBES", (ProbeSpec("cuda_toolkit", fn, ("cuda_toolkit",)),))
+        snap = run_probes(ProbeContext(timeout=5.0))
+        [record] = snap.probes
+        assert record.status == "failed" and what in record.error
+        assert isinstance(snap.cuda_toolkit, ProbeFailed)
+
+
+def test_assemble_hands_shared_values_to_the_probe_that_needs_them():
+    from envdoctor.probes.base import ProbeOutput
+    from envdoctor.snapshot import BuildTools, CudaToolkit, Extension, Libraries, ProbeRecord, PythonEnv, Unavailable
+
+    specs = {p.name: p for p in PROBES}
+    toolkit = ProbeOutput({"cuda_toolkit": CudaToolkit(), "build_tools": BuildTools()})
+    libs = ProbeOutput({"libraries": Libraries()}, shared={"libaio": True})
+    python = ProbeOutput({"python": PythonEnv(version="3.11"), "extensions": [Extension(name="xformers")]})
+    torch = ProbeOutput({}, shared={"extension_imports": {"xformers": {"importable": False, "import_error": "boom"}}})
+    ok = [ProbeRecord(name=n, status="ok") for n in ("cuda_toolkit", "cuda_libraries", "python", "torch")]
+    snap = assemble(list(zip(ok, [toolkit, libs, python, torch])),
+                    [specs[n] for n in ("cuda_toolkit", "cuda_libraries", "python", "torch")])
+    assert snap.build_tools.libaio is True
+    assert snap.extensions[0].importable is False and snap.extensions[0].import_error == "boom"
+    alone = assemble([(ok[0], ProbeOutput({"cuda_toolkit": CudaToolkit(), "build_tools": BuildTools()}))],
+                     [specs["cuda_toolkit"]])
+    assert alone.build_tools.libaio == Unavailable("loader cache not read")
