@@ -60,11 +60,10 @@ def bundled_knowledge():
 
     Both through the loaders that cache while the files are unchanged: reading and validating the index on
     every call was most of the time of the tests that diagnose many snapshots."""
-    from envdoctor.knowledge import Knowledge
-    from envdoctor.rules.registry import load_rulebook
+    from envdoctor.knowledge import knowledge_from
     from envdoctor.wheels.index import bundled_path, load_index
 
-    return Knowledge(load_rulebook(ROOT / "rules"), load_index(bundled_path()))
+    return knowledge_from(ROOT / "rules", load_index(bundled_path()))
 
 
 def diagnose_bundled(snapshot, baseline=None):
