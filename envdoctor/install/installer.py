@@ -74,6 +74,7 @@ from envdoctor.install.uv_project import project_of, refusal
 from envdoctor.probes.children_run import CHILDREN
 from envdoctor.processes import run_command, sigterm_as_interrupt
 from envdoctor.redact import scrub_secrets
+from envdoctor.versions import series
 from envdoctor.wheels.planner import Plan
 
 Progress = Callable[[str], None]
@@ -379,7 +380,7 @@ def _execute(plan: Plan, python: str, ccs: List[str], progress: Progress, sdir: 
 
     # Exact versions, read from the variant index where it answers.
     exact = {p.name: p.version for p in plan.packages}
-    wants = {p.name: (".".join(p.version.split(".")[:2]), p.variant) for p in plan.packages if p.variant and p.index_url}
+    wants = {p.name: (series(p.version) or p.version, p.variant) for p in plan.packages if p.variant and p.index_url}
     base = next((p.index_url.rsplit("/", 1)[0] for p in plan.packages if p.index_url), "")
     if wants and base:
         try:

@@ -216,11 +216,12 @@ class EnvDoctorApp(App[int]):
 
     # --- the one worker over the use cases -------------------------------------------------------
 
-    def run_use_case(self, call: Callable[[], Any], reply: Callable[[Any, Optional[str]], Message], *, group: str,
-                     description: str, input_errors: bool = True) -> Worker:
+    def run_use_case(self, call: Callable[[], Any], reply: Callable[[Any, Optional[str]], Optional[Message]], *,
+                     group: str, description: str, input_errors: bool = True) -> Worker:
         """Run `call()` (a use case with its arguments) in a thread worker, one at a time per `group` (a newer call
-        cancels the older, whose result is dropped), and post `reply(result, None)`. `input_errors`: an InputError
-        is posted as `reply(None, its text)`; else it is the worker's failure, shown as an error screen."""
+        cancels the older, whose result is dropped), and post `reply(result, None)` (nothing where it is None).
+        `input_errors`: an InputError is posted as `reply(None, its text)`; else it is the worker's failure, shown
+        as an error screen."""
 
         def work() -> None:
             worker = get_current_worker()
@@ -232,8 +233,9 @@ class EnvDoctorApp(App[int]):
                 result, error = None, str(exc)
             else:
                 error = None
-            if not worker.is_cancelled:
-                self.post_message(reply(result, error))
+            message = None if worker.is_cancelled else reply(result, error)
+            if message is not None:
+                self.post_message(message)
 
         return self.run_worker(work, thread=True, exclusive=True, group=group, exit_on_error=False,
                                description=description)
@@ -428,13 +430,15 @@ class EnvDoctorApp(App[int]):
         self._on_pane("selftest", lambda p: p.start(message.names, sizes))
         self._selftests(message.names, self.fix_target, options)
 
-    @work(thread=True, exclusive=True, group="selftest", exit_on_error=False, description="self-tests")
     def _selftests(self, names: List[str], python: str, options: Any) -> None:
-        from envdoctor.tui.selftest_pane import run_in_worker
+        from envdoctor.tui.selftest_pane import finished, run_in_worker
 
-        worker = get_current_worker()
-        run_in_worker(self.post_message, python, names, options, self.snapshot,
-                      cancelled=lambda: worker.is_cancelled or self._quitting)
+        def call() -> Any:
+            worker = get_current_worker()
+            return run_in_worker(self.post_message, python, names, options, self.snapshot,
+                                 cancelled=lambda: worker.is_cancelled or self._quitting)
+
+        self.run_use_case(call, finished, group="selftest", description="self-tests", input_errors=False)
 
     @on(msg.SelftestsSelected)
     def _selftests_selected(self, message: msg.SelftestsSelected) -> None:

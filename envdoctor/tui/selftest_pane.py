@@ -3,7 +3,7 @@ detail (numbers, verdict, log), live progress per message size and step, busbw b
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from rich.console import Group, RenderableType
 from rich.text import Text
@@ -20,6 +20,9 @@ from envdoctor.selftest.runner import SelftestOptions
 from envdoctor.snapshot import Snapshot
 from envdoctor.tui import messages as msg
 from envdoctor.tui.charts import BusbwChart, SpeedupBars, flatten, number, size_label
+
+if TYPE_CHECKING:
+    from envdoctor.usecases.selftest import SelftestRun
 
 STATUS_STYLE = {"passed": "green", "failed": "bold red", "skipped": "yellow", "running": "cyan", "pending": "dim"}
 UNRECORDED_STEPS = 4  # a result of a test no record has (a recorded run from elsewhere): counted lines, no plots
@@ -259,9 +262,9 @@ def detail(name: str, result: Any, summary_line: str, log: List[str]) -> Rendera
 
 
 def run_in_worker(post: Callable[[Message], None], python: str, names: Sequence[str], options: SelftestOptions,
-                  links: Optional[Snapshot], cancelled: Callable[[], bool]) -> None:
-    """The Self-tests tab's worker body (any thread): the use case over the app's snapshot, its events posted as
-    the tab's messages; SelftestsFinished unless the run was cancelled (a newer run owns the tab by then)."""
+                  links: Optional[Snapshot], cancelled: Callable[[], bool]) -> SelftestRun:
+    """The Self-tests tab's use-case call (in the app's worker): the use case over the app's snapshot, its events
+    posted as the tab's messages as they come; the run is the worker's result."""
     from envdoctor.usecases.selftest import Finished, Said, Selected, SelftestEvent, run_selftests
 
     def on_event(event: SelftestEvent) -> None:
@@ -272,6 +275,10 @@ def run_in_worker(post: Callable[[Message], None], python: str, names: Sequence[
         elif isinstance(event, Finished):
             post(msg.SelftestDone(event.result))
 
-    done = run_selftests(python, names, options, links=links, probe_links=False, on_event=on_event, cancelled=cancelled)
-    if not done.cancelled:
-        post(msg.SelftestsFinished())
+    return run_selftests(python, names, options, links=links, probe_links=False, on_event=on_event, cancelled=cancelled)
+
+
+def finished(done: Optional[SelftestRun], error: Optional[str]) -> Optional[Message]:
+    """What the tab is told when the run is over: SelftestsFinished, unless the run was cancelled (a newer run owns
+    the tab by then, or the app is quitting)."""
+    return None if done is not None and done.cancelled else msg.SelftestsFinished()
