@@ -259,7 +259,8 @@ def main() -> int:
                     "tests/nccl/corpus/*.jsonl)")
     ap.add_argument("--accuracy-only", action="store_true", help="measure accuracy only (no throughput run)")
     ap.add_argument("--memory-mb", type=int, default=2048, help="size of the log for peak memory (0: skip)")
-    ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "nccl.json"))
+    ap.add_argument("--out", help="where the JSON result goes (default bench/results/nccl.json; with "
+                    "--accuracy-only only when given)")
     ap.add_argument("--repeat", type=int, default=5, help="runs of each throughput measure, interleaved with grep")
     ap.add_argument("--child")
     ap.add_argument("--traced", action="store_true")
@@ -286,6 +287,9 @@ def main() -> int:
     for miss in acc["misses"]:
         print(f"  miss {miss['id']} ({miss['split']}): expected {miss['expected']}, got {miss['got']}")
     if args.accuracy_only:
+        if args.out:  # the accuracy alone, never over the full default result file
+            Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+            Path(args.out).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
         return 0
 
     result["baseline_rss_mib"] = baseline_rss()
@@ -334,7 +338,7 @@ def main() -> int:
                   f"(CPU {big['cpu_mb_per_s']} MB/s); peak RSS {big['peak_rss_mib']} MiB")
             path.unlink()
     result["throughput"] = runs
-    out = Path(args.out)
+    out = Path(args.out or ROOT / "bench" / "results" / "nccl.json")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")
     print(f"wrote {out}")

@@ -61,6 +61,9 @@ OTHER_CATEGORIES = (
     "fabric_manager",
     "gdr_disabled",
 )
+# The survey's mechanism slugs (mechanisms.json): a case rebuilt from a survey thread whose mechanism envdoctor has
+# no category for is labelled with the slug, so it measures the gap instead of being dropped.
+SURVEY_MECHANISMS = tuple(sorted(json.loads((Path(__file__).resolve().parent / "mechanisms.json").read_text(encoding="utf-8"))))
 CASE_KEYS = ("id", "source", "settled_by", "category", "expect", "also_ok", "notes", "snapshot")
 # Which probe reads which top-level section: a section the report does not state was "not probed".
 PROBE_OF = {

@@ -23,6 +23,10 @@ DEV = CORPUS_DIR / "dev.jsonl"
 REAL = CORPUS_DIR / "real_nccl.jsonl"
 DIST = CORPUS_DIR / "real_dist.jsonl"  # torch.distributed failures that carry no NCCL WARN
 MORE = CORPUS_DIR / "real_more.jsonl"  # real cases collected after the signatures were tuned, as a check of generality
+# Cases rebuilt from the failure survey (tests/corpus/survey.jsonl), both splits: they measure envdoctor on threads
+# nobody tuned on, so they are held to no accuracy target, and may name a survey mechanism envdoctor has no cause for.
+SURVEY = CORPUS_DIR / "survey_logs.jsonl"
+MECHANISMS = json.loads((ROOT / "tests" / "corpus" / "mechanisms.json").read_text(encoding="utf-8"))
 TOP1_TARGET, TOP3_TARGET = 0.90, 0.95
 
 
@@ -39,9 +43,11 @@ def test_cases_are_well_formed_and_name_known_categories() -> None:
     assert len(cases(DEV)) >= 20 and len(cases(REAL)) >= 40
     assert len({c["id"] for c in rows}) == len(rows), "case ids are unique across the corpora"
     categories = set(load_rules().categories)
+    survey_ids = {c["id"] for c in cases(SURVEY)}
     for case in rows:
         assert case["log"].strip() and case["root_cause"].strip() and case["fix"].strip(), case["id"]
-        assert case["category"] in categories and case["source"]["url"].startswith("https://"), case["id"]
+        known = categories | set(MECHANISMS) if case["id"] in survey_ids else categories
+        assert case["category"] in known and case["source"]["url"].startswith("https://"), case["id"]
     for case in cases(REAL):
         assert case["source"]["url"].startswith("https://github.com/"), case["id"]
         assert case["confidence"] in ("high", "medium"), case["id"]
@@ -78,8 +84,20 @@ def test_later_real_case_ranks_first(case: Dict[str, Any]) -> None:
     assert ranked[:1] == [case["category"]], ranked
 
 
+def test_survey_cases_are_new_threads_once_each() -> None:
+    survey = cases(SURVEY)
+    assert len(survey) >= 20
+    for case in survey:
+        assert case["id"].startswith("survey-") and case["source"]["url"].startswith("https://github.com/"), case["id"]
+        assert case["confidence"] in ("high", "medium"), case["id"]
+    urls = [c["source"]["url"] for c in survey]
+    others = {c["source"]["url"] for path in CORPUS_DIR.glob("*.jsonl") if path != SURVEY for c in cases(path)}
+    assert len(set(urls)) == len(urls) and not set(urls) & others
+
+
 def test_corpus_reaches_the_accuracy_targets() -> None:
-    rows = all_cases()
+    # The survey cases measure (bench/nccl_bench.py reports them); the targets hold for the tuned corpora.
+    rows = [c for path in sorted(CORPUS_DIR.glob("*.jsonl")) if path != SURVEY for c in cases(path)]
     ranked = [[f.category for f in diagnose_text(c["log"]).findings] for c in rows]
     top1 = sum(r[:1] == [c["category"]] for c, r in zip(rows, ranked)) / len(rows)
     top3 = sum(c["category"] in r[:3] for c, r in zip(rows, ranked)) / len(rows)
