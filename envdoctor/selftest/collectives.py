@@ -119,7 +119,8 @@ def _attempt(target: Target, opts: CollectivesOptions, rundir: RunDir, label: st
 
 
 def per_collective(att: Attempt) -> Dict[str, Dict[str, Any]]:
-    """Each collective's figures by size from the first rank (the ranks reduced the timings: all agree)."""
+    """Each collective's figures by size from the first rank (the ranks reduced the timings: all agree); `correct`
+    only where every reported rank's result was."""
     out: Dict[str, Dict[str, Any]] = {}
     world = att.first.get("world_size", 1)
     for name, entry in (att.first.get("collectives") or {}).items():
@@ -127,13 +128,15 @@ def per_collective(att: Attempt) -> Dict[str, Dict[str, Any]]:
             out[name] = {"skipped": entry["skipped"]}
             continue
         sizes = entry.get("sizes") or {}
+        every = [m for data in att.ranks.values()
+                 for m in (((data.get("collectives") or {}).get(name) or {}).get("sizes") or {}).values()]
         out[name] = {
             "busbw_gbps": {s: round(m["busbw_gbps"], 4) for s, m in sizes.items()},
             "algbw_gbps": {s: round(m["algbw_gbps"], 4) for s, m in sizes.items()},
             "bytes": {s: m["bytes"] for s, m in sizes.items()},
             "iters": {s: m["iters"] for s, m in sizes.items()},
             "busbw_factor": round(busbw_factor(name, world), 6),
-            "correct": all(m.get("correct") for m in sizes.values()) if sizes else None,
+            "correct": all(m.get("correct") for m in every) if sizes else None,
         }
     return out
 

@@ -305,3 +305,49 @@ def test_isolation_is_not_attempted_across_nodes():
     res = run_collectives(_target(), _opts(nnodes=2, rdzv_endpoint="127.0.0.1:29500"), snapshot=lambda: None,
                           launcher=fake)
     assert res.status == "failed" and len(fake.calls) == 1 and "transport_isolation" not in res.metrics
+
+
+# --- the TUI, from the record alone --------------------------------------------------------------------------------
+
+def test_the_tui_gives_collectives_its_button_row_gist_and_the_busiest_plot(monkeypatch):
+    """No TUI code names the test: its button, Run all's row, its gist and its plot come from the record."""
+    import asyncio
+
+    from textual.widgets import DataTable, Static
+
+    from envdoctor.selftest import common, runner
+    from envdoctor.tui import messages as msg
+    from envdoctor.tui.app import make_app
+    from tests.tui.conftest import recorded, settle, text_of, until
+
+    canned = TestResult("collectives", "passed", 3.0, _metrics())
+    monkeypatch.setattr(runner, "run_test", lambda name, *a, **k: canned if name == "collectives"
+                        else TestResult(name, "skipped", 0.1, error="not in this test"))
+    monkeypatch.setattr(common, "probe_target", lambda python, *a, **k: Target(python=python, torch="2.13.0", gloo=True))
+
+    async def drive():
+        seen: list = []
+        app = make_app(recorded("cpu_only_this_machine"), fix_python=sys.executable)
+        async with app.run_test(size=(120, 40), message_hook=seen.append) as pilot:
+            await settle(pilot, app)
+            await pilot.press("s")
+            await settle(pilot, app)
+            await pilot.click("#run-collectives")
+            await until(pilot, lambda: any(isinstance(m, msg.SelftestsFinished) for m in seen))
+            await settle(pilot, app)
+            row = app.query_one("#selftest-table", DataTable).get_row("collectives")
+            assert [str(c) for c in row] == ["collectives", "passed", "3.0", summary(_metrics())]
+            chart = text_of(app.query_one("#busbw-chart", Static))
+            assert "alltoall busbw [busiest of 2] (GB/s) by message size" in chart
+            detail = text_of(app.query_one("#selftest-detail-text", Static))
+            assert "collectives: passed" in detail and "collectives.all reduce.busbw gbps.1024" in detail.replace("_", " ")
+            seen.clear()
+            await pilot.click("#run-all")
+            await until(pilot, lambda: any(isinstance(m, msg.SelftestsFinished) for m in seen))
+            await settle(pilot, app)
+            table = app.query_one("#selftest-table", DataTable)
+            assert {"allreduce", "collectives", "backward"} <= {str(k.value) for k in table.rows}  # Run all ran it
+            assert str(table.get_row("collectives")[1]) == "passed"
+            assert any(isinstance(m, msg.SelftestsSelected) and m.names[:2] == ["allreduce", "collectives"] for m in seen)
+
+    asyncio.run(drive())
