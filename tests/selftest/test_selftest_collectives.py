@@ -29,7 +29,7 @@ from envdoctor.selftest.kind import SizePlot
 from envdoctor.selftest.launch import LaunchResult
 from envdoctor.selftest.result import WORKERS, TestResult
 
-from .conftest import by_name, cli, doc
+from .conftest import by_name, cli, doc, free_port, popen_cli
 from .test_selftest_nccl_paths import NCCL_LOG, pcie_pair
 
 SMALL = ["--max-size", "16K", "--iters", "3"]  # 5 sizes x 6 collectives: a test run, not a benchmark
@@ -204,6 +204,23 @@ def test_a_wrong_element_fails_the_test_naming_the_collective_rank_and_element(m
     assert colls["alltoall"]["correct"] is False
     assert all(c["correct"] for n, c in colls.items() if n != "alltoall")
     assert Path(t["log"]).parent.parent == run_dirs  # a failed run keeps its log
+
+
+@pytest.mark.slow
+def test_two_nodes_meet_through_c10d_rendezvous_and_agree(marker):
+    port = free_port()
+    common = ["selftest", "collectives", "--nnodes", "2", "--nproc", "1", "--backend", "gloo", "--json",
+              "--rdzv-endpoint", f"127.0.0.1:{port}", "--timeout", "120", "--max-size", "4K", "--iters", "2"]
+    nodes = [popen_cli([*common, "--node-rank", str(r)], {"ENVDOCTOR_TEST_MARK": marker}) for r in (0, 1)]
+    outs = [n.communicate(timeout=240) for n in nodes]
+    tests = []
+    for n, (out, err) in zip(nodes, outs):
+        assert n.returncode == 0, err
+        tests.append(by_name(json.loads(out), "collectives"))
+    assert all(t["status"] == "passed" and t["metrics"]["world_size"] == 2 for t in tests)
+    assert sorted(t["metrics"]["ranks_reported"][0] for t in tests) == [0, 1]
+    # the ranks reduce the timings, so both nodes report the same figures for every collective
+    assert tests[0]["metrics"]["collectives"] == tests[1]["metrics"]["collectives"]
 
 
 @pytest.mark.slow
