@@ -10,8 +10,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from envdoctor.commands.common import current_settings
-from envdoctor.present.output import emit, emit_json, say
+from envdoctor.commands.common import add_output_options, current_settings, emit_result
+from envdoctor.present.output import say
 from envdoctor.present.style import Style
 from envdoctor.probes.context import target_python
 from envdoctor.selftest.registry import ALL, kinds
@@ -50,7 +50,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--snapshot", metavar="FILE",
                    help="this machine's snapshot for the expected bandwidth (default: probe it when the backend is nccl)")
     p.add_argument("--python", metavar="PATH", help="the interpreter whose environment to test (default: this one)")
-    p.add_argument("--json", action="store_true", help="print the envdoctor.selftest/1 JSON document")
+    add_output_options(p, "envdoctor.selftest/1")
     p.set_defaults(func=run)
 
 
@@ -84,8 +84,5 @@ def run(args: argparse.Namespace) -> int:
             say(f"envdoctor selftest: {line}")
 
     done = run_selftests(python, [args.test], options, links=links, probe_links=links is None, on_event=on_event)
-    if args.json:
-        emit_json(done.to_json())
-    else:
-        emit(render_results(done.results, Style.for_stream(sys.stdout)))
+    emit_result(args, done, lambda: render_results(done.results, Style.for_stream(sys.stdout)))
     return done.exit_code

@@ -208,8 +208,11 @@ def largest_measured(busbw: Dict[str, float]) -> Optional[int]:
     return max(sizes) if sizes else None
 
 
-def shortfall_finding(busbw: Dict[str, float], expectation: Expectation, world_size: int) -> Optional[Finding]:
-    """A warning when the largest measured message's busbw is below SHORTFALL x the expectation."""
+def shortfall_finding(busbw: Dict[str, float], expectation: Expectation, world_size: int, what: str = "all-reduce",
+                      finding_id: str = "SELFTEST-ALLREDUCE-SLOW",
+                      category: str = "allreduce_bandwidth_low") -> Optional[Finding]:
+    """A warning when the largest measured message's busbw is below SHORTFALL x the expectation; `what` names the
+    collective measured (busbw makes every collective comparable with the links)."""
     if expectation.gbps is None:
         return None
     size = largest_measured(busbw)
@@ -220,10 +223,10 @@ def shortfall_finding(busbw: Dict[str, float], expectation: Expectation, world_s
         return None
     notes = "".join(f"\n{n}." for n in expectation.notes)
     return Finding(
-        id="SELFTEST-ALLREDUCE-SLOW",
+        id=finding_id,
         severity="warning",
-        category="allreduce_bandwidth_low",
-        title=f"all-reduce reaches {measured:.1f} GB/s bus bandwidth, far below the ~{expectation.gbps:.0f} GB/s "
+        category=category,
+        title=f"{what} reaches {measured:.1f} GB/s bus bandwidth, far below the ~{expectation.gbps:.0f} GB/s "
               f"that {expectation.path.split(' (')[0]} should give",
         detail=(f"At {_size(size)} over {world_size} ranks the measured busbw is {measured:.2f} GB/s, "
                 f"{measured / expectation.gbps:.0%} of the ~{expectation.gbps:.0f} GB/s expected from "

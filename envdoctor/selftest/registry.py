@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
 
-from envdoctor.selftest import allreduce, backward, compile, gpu, zero3
+from envdoctor.selftest import allreduce, backward, collectives, compile, gpu, zero3
 from envdoctor.selftest.kind import SelftestKind
 
 if TYPE_CHECKING:
@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
 ALL = "all"  # the CLI's word (and the TUI's Run all) for every test that applies here
 
-KINDS: Tuple[SelftestKind, ...] = (allreduce.KIND, backward.KIND, compile.KIND, gpu.KIND, zero3.KIND)
+KINDS: Tuple[SelftestKind, ...] = (allreduce.KIND, collectives.KIND, backward.KIND, compile.KIND, gpu.KIND, zero3.KIND)
 
 
 def kinds() -> Tuple[SelftestKind, ...]:

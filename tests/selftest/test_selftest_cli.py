@@ -55,7 +55,7 @@ def test_target_without_torch_fails_every_test_with_the_import_error():
     proc = cli(["selftest", "all", "--json", "--python", shutil.which("python3")])
     assert proc.returncode == 1
     data = doc(proc)
-    assert [t["name"] for t in data["tests"]] == ["allreduce", "backward", "compile", "gpu"]
+    assert [t["name"] for t in data["tests"]] == ["allreduce", "collectives", "backward", "compile", "gpu"]
     assert all(t["status"] == "failed" and "torch does not import" in t["error"] for t in data["tests"])
     assert "No module named 'torch'" in data["tests"][0]["error"]
 

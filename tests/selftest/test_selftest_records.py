@@ -40,7 +40,7 @@ def with_echo(monkeypatch):
 def test_a_registered_record_is_a_cli_choice_with_its_title_and_timeout(with_echo, capsys):
     assert main(["selftest", "--help"]) == 0
     out = " ".join(capsys.readouterr().out.split())
-    assert "{allreduce,backward,compile,gpu,zero3,echo,all}" in out
+    assert "{allreduce,collectives,backward,compile,gpu,zero3,echo,all}" in out
     assert "echo 12" in out  # its default timeout, in --timeout's help
     assert main(["--help"]) == 0
     assert "ZeRO-3 offload, an echo)" in " ".join(capsys.readouterr().out.split())
@@ -73,8 +73,8 @@ def test_the_presenter_reads_the_summary_from_the_record(with_echo):
 
 def test_every_registered_test_has_a_record_with_its_own_name():
     kinds = registry.kinds()
-    assert [k.name for k in kinds] == ["allreduce", "backward", "compile", "gpu", "zero3"]
-    assert {k.name: k.timeout for k in kinds} == {"allreduce": 300.0, "backward": 600.0, "compile": 900.0,
+    assert [k.name for k in kinds] == ["allreduce", "collectives", "backward", "compile", "gpu", "zero3"]
+    assert {k.name: k.timeout for k in kinds} == {"allreduce": 300.0, "collectives": 600.0, "backward": 600.0, "compile": 900.0,
                                                   "gpu": 600.0, "zero3": 900.0}
     assert registry.get("zero3").name == "zero3" and registry.find("nonesuch") is None
     with pytest.raises(KeyError):
@@ -83,7 +83,7 @@ def test_every_registered_test_has_a_record_with_its_own_name():
 
 def test_all_selects_from_each_records_applies():
     with_ds = replace(TARGET, raw={"deepspeed": "0.19.8"})
-    assert registry.select(["all"], with_ds) == ["allreduce", "backward", "compile", "gpu", "zero3"]
-    assert registry.select(["all"], TARGET) == ["allreduce", "backward", "compile", "gpu"]
+    assert registry.select(["all"], with_ds) == ["allreduce", "collectives", "backward", "compile", "gpu", "zero3"]
+    assert registry.select(["all"], TARGET) == ["allreduce", "collectives", "backward", "compile", "gpu"]
     assert registry.select(["zero3"], TARGET) == ["zero3"]  # asked by name, it runs (and says why it skips)
     assert registry.get("zero3").applies(TARGET) == (False, "DeepSpeed is not installed in /fake/python")

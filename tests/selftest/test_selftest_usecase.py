@@ -36,12 +36,12 @@ def fake_runs(monkeypatch):
 def test_events_come_in_order_and_the_result_is_the_selftest_document(fake_runs):
     events: list = []
     done = run_selftests("/fake/python", ["all"], SelftestOptions(), probe_links=False, on_event=events.append)
-    names = ["allreduce", "backward", "compile", "gpu"]  # no DeepSpeed in the target: no zero3
+    names = ["allreduce", "collectives", "backward", "compile", "gpu"]  # no DeepSpeed in the target: no zero3
     assert fake_runs == names and [r.name for r in done.results] == names
     assert events[:2] == [Said("target /fake/python"), Said("torch 2.13.0, CUDA not available")]
     assert events[2] == Selected(tuple(names))
     assert events[3:6] == [Said("allreduce: running", "allreduce"), Finished(done.results[0]),
-                           Said("backward: running", "backward")]
+                           Said("collectives: running", "collectives")]
     assert done.to_json() == document(done.results) and done.to_json()["schema"] == "envdoctor.selftest/1"
     assert done.exit_code == 1 and not done.cancelled and done.target.python == "/fake/python"
 
@@ -49,7 +49,7 @@ def test_events_come_in_order_and_the_result_is_the_selftest_document(fake_runs)
 def test_with_deepspeed_all_runs_zero3_too(fake_runs, monkeypatch):
     monkeypatch.setattr(common, "probe_target", lambda python, *a, **k: replace(TARGET, raw={"deepspeed": "0.19.8"}))
     run_selftests("/fake/python", ["all"], SelftestOptions(), probe_links=False)
-    assert fake_runs == ["allreduce", "backward", "compile", "gpu", "zero3"]
+    assert fake_runs == ["allreduce", "collectives", "backward", "compile", "gpu", "zero3"]
 
 
 def test_a_cancel_stops_before_the_next_test(fake_runs):

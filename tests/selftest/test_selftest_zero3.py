@@ -298,8 +298,8 @@ def test_envdoctor_never_imports_torch_or_deepspeed_for_zero3():
 def test_all_runs_zero3_only_where_deepspeed_is_installed():
     with_ds = Target("/py", torch="2.13.0", raw={"deepspeed": "0.19.8"})
     without = Target("/py", torch="2.13.0", raw={"deepspeed": None})
-    assert names_for_all(with_ds) == ["allreduce", "backward", "compile", "gpu", "zero3"]
-    assert names_for_all(without) == ["allreduce", "backward", "compile", "gpu"]
+    assert names_for_all(with_ds) == ["allreduce", "collectives", "backward", "compile", "gpu", "zero3"]
+    assert names_for_all(without) == ["allreduce", "collectives", "backward", "compile", "gpu"]
     r = run_zero3(without)
     assert r.status == "skipped" and "DeepSpeed is not installed" in r.error
 

@@ -103,8 +103,8 @@ async def test_a_recorded_snapshot_from_elsewhere_runs_nothing():
 
 
 @pytest.mark.parametrize("deepspeed,expected", [
-    (None, ["allreduce", "backward", "compile", "gpu"]),
-    ("0.19.8", ["allreduce", "backward", "compile", "gpu", "zero3"]),
+    (None, ["allreduce", "collectives", "backward", "compile", "gpu"]),
+    ("0.19.8", ["allreduce", "collectives", "backward", "compile", "gpu", "zero3"]),
 ])
 def test_run_all_runs_the_tests_selftest_all_runs(monkeypatch, capsys, deepspeed, expected):
     """Run all and `envdoctor selftest all` choose from the same records: zero3 only where DeepSpeed is installed
