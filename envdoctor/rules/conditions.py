@@ -377,7 +377,8 @@ def evaluate(cond: Mapping[str, Any], ctx: Context, predicates: Mapping[str, Cal
         if not present(value):
             return None
         t = _CMP[arg[1]](len(value), arg[2])
-        if partial_reason(value) is None or (t if arg[1] in ("ge", "gt") else len(value) > arg[2]):
+        grows = {"ge": t, "gt": t, "lt": not t, "le": not t, "eq": len(value) > arg[2]}  # answers more items keep
+        if partial_reason(value) is None or grows[arg[1]]:
             return t
         return None  # a partial list has at least the items it holds: more could change the answer
     path, expected = arg
