@@ -4,6 +4,8 @@ A probed field holds a value, `Unavailable(why)` (known not to exist), `ProbeFai
 `Unknown(why)` (both unknown). JSON keeps the schema's names: every marker is written as null, and its
 reason goes to the top-level `absent` map (path -> "unavailable: why" / "failed: error" / "unknown: why");
 a bare null (no reason) is an unknown that was not reported. Reading the file back restores them.
+A list or map that holds only part of what is there is a `PartialList` / `PartialMap` (JSON: its path in the
+optional top-level `partial` map): an entry it lacks is unknown, not absent (`lookup`, `Snapshot.package`).
 Keys this model does not know are kept in `extra` and written back unchanged.
 
 These dataclasses are the one source of truth for the format: `envdoctor.snapshot_codec` generates from them
@@ -160,9 +162,11 @@ def lookup(container: Any, key: Union[str, int]) -> Any:
     else:
         return NOT_REPORTED if container is None else Unavailable("no such field here")
     why = partial_reason(container)
-    return Unknown(f"not in a partial list: {why}") if why is not None else Unavailable("not in the list")
+    return Unknown(f"not in a partial list: {why}") if why is not None else _NOT_IN_LIST
 
 
+_NOT_IN_LIST = Unavailable("not in the list")
+_NOT_INSTALLED = Unavailable("not installed")
 _NAME_SEPARATORS = re.compile(r"[-_.]+")
 
 
@@ -606,9 +610,7 @@ class Snapshot(Model):
         if key not in packages:
             key = next((k for k in packages if distribution_key(k) == key), key)
         found = lookup(packages, key)
-        if isinstance(found, Unavailable) and found.reason == "not in the list":
-            return Unavailable("not installed")
-        return found
+        return _NOT_INSTALLED if found is _NOT_IN_LIST else found
 
     def dumps(self) -> str:
         return json.dumps(self.to_json(), indent=2, sort_keys=False) + "\n"
