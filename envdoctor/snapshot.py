@@ -4,6 +4,8 @@ A probed field holds a value, `Unavailable(why)` (known not to exist), `ProbeFai
 `Unknown(why)` (both unknown). JSON keeps the schema's names: every marker is written as null, and its
 reason goes to the top-level `absent` map (path -> "unavailable: why" / "failed: error" / "unknown: why");
 a bare null (no reason) is an unknown that was not reported. Reading the file back restores them.
+A list or map that holds only part of what is there is a `PartialList` / `PartialMap` (JSON: its path in the
+optional top-level `partial` map): an entry it lacks is unknown, not absent (`lookup`, `Snapshot.package`).
 Keys this model does not know are kept in `extra` and written back unchanged.
 
 These dataclasses are the one source of truth for the format: `envdoctor.snapshot_codec` generates from them
@@ -115,6 +117,64 @@ def known_list(value: Any) -> list:
     return value if isinstance(value, list) else []
 
 
+class PartialMap(dict):
+    """A map that holds only part of what is there (rebuilt from a report, a listing cut short): a key it lacks
+    is unknown, not absent. `partial` says why. JSON writes it as a plain object and its path in `partial`."""
+
+    def __init__(self, items: Any = (), partial: str = "partial") -> None:
+        super().__init__(items)
+        self.partial = partial
+
+
+class PartialList(list):
+    """A list that holds only part of the items there are: an item it lacks is unknown, not absent."""
+
+    def __init__(self, items: Any = (), partial: str = "partial") -> None:
+        super().__init__(items)
+        self.partial = partial
+
+
+def partial_reason(value: object) -> Optional[str]:
+    """Why a list or map holds only part of what is there; None when it is whole (or not a list or map)."""
+    return value.partial if isinstance(value, (PartialMap, PartialList)) else None
+
+
+def as_partial(value: Any, why: str) -> Any:
+    """`value` (a list or a map) marked as holding only part of what is there; anything else unchanged."""
+    if isinstance(value, dict):
+        return PartialMap(value, why)
+    if isinstance(value, list):
+        return PartialList(value, why)
+    return value
+
+
+def lookup(container: Any, key: Union[str, int]) -> Any:
+    """An entry of a map (or list): its value; `Unavailable` when a whole map or list lacks it; `Unknown` when a
+    partial one lacks it; the container's own marker when the container itself is not there."""
+    if is_absent(container):
+        return container
+    if isinstance(container, dict):
+        if key in container:
+            return container[key]
+    elif isinstance(container, list) and isinstance(key, int):
+        if 0 <= key < len(container):
+            return container[key]
+    else:
+        return NOT_REPORTED if container is None else Unavailable("no such field here")
+    why = partial_reason(container)
+    return Unknown(f"not in a partial list: {why}") if why is not None else _NOT_IN_LIST
+
+
+_NOT_IN_LIST = Unavailable("not in the list")
+_NOT_INSTALLED = Unavailable("not installed")
+_NAME_SEPARATORS = re.compile(r"[-_.]+")
+
+
+def distribution_key(name: str) -> str:
+    """A distribution name as package lists key it (PEP 503: 'Flash_Attn' -> 'flash-attn')."""
+    return _NAME_SEPARATORS.sub("-", name).lower()
+
+
 # Fields added after a snapshot format was first written: a document without them still loads
 # (they read as unknown) and is written back without them.
 NOT_RECORDED = ProbeFailed("not recorded in this snapshot")
@@ -136,14 +196,15 @@ def fact(default: Any = NOT_PROBED, *, factory: Optional[Callable[[], Any]] = No
 class Model:
     extra: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
-    def to_json(self, absent: Optional[Dict[str, str]] = None, path: str = "") -> Dict[str, Any]:
+    def to_json(self, absent: Optional[Dict[str, str]] = None, path: str = "",
+                partial: Optional[Dict[str, str]] = None) -> Dict[str, Any]:
         out: Dict[str, Any] = {}
         for f in dataclasses.fields(self):
             if f.name == "extra":
                 continue
             if getattr(self, f.name) is NOT_RECORDED:
                 continue
-            out[f.name] = _dump(getattr(self, f.name), absent, _join(path, f.name))
+            out[f.name] = _dump(getattr(self, f.name), absent, _join(path, f.name), partial)
         for k, v in self.extra.items():
             out.setdefault(k, v)
         return out
@@ -162,7 +223,7 @@ def _marker(text: str) -> Absent:
     return Unavailable(why or kind)
 
 
-def _dump(value: Any, absent: Optional[Dict[str, str]], path: str) -> Any:
+def _dump(value: Any, absent: Optional[Dict[str, str]], path: str, partial: Optional[Dict[str, str]] = None) -> Any:
     if isinstance(value, Unavailable):
         if absent is not None:
             absent[path] = f"unavailable: {value.reason}"
@@ -176,11 +237,13 @@ def _dump(value: Any, absent: Optional[Dict[str, str]], path: str) -> Any:
             absent[path] = f"unknown: {value.reason}"
         return None
     if isinstance(value, Model):
-        return value.to_json(absent, path)
+        return value.to_json(absent, path, partial)
+    if partial is not None and isinstance(value, (PartialMap, PartialList)):
+        partial[path] = value.partial
     if isinstance(value, list):
-        return [_dump(v, absent, _join(path, i)) for i, v in enumerate(value)]
+        return [_dump(v, absent, _join(path, i), partial) for i, v in enumerate(value)]
     if isinstance(value, dict):
-        return {k: _dump(v, absent, _join(path, k)) for k, v in value.items()}
+        return {k: _dump(v, absent, _join(path, k), partial) for k, v in value.items()}
     return value
 
 
@@ -521,11 +584,33 @@ class Snapshot(Model):
     requirement_conflicts: Field[List[RequirementConflict]] = fact(NOT_RECORDED,
         doc="what `pip check` would say for the packages around torch: each Requires-Dist not met by what is installed")
 
-    def to_json(self, absent: Optional[Dict[str, str]] = None, path: str = "") -> Dict[str, Any]:
+    def to_json(self, absent: Optional[Dict[str, str]] = None, path: str = "",
+                partial: Optional[Dict[str, str]] = None) -> Dict[str, Any]:
         reasons: Dict[str, str] = {}
-        body = super().to_json(reasons, path)
+        parts: Dict[str, str] = {}
+        body = super().to_json(reasons, path, parts)
         body.pop("absent", None)
-        return {"schema": SCHEMA, **body, "absent": dict(sorted(reasons.items()))}
+        kept = body.pop("partial", None)  # entries on no list or map (kept in `extra` when read)
+        if isinstance(kept, dict):
+            parts = {**kept, **parts}
+        out = {"schema": SCHEMA, **body}
+        if parts:  # optional: a snapshot without it holds whole lists, as before it existed
+            out["partial"] = dict(sorted(parts.items()))
+        out["absent"] = dict(sorted(reasons.items()))
+        return out
+
+    def package(self, name: str) -> Field[str]:
+        """The installed version of distribution `name` ('flash_attn' or 'flash-attn'): its version string;
+        `Unavailable` when a whole package list lacks it (not installed); `Unknown` when the list is partial
+        (rebuilt from a report, a listing cut short) or itself unknown. Every "is X installed" reads this."""
+        packages = self.python.packages
+        if not isinstance(packages, dict):
+            return packages if is_absent(packages) else NOT_REPORTED
+        key = distribution_key(name)
+        if key not in packages:
+            key = next((k for k in packages if distribution_key(k) == key), key)
+        found = lookup(packages, key)
+        return _NOT_INSTALLED if found is _NOT_IN_LIST else found
 
     def dumps(self) -> str:
         return json.dumps(self.to_json(), indent=2, sort_keys=False) + "\n"
@@ -550,20 +635,63 @@ def snapshot_from_json(data: Any, source: str = "<snapshot>") -> Snapshot:
             f"{source}: unknown snapshot schema {schema!r}; this envdoctor reads {SCHEMA!r}"
         )
     absent = data.get("absent")
-    body = {k: v for k, v in data.items() if k != "schema" and k != "absent"}
+    partial = data.get("partial")
+    body = {k: v for k, v in data.items() if k not in ("schema", "absent", "partial")}
     try:
         if absent is None:
             absent = {}
-        elif not isinstance(absent, dict) or not (set(map(type, absent.values())) <= {str}
-                                                  or all(isinstance(v, str) for v in absent.values())):
+        elif not _strings(absent):
             raise Invalid("absent")
+        if partial is not None and not _strings(partial):
+            raise Invalid("partial")
         snap = decode(body, absent)
+        if partial:
+            _mark_partial(snap, partial)
     except Invalid as exc:  # the schema's validator says every way the document breaks it
         _refuse(data, source, str(exc))
     except (TypeError, ValueError, AttributeError) as exc:  # a shape the schema allows but we cannot use
         raise SnapshotError(f"{source}: invalid snapshot: {exc}") from None
     _check_versions(snap, source)
     return snap
+
+
+def _strings(value: Any) -> bool:
+    return isinstance(value, dict) and (set(map(type, value.values())) <= {str}
+                                        or all(isinstance(v, str) for v in value.values()))
+
+
+def _mark_partial(snap: Snapshot, partial: Dict[str, str]) -> None:
+    """Wrap each list or map that `partial` names (JSON path -> why) as a PartialList / PartialMap. An entry on
+    no list or map (a null list: unknown already) is kept in `extra` and written back unchanged."""
+    left: Dict[str, str] = {}
+    for path, why in partial.items():
+        *parents, last = path.split(".")
+        holder: Any = snap
+        for part in parents:
+            holder = _child(holder, part)
+        value = _child(holder, last)
+        if isinstance(value, (dict, list)) and not isinstance(value, (PartialMap, PartialList)):
+            wrapped = as_partial(value, why)
+            if isinstance(holder, Model):
+                setattr(holder, last, wrapped)
+            elif isinstance(holder, dict):
+                holder[last] = wrapped
+            else:
+                holder[int(last)] = wrapped
+        else:
+            left[path] = why
+    if left:
+        snap.extra["partial"] = left
+
+
+def _child(holder: Any, part: str) -> Any:
+    if isinstance(holder, Model):
+        return getattr(holder, part, None) if part != "extra" else None
+    if isinstance(holder, dict):
+        return holder.get(part)
+    if isinstance(holder, list) and part.isdigit() and int(part) < len(holder):
+        return holder[int(part)]
+    return None
 
 
 def _refuse(data: Dict[str, Any], source: str, where: str) -> typing.NoReturn:

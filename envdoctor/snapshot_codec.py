@@ -38,6 +38,10 @@ DESCRIPTION = (
     "Generated from envdoctor/snapshot.py by `python -m envdoctor.snapshot_codec --write`: edit the types, not this file."
 )
 ABSENT_DESCRIPTION = "JSON path of a null field -> why it is null: 'unavailable: ...', 'failed: ...' or 'unknown: ...'"
+PARTIAL_DESCRIPTION = (
+    "JSON path of a list or map that holds only part of what is there -> why (rebuilt from a report that names some "
+    "packages, a listing cut short): an entry it lacks is unknown, not absent. Optional: a list or map not named here "
+    "is whole, as in every snapshot written before this map existed")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -139,6 +143,8 @@ def json_schema() -> Dict[str, Any]:
     """The JSON Schema of a snapshot document, as `envdoctor/data/snapshot.schema.json` holds it."""
     body = _object_schema(_s.Snapshot)
     props = {"schema": {"const": _s.SCHEMA}, **body["properties"],
+             "partial": {"type": "object", "description": PARTIAL_DESCRIPTION,
+                         "additionalProperties": {"type": "string"}},
              "absent": {"type": ["object", "null"], "description": ABSENT_DESCRIPTION,
                         "additionalProperties": {"type": "string"}}}
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": _s.SCHEMA, "title": TITLE,
@@ -214,7 +220,7 @@ def _null(ab: Dict[str, str], path: str, default: Any) -> Any:
 
 
 def decode(body: Dict[str, Any], absent: Dict[str, str]) -> _s.Snapshot:
-    """The Snapshot of a document's body (every key but `schema` and `absent`, whose values are strings)."""
+    """The Snapshot of a document's body (every key but `schema`, `partial` and `absent`, whose values are strings)."""
     try:
         return _dec_Snapshot(body, absent, "")
     except _Refused as exc:

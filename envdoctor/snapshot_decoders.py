@@ -44,7 +44,7 @@ def _null(ab: Dict[str, str], path: str, default: Any) -> Any:
 
 
 def decode(body: Dict[str, Any], absent: Dict[str, str]) -> _s.Snapshot:
-    """The Snapshot of a document's body (every key but `schema` and `absent`, whose values are strings)."""
+    """The Snapshot of a document's body (every key but `schema`, `partial` and `absent`, whose values are strings)."""
     try:
         return _dec_Snapshot(body, absent, "")
     except _Refused as exc:

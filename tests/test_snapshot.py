@@ -319,3 +319,48 @@ def test_reasons_of_nulls_inside_lists_and_maps_load_as_the_reflective_loader_re
     assert _values(snap) == _values(reference)
     assert json.dumps(snap.to_json()) == json.dumps(reference.to_json())
     assert snapshot_from_json(json.loads(snap.dumps())).dumps() == snap.dumps()
+
+
+# --- partial lists and maps (issue 25, point 5) --------------------------------------------------
+
+
+def test_a_partial_list_or_map_round_trips_through_json():
+    from envdoctor.snapshot import PartialList, PartialMap, partial_reason
+
+    snap = load_snapshot(fixture_path("h100_8x_nvswitch"))
+    snap.python.packages = PartialMap(snap.python.packages, "rebuilt from a report")
+    snap.env = PartialMap({"CUDA_HOME": "/usr/local/cuda"}, "the variables the report quotes")
+    snap.libraries.cudnn = PartialList(snap.libraries.cudnn, "the copies the error names")
+    data = snap.to_json()
+    assert data["partial"] == {"env": "the variables the report quotes", "libraries.cudnn": "the copies the error names",
+                               "python.packages": "rebuilt from a report"}
+    assert list(data)[-2:] == ["partial", "absent"]
+    assert validate_snapshot(data) == []
+    assert_valid(data, SCHEMA)
+    back = snapshot_from_json(json.loads(json.dumps(data)))
+    assert partial_reason(back.python.packages) == "rebuilt from a report"
+    assert partial_reason(back.env) == "the variables the report quotes"
+    assert partial_reason(back.libraries.cudnn) == "the copies the error names"
+    assert back.python.packages == snap.python.packages
+    assert back.dumps() == snap.dumps()
+    assert partial_reason(copy.deepcopy(back).python.packages) == "rebuilt from a report"
+
+
+def test_a_snapshot_without_the_partial_map_reads_as_whole_and_writes_none():
+    from envdoctor.snapshot import partial_reason
+
+    text = fixture_path("h100_8x_nvswitch").read_text()
+    assert '"partial"' not in text
+    snap = load_snapshot(fixture_path("h100_8x_nvswitch"))
+    assert partial_reason(snap.python.packages) is None
+    assert isinstance(snap.package("surely-not-installed"), Unavailable)  # a whole list: known not installed
+    assert "partial" not in snap.to_json()
+
+
+def test_a_partial_entry_on_no_list_is_kept_and_a_bad_one_refused():
+    data = json.loads(fixture_path("h100_8x_nvswitch").read_text())
+    data["partial"] = {"gpus.9": "nothing there", "python.packages": "rebuilt from a report"}
+    back = snapshot_from_json(data)
+    assert back.to_json()["partial"] == data["partial"]
+    with pytest.raises(SnapshotError, match="partial"):
+        snapshot_from_json({**data, "partial": {"python.packages": 3}})

@@ -2,17 +2,31 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Dict, List
 
 from envdoctor.fix_journal import JOURNAL, LOCK, describe, finished, is_locked, load_journal, state_dir
 from envdoctor.probes.base import ProbeContext, ProbeOutput
 from envdoctor.probes.children_run import run_child
 from envdoctor.probes.fatbin import _arch_key, archs_in_file
-from envdoctor.snapshot import NOT_PROBED, DeepSpeed, Extension, ProbeFailed, PythonEnv, Snapshot, Unavailable
+from envdoctor.snapshot import (
+    NOT_PROBED,
+    DeepSpeed,
+    Extension,
+    ProbeFailed,
+    PythonEnv,
+    Snapshot,
+    Unavailable,
+    as_partial,
+)
+
+LISTING_SHARE = 0.6  # of the probe's deadline, for reading the installed distributions
 
 
 def probe(ctx: ProbeContext) -> ProbeOutput:
-    data = run_child(ctx, "python_child.py", ctx.timeout)
+    # The listing stops short of the child's deadline, so a slow site-packages gives a partial list, not none.
+    budget = {"ENVDOCTOR_LIST_SECONDS": f"{ctx.timeout * LISTING_SHARE:.1f}"}
+    data = run_child(dataclasses.replace(ctx, env={**ctx.env, **budget}), "python_child.py", ctx.timeout)
     env = PythonEnv(version=str(data.get("version") or "unknown"))
     for name in ("implementation", "executable", "env_kind", "externally_managed", "packages", "python_headers"):
         value = data.get(name)
@@ -23,7 +37,12 @@ def probe(ctx: ProbeContext) -> ProbeOutput:
     bits = data.get("pointer_bits")
     env.pointer_bits = bits if isinstance(bits, int) else ProbeFailed("not reported")
     env.interrupted_fix = interrupted_fix(ctx, data.get("prefix"))
-    sections: Dict[str, Any] = {"python": env, "extensions": extensions(data.get("extensions") or [])}
+    found: Any = extensions(data.get("extensions") or [])
+    cut = data.get("packages_partial")
+    if isinstance(cut, str) and cut:  # what it could not read may be any package: its absence is unknown
+        env.packages = as_partial(env.packages, cut)
+        found = as_partial(found, cut)
+    sections: Dict[str, Any] = {"python": env, "extensions": found}
     return ProbeOutput(sections)
 
 

@@ -18,9 +18,11 @@ condition built on one: `not` of unknown is unknown, `all` is unknown unless som
 unless some part is true. A rule holds only when its condition is true, so an unknown never satisfies
 `eq`, `ne`, `lt`, `matches`, ... nor their negation. `present` / `absent` / `unknown` / `failed` ask about
 the value itself and are always known: `absent` means known not to exist (Unavailable, a missing key of a
-known mapping), `unknown` means nobody knows (not probed, not reported, the probe failed: `failed` is the
-last only), and an unknown value is neither present nor absent; a predicate decides for itself (it
-returns a false value when it cannot tell). `matches` is case-sensitive (write `(?i)` for a case-insensitive pattern).
+whole mapping), `unknown` means nobody knows (not probed, not reported, the probe failed: `failed` is the
+last only; a key or item a partial list or map lacks: `snapshot.PartialMap`), and an unknown value is
+neither present nor absent; on a partial list `some` is true or unknown, `contains` true or unknown, `len`
+known only where more items could not change it. A predicate decides for itself (it returns a false value
+when it cannot tell). `matches` is case-sensitive (write `(?i)` for a case-insensitive pattern).
 """
 
 from __future__ import annotations
@@ -35,7 +37,18 @@ from typing import TYPE_CHECKING, Any, Callable, Collection, Dict, List, Mapping
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
-from envdoctor.snapshot import Model, ProbeFailed, Snapshot, Unavailable, Unknown, is_absent, is_unknown, present
+from envdoctor.snapshot import (
+    Model,
+    ProbeFailed,
+    Snapshot,
+    Unavailable,
+    Unknown,
+    is_absent,
+    is_unknown,
+    lookup,
+    partial_reason,
+    present,
+)
 from envdoctor.versions import parse
 
 if TYPE_CHECKING:
@@ -81,10 +94,9 @@ def _step(value: Any, part: str) -> Any:
     if isinstance(value, Model):
         return getattr(value, part, _MISSING)
     if isinstance(value, dict):
-        return value.get(part, _MISSING)
+        return lookup(value, part)  # a key a partial map lacks is unknown, not absent
     if isinstance(value, list) and part.isdigit():
-        idx = int(part)
-        return value[idx] if idx < len(value) else _MISSING
+        return lookup(value, int(part))
     return _MISSING
 
 
@@ -359,15 +371,23 @@ def evaluate(cond: Mapping[str, Any], ctx: Context, predicates: Mapping[str, Cal
                 found.bindings.setdefault(arg["as"], item)
                 return True
             unknown |= t is None
-        return None if unknown else False
+        return None if unknown or partial_reason(items) is not None else False
     if op == "len":
         value = ctx.resolve(arg[0])
-        return _CMP[arg[1]](len(value), arg[2]) if present(value) else None
+        if not present(value):
+            return None
+        t = _CMP[arg[1]](len(value), arg[2])
+        grows = {"ge": t, "gt": t, "lt": not t, "le": not t, "eq": len(value) > arg[2]}  # answers more items keep
+        if partial_reason(value) is None or grows[arg[1]]:
+            return t
+        return None  # a partial list has at least the items it holds: more could change the answer
     path, expected = arg
     value = ctx.resolve(path)
     if not present(value):
         return None
     t = _compare(op, value, expected)
+    if partial_reason(value) is not None and not (op == "contains" and t):
+        return None  # a partial list or map: only an item it holds is a fact
     if t:
         head, _, rest = path.partition(".")
         label = f"log: {rest}" if head == "log" and "log" in ctx.bound else f"snapshot: {path}"

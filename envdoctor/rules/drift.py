@@ -49,7 +49,7 @@ def _interfaces(s: Snapshot) -> str:
 
 
 def _pkg(name: str) -> Callable[[Snapshot], str]:
-    return lambda s: _val(s.python.packages.get(name)) if present(s.python.packages) else "absent"
+    return lambda s: _val(s.package(name))
 
 
 # The readers the compared facts name (rules/checks/checks.json `read`).

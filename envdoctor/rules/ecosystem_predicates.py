@@ -16,7 +16,7 @@ from packaging.version import InvalidVersion, Version
 from envdoctor.compat import parse_cc
 from envdoctor.rules.conditions import Context, predicate
 from envdoctor.rules.tables import EcosystemTables
-from envdoctor.snapshot import Companion, Snapshot, is_absent, present
+from envdoctor.snapshot import Companion, Snapshot, is_absent, present, value_or
 from envdoctor.versions import major_minor, parse
 
 Result = Union[bool, None, Dict[str, Any]]
@@ -83,16 +83,11 @@ def _torch(s: Snapshot) -> Any:
     return t if present(t) else None
 
 
-def _packages(s: Snapshot) -> Dict[str, str]:
-    pk = s.python.packages if present(s.python.packages) else None
-    return {canonicalize_name(k): v for k, v in (pk or {}).items() if isinstance(v, str)}
-
-
 def _torch_version(s: Snapshot) -> Optional[str]:
     t = _torch(s)
     if t is not None and present(t.version) and t.version:
         return str(t.version)
-    return _packages(s).get("torch")
+    return value_or(s.package("torch"))
 
 
 def _mm_text(version: Any) -> Optional[str]:
@@ -111,7 +106,7 @@ def numpy_abi_broken(ctx: Context) -> Result:
     nb = t.numpy
     if nb.works is not False or not nb.error or not NUMPY_ABI.search(nb.error):
         return None
-    version = nb.version if present(nb.version) and nb.version else _packages(ctx.snapshot).get("numpy", "2.x")
+    version = nb.version if present(nb.version) and nb.version else value_or(ctx.snapshot.package("numpy"), "2.x")
     return {"numpy_version": version, "numpy_error": nb.error.strip().splitlines()[0][:200]}
 
 
@@ -124,7 +119,7 @@ def numpy_outside_torch_build(ctx: Context) -> Result:
     if t is None or (present(t.numpy) and present(t.numpy.works)):
         return None
     running = _version(_torch_version(s))
-    numpy_text = t.numpy.version if present(t.numpy) and present(t.numpy.version) else _packages(s).get("numpy")
+    numpy_text = t.numpy.version if present(t.numpy) and present(t.numpy.version) else value_or(s.package("numpy"))
     numpy = _version(numpy_text)
     if running is None or numpy is None:
         return None
@@ -184,9 +179,9 @@ def companion_mismatched(ctx: Context) -> Result:
     torch_version = _torch_version(s)
     comps = dict(t.companions) if present(t.companions) and t.companions else {}
     if not comps:  # not imported: the package list still tells a pair apart by version
-        pk = _packages(s)
-        comps = {n: Companion(version=pk[n], requires_torch=None, importable=None, nms_op=None, warnings=None)
-                 for n in ("torchvision", "torchaudio") if n in pk}
+        pk = {n: s.package(n) for n in ("torchvision", "torchaudio")}
+        comps = {n: Companion(version=v, requires_torch=None, importable=None, nms_op=None, warnings=None)
+                 for n, v in pk.items() if present(v) and isinstance(v, str)}
     tables = ctx.tables.ecosystem
     for name in sorted(comps):
         comp = comps[name]
@@ -255,7 +250,7 @@ def torch_dependency_conflict(ctx: Context) -> Result:
         m = re.search(r"cannot import name '(\w+)' from '(\w+)'", t.error)
         if m and _is_torch_dep(m.group(2).replace("_", "-")):
             dep = m.group(2).replace("_", "-")
-            have = _packages(s).get(canonicalize_name(dep))
+            have = value_or(s.package(dep))
             return {"conflicts": f"torch imports {m.group(1)} from {m.group(2)}"
                                  f"{f' {have}' if have else ''}, which lacks it (too old for this torch)",
                     "pins": f'"{dep}" --upgrade'}

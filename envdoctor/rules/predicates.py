@@ -598,8 +598,7 @@ def fabric_manager_mismatch(ctx: Context) -> Result:
 def triton_mismatch(ctx: Context) -> Result:
     s = ctx.snapshot
     t = s.torch
-    packages = s.python.packages if present(s.python.packages) else {}
-    have = packages.get("triton") or packages.get("pytorch-triton")
+    have = next((v for v in (s.package("triton"), s.package("pytorch-triton")) if present(v) and v), None)
     if not (present(t) and t.importable and present(t.cuda) and have):
         return None
     mm = major_minor(t.version)

@@ -22,7 +22,7 @@ from packaging.version import InvalidVersion, Version
 
 from envdoctor import compat
 from envdoctor.redact import scrub_secrets
-from envdoctor.snapshot import Snapshot, present
+from envdoctor.snapshot import Snapshot, as_partial, partial_reason, present
 from envdoctor.versions import parse as parse_version
 from envdoctor.versions import require_major_minor, series
 from envdoctor.wheels.index import DeepSpeedRelease, Release, Variant, WheelIndex
@@ -52,7 +52,7 @@ class MachineFacts:
     torch_arch_list: Optional[List[str]] = None
     torch_cuda_available: Optional[bool] = None
     torch_broken: Optional[str] = None  # import error
-    packages: Dict[str, str] = field(default_factory=dict)
+    packages: Dict[str, str] = field(default_factory=dict)  # a PartialMap when the snapshot's list is partial
     nvcc: Optional[str] = None
     ninja: Optional[bool] = None
     libaio: Optional[bool] = None
@@ -160,7 +160,9 @@ def facts_from_snapshot(snapshot: Snapshot, python: Optional[str] = None) -> Mac
         elif not t.importable and t.error:
             f.torch_broken = str(t.error)
     if present(snapshot.python.packages):
-        f.packages = {str(k).lower(): str(v) for k, v in snapshot.python.packages.items()}
+        known = {str(k).lower(): str(v) for k, v in snapshot.python.packages.items()}
+        why = partial_reason(snapshot.python.packages)
+        f.packages = as_partial(known, why) if why is not None else known
     if present(snapshot.cuda_toolkit) and present(snapshot.cuda_toolkit.nvcc_version):
         f.nvcc = str(snapshot.cuda_toolkit.nvcc_version)
     if present(snapshot.build_tools):
@@ -304,6 +306,9 @@ def plan(machine: Union[Snapshot, MachineFacts], index: WheelIndex, wishes: Wish
             out.packages.append(PlannedPackage(comp, ver, var.name, f"{base}/{var.name}",
                                                f"installed {comp} {machine.packages[comp]} must match torch {rel.version}",
                                                pin, str(info.get("status", "UNVERIFIED"))))
+        elif partial_reason(machine.packages) is not None:
+            out.notes.append(f"whether {comp} is installed is unknown (the package list is partial): if it is, it "
+                             f"must be replaced by the release built for torch {rel.version}")
     for c in candidates:
         if c is not best:
             out.rejected.append(Rejected("torch", c.version, c.variant.name, _lost_why(c, best, rank)))
@@ -505,6 +510,8 @@ def _plan_deepspeed(out: Plan, m: MachineFacts, index: WheelIndex, wishes: Wishe
 def deepspeed_ops(m: MachineFacts, torch_cuda: Optional[str], ds: DeepSpeedRelease) -> Dict[str, Any]:
     """What `ds_report` would say about building ops here, from the snapshot only (DeepSpeed is not imported)."""
     ninja = bool(m.ninja) or "ninja" in m.packages
+    missing = "ninja missing" if partial_reason(m.packages) is None else \
+        "ninja not found (the package list is partial: it may be installed)"
     if not m.nvcc:
         check = {"ok": False, "why": "no nvcc (CUDA_HOME): DeepSpeed raises MissingCUDAException when it builds CUDA ops"}
     elif not torch_cuda:
@@ -516,7 +523,7 @@ def deepspeed_ops(m: MachineFacts, torch_cuda: Optional[str], ds: DeepSpeedRelea
     ops = {
         "cpu_adam": {"buildable": ninja, "why": "C++ op: needs ninja and a C++ compiler" if not ninja else "ninja present"},
         "fused_adam": {"buildable": cuda_ops,
-                       "why": check["why"] if not check["ok"] else ("ninja missing" if not ninja else "ok")},
+                       "why": check["why"] if not check["ok"] else (missing if not ninja else "ok")},
         "async_io": {"buildable": bool(ninja and m.libaio),
                      "why": "libaio found" if m.libaio else ("libaio not found (apt install libaio-dev)" if m.libaio is False
                                                              else "libaio not probed")},

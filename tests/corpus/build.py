@@ -6,6 +6,9 @@ A case (tests/corpus/cases/<id>.json) holds a PARTIAL snapshot: only what the pu
 not installed) travels as a reason in the case's own `absent` map. Required fields that cannot be null
 (gpus, probes, python.version, ...) must be stated by the case; lists left unstated become [] and the
 probe that would have read them is recorded as "skipped", so an empty GPU list never reads as "no GPUs".
+A report names some packages, some variables, some library copies, not all: each such list or map the case
+states is marked partial (the snapshot's `partial` map), so a package the report leaves out is unknown, not
+"not installed" -- unless the case's `full_lists` names it (the report is a whole `pip list` / `pip freeze`).
 
     python tests/corpus/build.py CASE_ID_OR_FILE   # print the built snapshot
 """
@@ -65,6 +68,15 @@ OTHER_CATEGORIES = (
 # no category for is labelled with the slug, so it measures the gap instead of being dropped.
 SURVEY_MECHANISMS = tuple(sorted(json.loads((Path(__file__).resolve().parent / "mechanisms.json").read_text(encoding="utf-8"))))
 CASE_KEYS = ("id", "source", "settled_by", "category", "expect", "also_ok", "notes", "snapshot")
+# Lists and maps a report states in part (a pip list filtered to torch's packages, the variables it quotes, the
+# library copies its error names): a case's stated one is partial unless `full_lists` (optional) names it.
+# Not `gpus`: nvidia-smi and collect_env list every GPU, and an unstated list is already unknown (nvml skipped).
+PARTIAL_LISTS = (
+    "python.packages", "env", "extensions", "requirement_conflicts", "libraries.cudnn", "libraries.nccl",
+    "libraries.cudart", "libraries.cublas", "torch.nvidia_wheels", "torch.companions", "torch.loaded_libraries",
+    "torch.mapped_cuda_libraries",
+)
+PARTIAL_WHY = "rebuilt from a public report, which names only part of it"
 # Which probe reads which top-level section: a section the report does not state was "not probed".
 PROBE_OF = {
     "nvml": ("driver", "gpus"),
@@ -208,9 +220,22 @@ def build_snapshot(case: Dict[str, Any], schema: Dict[str, Any] | None = None) -
             for name, sections in PROBE_OF.items()
         ]
     absent = body.pop("absent", {})
+    partial = dict(body.pop("partial", {}))
+    whole = set(case.get("full_lists") or ())
+    partial.update((path, PARTIAL_WHY) for path in PARTIAL_LISTS
+                   if path not in whole and path not in partial and isinstance(_at(body, path), (dict, list)))
     full = _fill(body, schema, schema)
+    if partial:
+        full["partial"] = dict(sorted(partial.items()))
     full["absent"] = absent
     return full
+
+
+def _at(body: Dict[str, Any], path: str) -> Any:
+    value: Any = body
+    for part in path.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    return value
 
 
 def validate(snapshot: Dict[str, Any]) -> List[str]:

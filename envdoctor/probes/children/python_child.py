@@ -6,6 +6,7 @@ import re
 import struct
 import sys
 import sysconfig
+import time
 
 # Distributions that matter for a GPU training stack.
 WATCH = (
@@ -69,11 +70,30 @@ def externally_managed():
     return bool(stdlib) and os.path.isfile(os.path.join(stdlib, "EXTERNALLY-MANAGED"))
 
 
+def _budget():
+    """Seconds the listing may take (ENVDOCTOR_LIST_SECONDS, set by the probe below its own deadline)."""
+    try:
+        return float(os.environ.get("ENVDOCTOR_LIST_SECONDS") or "inf")
+    except ValueError:
+        return float("inf")
+
+
+def _where(dist):
+    path = getattr(dist, "_path", None)
+    return str(path) if path is not None else "a distribution"
+
+
 def main():
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    cut = []  # why the lists below are partial: what could not be read
     try:
         from importlib import metadata
-        dists = list(metadata.distributions())
+        dists = []
+        try:
+            for dist in metadata.distributions():
+                dists.append(dist)
+        except Exception as exc:  # a site-packages entry that cannot be listed
+            cut.append("listing the installed distributions failed after %d: %s: %s" % (len(dists), type(exc).__name__, exc))
     except ImportError:  # Python < 3.8: still say which Python this is, so the doctor can say why
         dists = None
 
@@ -81,12 +101,18 @@ def main():
     extensions = []
     wanted = set(_norm(n) for n in WATCH)
     ext_wanted = set(_norm(n) for n in EXTENSIONS)
-    for dist in dists or []:
+    deadline = time.monotonic() + _budget()
+    unreadable = []
+    for n, dist in enumerate(dists or []):
+        if time.monotonic() > deadline:
+            cut.append("the listing ran out of time after %d of %d distributions" % (n, len(dists)))
+            break
         try:
             name = _norm(dist.metadata["Name"] or "")
         except Exception:
-            continue
-        if not name:
+            name = ""
+        if not name:  # an unreadable or nameless dist-info: it could be any package
+            unreadable.append(_where(dist))
             continue
         if name in wanted or name.startswith("nvidia-"):
             packages.setdefault(name, dist.version)
@@ -104,6 +130,8 @@ def main():
                     except Exception:
                         pass
             extensions.append({"name": name, "version": dist.version, "files": files[:400], "build": _build(name, dist)})
+    if unreadable:
+        cut.append("%d distribution(s) with unreadable metadata (%s)" % (len(unreadable), ", ".join(unreadable[:3])))
     include = sysconfig.get_paths().get("include") or ""
     out = {
         "version": platform.python_version(),
@@ -115,6 +143,7 @@ def main():
         "packages": dict(sorted(packages.items())) if dists is not None else None,
         "python_headers": bool(include) and os.path.isfile(os.path.join(include, "Python.h")),
         "extensions": extensions,
+        "packages_partial": "; ".join(cut) or None,
         "gil_disabled": bool(sysconfig.get_config_var("Py_GIL_DISABLED")),
         "pointer_bits": struct.calcsize("P") * 8,
     }
