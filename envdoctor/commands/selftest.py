@@ -83,6 +83,7 @@ def run(args: argparse.Namespace) -> int:
         if line is not None:
             say(f"envdoctor selftest: {line}")
 
-    done = run_selftests(python, [args.test], options, links=links, probe_links=links is None, on_event=on_event)
+    done = run_selftests(python, [args.test], options, links=links, probe_links=links is None, on_event=on_event,
+                         knowledge=current_settings().knowledge())
     emit_result(args, done, lambda: render_results(done.results, Style.for_stream(sys.stdout)))
     return done.exit_code

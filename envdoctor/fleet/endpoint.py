@@ -8,7 +8,7 @@ import socket
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import List, Mapping, Optional, Tuple
+from typing import Any, List, Mapping, Optional, Tuple
 
 from envdoctor.errors import InputError
 from envdoctor.findings import Finding
@@ -149,14 +149,14 @@ def check_endpoint(host: str, port: int, resolve_timeout: float = 5.0, connect_t
     return check
 
 
-def endpoint_findings(check: EndpointCheck, what: str = "the rendezvous endpoint") -> List[Finding]:
+def endpoint_findings(check: EndpointCheck, what: str = "the rendezvous endpoint", rules: Optional[Any] = None) -> List[Finding]:
     """A name that does not resolve: the NCCL registry's hostname_unresolvable, high confidence. A port that does
     not answer is not called a firewall here: the peer may not have started yet."""
     if check.resolve_error is None:
         return []
     from envdoctor.nccl.rules import load_rules
 
-    cat = load_rules().categories["hostname_unresolvable"]
+    cat = (rules if rules is not None else load_rules()).categories["hostname_unresolvable"]  # the Knowledge's NCCL rules
     return [Finding(
         id=cat.finding_id, severity=cat.severity, category=cat.id, title=cat.title,
         detail=f"{what} {check.host}:{check.port}: {check.host!r} does not resolve on this node ({check.resolve_error}); "

@@ -71,6 +71,7 @@ class AllreduceOptions:
     isolate: bool = True
     env: Dict[str, str] = field(default_factory=dict)
     scratch: Optional[Path] = None  # where the run directory goes (default: the system temp directory)
+    nccl_rules: Optional[Any] = None  # the Knowledge's NCCL signatures a failure is diagnosed with (None: bundled)
 
 
 def launcher_argv(target: Target, opts: AllreduceOptions, out_dir: Path) -> List[str]:
@@ -136,7 +137,7 @@ def run_allreduce(
 
     findings = []
     try:
-        findings.extend(nccl_diagnosis(att.launch.log_text(), snap))
+        findings.extend(nccl_diagnosis(att.launch.log_text(), snap, opts.nccl_rules))
     except Exception as exc:  # another module's bug must not cost the verdict
         metrics["nccl_diagnosis_error"] = f"{type(exc).__name__}: {exc}"
     seconds = att.launch.seconds
@@ -186,13 +187,15 @@ def plots(result: TestResult) -> Sequence[Plot]:
 
 def _run(inputs: RunInputs) -> TestResult:
     options = inputs.options
-    chosen = choose_ranks("allreduce", options, inputs.target, inputs.progress)
+    nccl_rules = inputs.knowledge.nccl if inputs.knowledge is not None else None
+    chosen = choose_ranks("allreduce", options, inputs.target, inputs.progress, nccl_rules)
     if isinstance(chosen, TestResult):
         return chosen
     opts = AllreduceOptions(
         nproc=chosen.nproc, backend=chosen.backend, sizes=power_of_two_sizes(*options.size_range()),
         nnodes=options.nnodes, node_rank=options.node_rank, rdzv_endpoint=options.rdzv_endpoint,
         rdzv_id=options.rdzv_id, iters=options.iters, timeout=inputs.timeout, scratch=options.scratch,
+        nccl_rules=nccl_rules,
     )
     return run_allreduce(inputs.target, opts, snapshot=inputs.snapshot, progress=inputs.progress)
 

@@ -15,6 +15,7 @@ from envdoctor.selftest.result import TestResult
 from envdoctor.snapshot import Snapshot
 
 if TYPE_CHECKING:  # the options and the target are values here; their modules load when a test runs
+    from envdoctor.knowledge import Knowledge
     from envdoctor.selftest.common import Progress, Target
     from envdoctor.selftest.runner import SelftestOptions
 
@@ -30,6 +31,7 @@ class RunInputs:
     timeout: float  # the test's bound in seconds (--timeout, else the record's default)
     snapshot: SnapshotSource  # called only when a test needs the machine's links (allreduce's expectation)
     progress: Progress
+    knowledge: Optional[Knowledge] = None  # the rules database (None: the bundled one); read through it only
 
     @property
     def scratch(self) -> Optional[Path]:

@@ -62,7 +62,8 @@ class Ranks:
     nproc: int
 
 
-def choose_ranks(name: str, options: SelftestOptions, target: Target, progress: Progress) -> Union[Ranks, TestResult]:
+def choose_ranks(name: str, options: SelftestOptions, target: Target, progress: Progress,
+                 nccl_rules: Optional[Any] = None) -> Union[Ranks, TestResult]:
     """The backend (nccl where CUDA and NCCL are there, said when it falls back to gloo) and the ranks per node (the
     GPUs with nccl, 2 with gloo), or the failed result that says why the test cannot run as asked. Several nodes:
     the rendezvous host must resolve first."""
@@ -82,20 +83,22 @@ def choose_ranks(name: str, options: SelftestOptions, target: Target, progress: 
         return TestResult(name, "failed",
                           error=f"--nproc {nproc} with nccl needs {nproc} GPUs per node; torch sees {target.device_count}")
     if options.rdzv_endpoint and options.nnodes > 1:
-        unresolved = _endpoint_precheck(name, options.rdzv_endpoint, options.nnodes, options.node_rank, progress)
+        unresolved = _endpoint_precheck(name, options.rdzv_endpoint, options.nnodes, options.node_rank, progress,
+                                        nccl_rules)
         if unresolved is not None:
             return unresolved
     return Ranks(backend, nproc)
 
 
-def _endpoint_precheck(name: str, endpoint: str, nnodes: int, node_rank: int, progress: Progress) -> Optional[TestResult]:
+def _endpoint_precheck(name: str, endpoint: str, nnodes: int, node_rank: int, progress: Progress,
+                       nccl_rules: Optional[Any] = None) -> Optional[TestResult]:
     """Before launching: the rendezvous host must resolve (a failed result with the DNS finding at once, not a
     rendezvous timeout minutes later); a port that does not answer yet is only said, the peer may start later."""
     from envdoctor.fleet.endpoint import check_endpoint, endpoint_findings, parse_endpoint
 
     host, port = parse_endpoint(endpoint)
     check = check_endpoint(host, port, connect_timeout=3.0 if node_rank else None)
-    findings = endpoint_findings(check)
+    findings = endpoint_findings(check, rules=nccl_rules)
     if findings:
         return TestResult(name, "failed", check.seconds, {"nnodes": nnodes},
                           f"rendezvous host {host!r} does not resolve: {check.resolve_error}", findings)
@@ -210,11 +213,12 @@ def _exit_name(code: int) -> str:
     return str(code)
 
 
-def nccl_diagnosis(text: str, snapshot: Optional[Snapshot]) -> List[Finding]:
-    """What `envdoctor nccl diagnose` makes of a failed run's output, most likely root cause first."""
+def nccl_diagnosis(text: str, snapshot: Optional[Snapshot], rules: Optional[Any] = None) -> List[Finding]:
+    """What `envdoctor nccl diagnose` makes of a failed run's output with the signatures `rules` (the Knowledge's;
+    None: the bundled ones), most likely root cause first."""
     from envdoctor.nccl import diagnose_text
 
-    return diagnose_text(text, snapshot=snapshot).findings
+    return diagnose_text(text, snapshot=snapshot, rules=rules).findings
 
 
 def isolation_runs(rerun: Callable[[str, Mapping[str, str]], Attempt], progress: Progress,

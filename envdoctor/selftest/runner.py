@@ -6,7 +6,7 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, List, Optional, Tuple
 
 from envdoctor.errors import InputError
 from envdoctor.selftest.kind import SnapshotSource
@@ -80,14 +80,15 @@ class SelftestOptions:
 
 
 def run_test(name: str, options: SelftestOptions, target: Target, snapshot: SnapshotSource,
-             progress: Progress) -> TestResult:
-    """One test's TestResult; `snapshot` is called only when a test needs the machine's links (allreduce)."""
+             progress: Progress, knowledge: Optional[Any] = None) -> TestResult:
+    """One test's TestResult; `snapshot` is called only when a test needs the machine's links (allreduce);
+    `knowledge` is the rules database a failure is diagnosed with (None: the bundled one)."""
     from envdoctor.selftest.kind import RunInputs
     from envdoctor.selftest.registry import get
 
     kind = get(name)
     start = time.monotonic()
-    result = kind.run(RunInputs(options, target, options.timeout or kind.timeout, snapshot, progress))
+    result = kind.run(RunInputs(options, target, options.timeout or kind.timeout, snapshot, progress, knowledge))
     if not result.seconds:
         result.seconds = time.monotonic() - start
     return result

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 from envdoctor.findings import Finding
+from envdoctor.rules.registry import Rulebook
 from envdoctor.selftest.allreduce import pg_timeout
 from envdoctor.selftest.common import (
     Progress,
@@ -87,7 +88,10 @@ def run_env(target: Target) -> Dict[str, str]:
 
 
 def run_zero3(target: Target, steps: int = DEFAULT_STEPS, nvme: Optional[Path] = None, timeout: float = 900.0,
-              progress: Progress = no_progress, launcher: Launcher = launch, scratch: Optional[Path] = None) -> TestResult:
+              progress: Progress = no_progress, launcher: Launcher = launch, scratch: Optional[Path] = None,
+              rules: Optional[Rulebook] = None) -> TestResult:
+    """The ZeRO-3 offload test; a failure is explained by the fix of the rule in `rules` (the Knowledge's rulebook;
+    None: the bundled one) that covers its cause."""
     bad = torch_missing("zero3", target)
     if bad:
         return bad
@@ -108,7 +112,7 @@ def run_zero3(target: Target, steps: int = DEFAULT_STEPS, nvme: Optional[Path] =
         _release_build_lock(rundir.path / BUILDING_NOTE, progress)
     data = read_json(out) or {}
     metrics = zero3_metrics(data)
-    findings = nvme_findings(data)
+    findings = nvme_findings(data, rules)
     if res.ok and data.get("ok"):
         return rundir.finish(TestResult("zero3", "passed", res.seconds, metrics, None, findings))
     error = failure_text(WorkerRun(res, data or None), "the zero3 worker")
@@ -121,7 +125,7 @@ def run_zero3(target: Target, steps: int = DEFAULT_STEPS, nvme: Optional[Path] =
         metrics["cause"] = key
         if values.get("first_error"):
             metrics["first_compiler_error"] = values["first_error"]
-        finding = cause_finding(key, values, _headline(error))
+        finding = cause_finding(key, values, _headline(error), rules=rules)
         findings = [f for f in findings if f.id != finding.id] + [finding]
         error = f"{finding.title}\n{error}"
     return rundir.finish(TestResult("zero3", "failed", res.seconds, metrics, error, findings), res.log_path)
@@ -150,11 +154,12 @@ def _headline(error: str) -> str:
     return lines[-1][:400] if lines else error
 
 
-def nvme_findings(data: Dict[str, Any]) -> List[Finding]:
+def nvme_findings(data: Dict[str, Any], rules: Optional[Rulebook] = None) -> List[Finding]:
     """NVMe offload skipped for want of libaio: the verdict says so, and names the rule that fixes it."""
     nvme = data.get("nvme") or {}
     if nvme.get("status") == "skipped" and nvme.get("cause") == "libaio_missing":
-        return [cause_finding("libaio_missing", {}, f"NVMe offload was not tried: {nvme.get('reason')}", severity="info")]
+        return [cause_finding("libaio_missing", {}, f"NVMe offload was not tried: {nvme.get('reason')}", severity="info",
+                              rules=rules)]
     return []
 
 
@@ -197,7 +202,8 @@ def summary(m: Dict[str, Any]) -> str:
 
 def _run(inputs: RunInputs) -> TestResult:
     return run_zero3(inputs.target, steps=inputs.options.steps, nvme=inputs.options.nvme, timeout=inputs.timeout,
-                     progress=inputs.progress, scratch=inputs.scratch)
+                     progress=inputs.progress, scratch=inputs.scratch,
+                     rules=inputs.knowledge.rules if inputs.knowledge is not None else None)
 
 
 KIND = SelftestKind("zero3", "ZeRO-3 offload", 900.0, _run, applies=applies, summary=summary)

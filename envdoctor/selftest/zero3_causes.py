@@ -8,12 +8,12 @@ problem from a snapshot; the finding quotes that rule's fix and links it, so the
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Dict, Optional, Tuple
 
 from envdoctor.findings import Finding
 from envdoctor.fixes import manual
-from envdoctor.rules.registry import TEMPLATE_NAME, Rule, load_rules
+from envdoctor.rules.registry import TEMPLATE_NAME, Rule, Rulebook, load_rules
 
 
 @dataclass(frozen=True)
@@ -95,17 +95,9 @@ def classify(error: str, log: str = "") -> Optional[Tuple[str, Dict[str, str]]]:
     return None
 
 
-@dataclass
-class _Rules:
-    by_id: Dict[str, Rule] = field(default_factory=dict)
-
-    def get(self, rule_id: str) -> Optional[Rule]:
-        if not self.by_id:
-            self.by_id = {r.id: r for r in load_rules()}
-        return self.by_id.get(rule_id)
-
-
-_RULES = _Rules()
+def _rule(rules: Optional[Rulebook], rule_id: str) -> Optional[Rule]:
+    """The machine rule `rule_id` of the Knowledge's rulebook (None: the bundled rules)."""
+    return next((r for r in (rules.rules if rules is not None else load_rules()) if r.id == rule_id), None)
 
 
 def _fill(template: str, values: Dict[str, str]) -> str:
@@ -113,10 +105,12 @@ def _fill(template: str, values: Dict[str, str]) -> str:
     return TEMPLATE_NAME.sub(lambda m: values.get(m.group(1), f"<{m.group(1)}>"), template)
 
 
-def cause_finding(key: str, values: Dict[str, str], detail: str, severity: str = "error") -> Finding:
-    """The finding for a cause: its title, what the run showed, and the fix of the rule that covers it."""
+def cause_finding(key: str, values: Dict[str, str], detail: str, severity: str = "error",
+                  rules: Optional[Rulebook] = None) -> Finding:
+    """The finding for a cause: its title, what the run showed, and the fix of the rule (in `rules`, the
+    Knowledge's rulebook) that covers it."""
     cause = CAUSES[key]
-    rule = _RULES.get(cause.rule) if cause.rule else None
+    rule = _rule(rules, cause.rule) if cause.rule else None
     if rule is not None:
         fix = f"{_fill(rule.fix, values)} (rule {rule.id} {rule.name}: `envdoctor rules explain {rule.id}`)"
         references = [rule.id, *rule.references]

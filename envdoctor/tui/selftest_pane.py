@@ -262,7 +262,7 @@ def detail(name: str, result: Any, summary_line: str, log: List[str]) -> Rendera
 
 
 def run_in_worker(post: Callable[[Message], None], python: str, names: Sequence[str], options: SelftestOptions,
-                  links: Optional[Snapshot], cancelled: Callable[[], bool]) -> SelftestRun:
+                  links: Optional[Snapshot], cancelled: Callable[[], bool], knowledge: Optional[Any] = None) -> SelftestRun:
     """The Self-tests tab's use-case call (in the app's worker): the use case over the app's snapshot, its events
     posted as the tab's messages as they come; the run is the worker's result."""
     from envdoctor.usecases.selftest import Finished, Said, Selected, SelftestEvent, run_selftests
@@ -275,7 +275,8 @@ def run_in_worker(post: Callable[[Message], None], python: str, names: Sequence[
         elif isinstance(event, Finished):
             post(msg.SelftestDone(event.result))
 
-    return run_selftests(python, names, options, links=links, probe_links=False, on_event=on_event, cancelled=cancelled)
+    return run_selftests(python, names, options, links=links, probe_links=False, on_event=on_event, cancelled=cancelled,
+                         knowledge=knowledge)
 
 
 def finished(done: Optional[SelftestRun], error: Optional[str]) -> Optional[Message]:

@@ -8,7 +8,7 @@ document. What happens on the way is told through `on_event` (Selected, Said, Fi
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from envdoctor.errors import InputError
 from envdoctor.selftest import common, registry, runner
@@ -16,6 +16,9 @@ from envdoctor.selftest.common import Target
 from envdoctor.selftest.result import TestResult, document, exit_code
 from envdoctor.selftest.runner import SelftestOptions
 from envdoctor.snapshot import Snapshot
+
+if TYPE_CHECKING:
+    from envdoctor.knowledge import Knowledge
 
 
 @dataclass(frozen=True)
@@ -71,12 +74,13 @@ def _never() -> bool:
 
 def run_selftests(python: str, tests: Sequence[str], options: SelftestOptions, *, links: Optional[Snapshot] = None,
                   probe_links: bool = True, on_event: Callable[[SelftestEvent], None] = _ignore,
-                  cancelled: Callable[[], bool] = _never) -> SelftestRun:
+                  cancelled: Callable[[], bool] = _never, knowledge: Optional[Knowledge] = None) -> SelftestRun:
     """Run `tests` (names, or `["all"]`) in the interpreter `python`.
 
     `links` is this machine's snapshot for the expected all-reduce bandwidth; without it, `probe_links` probes the
     machine on first need. `cancelled()` is asked before and after the probe and before each test: when it says yes, the run
-    stops there (`SelftestRun.cancelled`). InputError (exit 2) for bad options or a test no record has.
+    stops there (`SelftestRun.cancelled`). `knowledge`: the rules database failures are diagnosed with (the
+    edge's `settings.knowledge()`; None: the bundled one). InputError (exit 2) for bad options or a test no record has.
     """
     options.check()
     known = f"(known: {', '.join(registry.names())}, {registry.ALL})"
@@ -116,7 +120,7 @@ def run_selftests(python: str, tests: Sequence[str], options: SelftestOptions, *
             if cancelled():
                 run.cancelled = True
                 return run
-            result = runner.run_test(name, options, target, snapshot, lambda text, n=name: say(text, n))
+            result = runner.run_test(name, options, target, snapshot, lambda text, n=name: say(text, n), knowledge)
             run.results.append(result)
             on_event(Finished(result))
     except KeyboardInterrupt:  # the launcher already ended its processes; drop the half-written scratch dirs
