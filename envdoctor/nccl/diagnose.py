@@ -420,18 +420,18 @@ def rank(rules: RuleSet, signals: Dict[str, SignalHit], facts: NcclFacts,
     generic_tier = SPECIFICITIES.index("generic")
     cands = []
     for cat, full in scores.items():
-        tier = backed.get(cat, generic_tier)
-        generic_only = tier >= generic_tier
-        score = full if generic_only else specific.get(cat, 0.0)
-        if score < float(settings["report_min_score"]) or cat not in rules.categories:
+        generic_only = backed.get(cat, generic_tier) >= generic_tier
+        # a specific cause ranks by its specific evidence; the score said (and its confidence) is all that points at it
+        key = full if generic_only else specific.get(cat, 0.0)
+        if full < float(settings["report_min_score"]) or cat not in rules.categories:
             continue
         used = sorted(dict.fromkeys(s for s in sigs_for.get(cat, []) if s in by_sig and s in signals),
                       key=lambda s: signals[s].first)
         first = signals[used[0]].first if used else (sys.maxsize, 0)
-        cands.append((generic_only, -score, first, cat, used))
+        cands.append((generic_only, -key, -full, first, cat, used))
     cands.sort()
     out: List[Finding] = []
-    for n, (generic_only, neg, _first, cat, used) in enumerate(cands[: int(settings["max_findings"])]):
+    for n, (generic_only, neg_key, neg, _first, cat, used) in enumerate(cands[: int(settings["max_findings"])]):
         score = -neg
         c = rules.categories[cat]
         lines: List[str] = []
@@ -443,7 +443,7 @@ def rank(rules: RuleSet, signals: Dict[str, SignalHit], facts: NcclFacts,
         conf = "high" if score >= high else "medium" if score >= medium else "low"
         if generic_only:
             conf = "low"  # nothing in the log but lines every cause ends in
-        rival_close = len(cands) > 1 and cands[1][0] == generic_only and -cands[1][1] >= 0.8 * score
+        rival_close = len(cands) > 1 and cands[1][0] == generic_only and -cands[1][1] >= 0.8 * -neg_key
         if n == 0 and conf == "high" and rival_close:
             conf = "medium"  # a close runner-up: the log cannot tell them apart well
         if n > 0 and _CONFIDENCE.index(conf) < _CONFIDENCE.index(out[0].confidence or "low"):
@@ -453,7 +453,7 @@ def rank(rules: RuleSet, signals: Dict[str, SignalHit], facts: NcclFacts,
         reasons = list(dict.fromkeys(why.get(cat, [])))
         if generic_only:
             reasons.append(_undecided(c.test, [s for s in generic_seen if s in used] or generic_seen))
-        rival = cands[0][3] if n > 0 else cands[1][3] if len(cands) > 1 else None
+        rival = cands[0][4] if n > 0 else cands[1][4] if len(cands) > 1 else None
         against = _against(cat, rival, support, lowered.get(cat, []))
         detail = "\n".join([*reasons, *(f"log: {e}" for e in evidence)])
         out.append(Finding(
