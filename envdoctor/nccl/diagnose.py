@@ -46,6 +46,7 @@ from envdoctor.snapshot import Snapshot
 SCHEMA = "envdoctor.nccl/1"
 LOOKBACK = 64  # lines before an error line searched for its timestamp
 NO_FAILURE = "No recognisable NCCL failure in the input."
+WARN_SIGNAL = "nccl-warn"  # the signature every NCCL WARN line matches (rules/nccl/signatures.json)
 
 
 @dataclass
@@ -65,6 +66,33 @@ class NcclReport:
     lines: int = 0
     bytes: int = 0
     first_failure: Optional[str] = None  # the rank that failed first, as said (None: no rank stands out)
+    warn_lines: List[str] = field(default_factory=list)  # the first NCCL WARN lines read ("label:line\ttext")
+    warn_count: int = 0  # how many NCCL WARN lines were read
+
+    @property
+    def info_output(self) -> bool:
+        """Is the input NCCL_DEBUG=INFO output? Its INFO lines gave facts (version, devices, transports, ...)."""
+        f = self.facts
+        return bool(f.nccl_versions or f.cuda_driver or f.transports or f.interfaces or f.bootstrap_interfaces
+                    or f.devices or f.networks or f.env or f.plugin_paths or f.ranks)
+
+    @property
+    def no_failure_note(self) -> Optional[str]:
+        """What follows NO_FAILURE (None when a failure was diagnosed): what was read when the input already is
+        NCCL_DEBUG=INFO output or holds NCCL WARN lines, else the advice to rerun with NCCL_DEBUG=INFO."""
+        if self.failed:
+            return None
+        warns = ""
+        if self.warn_count:
+            first = self.warn_lines[0].split("\t", 1)[-1] if self.warn_lines else ""
+            warns = f"{self.warn_count} NCCL WARN line(s), the first: {first[:160]}"
+        if self.info_output:
+            version = f"NCCL {', '.join(sorted(self.facts.nccl_versions))}" if self.facts.nccl_versions else \
+                "no NCCL version line"
+            return f"Read NCCL_DEBUG=INFO output ({version}; {warns or 'no NCCL WARN line'}): no known cause matched it."
+        if warns:
+            return f"Read {warns}: no known cause matched it."
+        return "Run the job with NCCL_DEBUG=INFO for more detail."
 
     @property
     def failed(self) -> bool:
@@ -307,8 +335,10 @@ class Scanner:
 
     def report(self, snapshot: Optional[Snapshot] = None) -> NcclReport:
         ff = told_first_failure(self.rules, self.facts)
+        warn = self.signals.get(WARN_SIGNAL)
         return NcclReport(rank(self.rules, self.signals, self.facts, snapshot), self.facts, list(self.inputs),
-                          self.lines, self.bytes, first_failure_line(ff) if ff else None)
+                          self.lines, self.bytes, first_failure_line(ff) if ff else None,
+                          list(warn.lines) if warn else [], warn.count if warn else 0)
 
 
 def opens(raw: bytes) -> bool:
