@@ -103,15 +103,17 @@ def test_the_property_has_material() -> None:
     assert any("unhandled cuda error" in g for g in GENERIC_LINES)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(name=st.sampled_from(sorted(DECISIVE_LOGS)),
-       inserts=st.lists(st.tuples(st.floats(0, 1), st.sampled_from(GENERIC_LINES)), min_size=1, max_size=6))
+       inserts=st.lists(st.tuples(st.floats(0, 1), st.sampled_from(GENERIC_LINES),
+                                  st.sampled_from(["", "[rank0]: ", "[rank3]:[E ProcessGroupNCCL.cpp:1316] ",
+                                                   "gpu-b:77:99 [3] "])), min_size=1, max_size=6))
 def test_generic_lines_anywhere_never_move_a_decisively_backed_cause(name: str, inserts) -> None:
     text = DECISIVE_LOGS[name]
     before = diagnose_text(text).findings[0].category
     lines = text.splitlines()
-    for where, generic in inserts:
-        lines.insert(int(where * len(lines)), generic)
+    for where, generic, prefix in inserts:  # as any rank or host would print it
+        lines.insert(int(where * len(lines)), prefix + generic)
     after = diagnose_text("\n".join(lines) + "\n").findings
     assert after[0].category == before, (name, inserts, [(f.category, f.score) for f in after[:3]])
 
@@ -269,3 +271,20 @@ def test_input_that_is_not_info_output_still_asks_for_it() -> None:
     assert not report.info_output
     assert report.no_failure_note == "Run the job with NCCL_DEBUG=INFO for more detail."
     assert "NCCL_DEBUG=INFO for more detail" in render_nccl(report, Style(False))
+
+
+def test_the_bench_reports_calibration_per_side_and_names_no_validation_case(tmp_path: Path) -> None:
+    sys.path.insert(0, str(ROOT / "bench"))
+    import nccl_bench
+
+    corpus = tmp_path / "tiny.jsonl"
+    cases = [{"id": "shm", "category": "shm_exhausted", "log": (FIXTURES / "shm_exhausted.log").read_text()},
+             {"id": "bare", "category": "container_network_isolation",
+              "log": "RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:518, unhandled system error\n"}]
+    corpus.write_text("\n".join(json.dumps(c) for c in cases) + "\n")
+    acc = nccl_bench.accuracy([corpus])
+    dev = acc["calibration"]["dev"]
+    assert dev["high"] == {"n": 1, "right": 1, "precision": 1.0}
+    assert dev["low"] == {"n": 1, "right": 0, "precision": 0.0}
+    assert acc["calibration"]["validation"]["high"]["n"] == 0
+    assert [m["id"] for m in acc["misses"]] == ["bare"] and acc["validation_misses"] == 0
