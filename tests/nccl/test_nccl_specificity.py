@@ -139,6 +139,11 @@ def test_unhandled_cuda_error_alone_is_an_undecided_cuda_failure_not_nccl_oom() 
     assert found[0].category == "cuda_failure_undecided" and found[0].confidence == "low"
     assert "nccl_oom" not in [f.category for f in found]
     assert "NCCL_DEBUG=INFO" in found[0].test["run"]
+    # the abort that ends the process on that exception is not a second failure
+    ended = diagnose_text("RuntimeError: NCCL error: unhandled cuda error (run with NCCL_DEBUG=INFO for details)\n"
+                          "terminate called after throwing an instance of 'c10::DistBackendError'\n"
+                          "Aborted (core dumped)\n").findings
+    assert ended[0].category == "cuda_failure_undecided" and ended[0].confidence == "low"
 
 
 @pytest.mark.parametrize("reason, cause", [
