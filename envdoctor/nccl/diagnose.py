@@ -9,6 +9,7 @@ likely root cause.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import os
 import sys
@@ -16,7 +17,7 @@ from dataclasses import dataclass, field
 from itertools import compress
 from operator import not_
 from pathlib import Path
-from typing import Any, BinaryIO, Dict, List, Optional, Sequence, Set, Tuple, Union
+from typing import Any, BinaryIO, Callable, Dict, List, Optional, Sequence, Set, Tuple, Union
 
 from envdoctor.errors import InputError
 from envdoctor.findings import Finding
@@ -37,7 +38,7 @@ from envdoctor.nccl.facts import (
 from envdoctor.nccl.inputs import expand, open_log
 from envdoctor.nccl.needles import Prefilter
 from envdoctor.nccl.reader import CHUNK_BYTES, MAX_LINE, decode_line, iter_blocks
-from envdoctor.nccl.rules import RuleSet, load_rules
+from envdoctor.nccl.rules import SPECIFICITIES, RuleSet, load_rules
 from envdoctor.nccl.shapes import has_whole_mark, line_keys, line_shapes
 from envdoctor.rules.conditions import PREDICATES, Context, Found, holds
 from envdoctor.snapshot import Snapshot
@@ -45,6 +46,7 @@ from envdoctor.snapshot import Snapshot
 SCHEMA = "envdoctor.nccl/1"
 LOOKBACK = 64  # lines before an error line searched for its timestamp
 NO_FAILURE = "No recognisable NCCL failure in the input."
+WARN_SIGNAL = "nccl-warn"  # the signature every NCCL WARN line matches (rules/nccl/signatures.json)
 
 
 @dataclass
@@ -64,6 +66,33 @@ class NcclReport:
     lines: int = 0
     bytes: int = 0
     first_failure: Optional[str] = None  # the rank that failed first, as said (None: no rank stands out)
+    warn_lines: List[str] = field(default_factory=list)  # the first NCCL WARN lines read ("label:line\ttext")
+    warn_count: int = 0  # how many NCCL WARN lines were read
+
+    @property
+    def info_output(self) -> bool:
+        """Is the input NCCL_DEBUG=INFO output? Its INFO lines gave facts (version, devices, transports, ...)."""
+        f = self.facts
+        return bool(f.nccl_versions or f.cuda_driver or f.transports or f.interfaces or f.bootstrap_interfaces
+                    or f.devices or f.networks or f.env or f.plugin_paths or f.ranks)
+
+    @property
+    def no_failure_note(self) -> Optional[str]:
+        """What follows NO_FAILURE (None when a failure was diagnosed): what was read when the input already is
+        NCCL_DEBUG=INFO output or holds NCCL WARN lines, else the advice to rerun with NCCL_DEBUG=INFO."""
+        if self.failed:
+            return None
+        warns = ""
+        if self.warn_count:
+            first = self.warn_lines[0].split("\t", 1)[-1] if self.warn_lines else ""
+            warns = f"{self.warn_count} NCCL WARN line(s), the first: {first[:160]}"
+        if self.info_output:
+            version = f"NCCL {', '.join(sorted(self.facts.nccl_versions))}" if self.facts.nccl_versions else \
+                "no NCCL version line"
+            return f"Read NCCL_DEBUG=INFO output ({version}; {warns or 'no NCCL WARN line'}): no known cause matched it."
+        if warns:
+            return f"Read {warns}: no known cause matched it."
+        return "Run the job with NCCL_DEBUG=INFO for more detail."
 
     @property
     def failed(self) -> bool:
@@ -123,7 +152,10 @@ class Scanner:
         self._block_bytes = b""  # the block being read
         self._stamped: Optional[bool] = None  # does it hold a timestamp? (None: not looked yet)
         cats = rules.categories
-        self._error_sig = [any(w > 0 and c in cats and cats[c].severity == "error" for c, w in sig.weights.items())
+        # the signatures whose lines are an origin's first error (a generic line, an abort or a final RuntimeError,
+        # does not say which rank failed first: every rank ends in one)
+        self._error_sig = [not sig.generic and any(w > 0 and c in cats and cats[c].severity == "error"
+                                                   for c, w in sig.weights.items())
                            for sig in rules.signatures]
 
     def scan(self, label: str, stream: BinaryIO) -> None:
@@ -303,8 +335,10 @@ class Scanner:
 
     def report(self, snapshot: Optional[Snapshot] = None) -> NcclReport:
         ff = told_first_failure(self.rules, self.facts)
+        warn = self.signals.get(WARN_SIGNAL)
         return NcclReport(rank(self.rules, self.signals, self.facts, snapshot), self.facts, list(self.inputs),
-                          self.lines, self.bytes, first_failure_line(ff) if ff else None)
+                          self.lines, self.bytes, first_failure_line(ff) if ff else None,
+                          list(warn.lines) if warn else [], warn.count if warn else 0)
 
 
 def opens(raw: bytes) -> bool:
@@ -337,44 +371,73 @@ def rank(rules: RuleSet, signals: Dict[str, SignalHit], facts: NcclFacts,
          snapshot: Optional[Snapshot] = None) -> List[Finding]:
     """Score every category from the signals, apply the context rules, and rank.
 
+    Evidence ranks by specificity (each signature's `specificity`): a category backed by a decisive or supporting
+    line (or a context rule that holds without a generic signal) is ranked by that evidence alone, above every
+    category backed only by generic lines (an abort, a final RuntimeError, "unhandled cuda error"), so that adding
+    generic lines to a log never moves a cause a specific line backs. A generic-only cause is `low` confidence and
+    says which check would decide it.
+
     Every finding but the first is an alternative: each carries what speaks against it (the evidence it does not
     explain, the rules that made it less likely) and the one check that tells it apart (its category's
     `discriminating_test`); the first carries the runner-up's evidence it does not explain.
     """
-    scores: Dict[str, float] = {}
+    scores: Dict[str, float] = {}  # everything that points at a category
+    specific: Dict[str, float] = {}  # the same without what generic lines added
+    backed: Dict[str, int] = {}  # category -> the most specific class of its positive support (index in SPECIFICITIES)
     sigs_for: Dict[str, List[str]] = {}
     why: Dict[str, List[str]] = {}
     extra: Dict[str, List[str]] = {}
     support: Dict[str, Dict[str, Tuple[float, str]]] = {}  # category -> source -> (weight, what it means)
+    generic_seen: List[str] = []  # the generic signatures that matched
+
+    def add(cat: str, w: float, cls: str) -> None:
+        scores[cat] = scores.get(cat, 0.0) + w
+        if cls != "generic":
+            specific[cat] = specific.get(cat, 0.0) + w
+        if w > 0:
+            backed[cat] = min(backed.get(cat, len(SPECIFICITIES)), SPECIFICITIES.index(cls))
+
     for sig in rules.signatures:
         if sig.id not in signals:
             continue
+        if sig.generic:
+            generic_seen.append(sig.id)
         for cat, w in sig.weights.items():
-            scores[cat] = scores.get(cat, 0.0) + w
+            add(cat, w, sig.specificity)
             sigs_for.setdefault(cat, []).append(sig.id)
             if w > 0:
                 why.setdefault(cat, []).append(sig.means)
                 support.setdefault(cat, {})[sig.id] = (w, sig.means)
     ctx = Context(snapshot, {"log": facts.as_dict()}, tables=rules.tables, signals=signals, log=facts)
-    scales: List[Tuple[str, float, str, List[str]]] = []
+    generic_ids = {s.id for s in rules.signatures if s.generic}
+    specific_ctx: Optional[Context] = None
+    scales: List[Tuple[str, float, str, List[str], str]] = []
     for rule in rules.rules:
         found = Found()
         if not holds(rule.when, ctx, PREDICATES, found):
             continue
+        cls = rule.specificity
+        if generic_ids & set(signals) and _names_signal(rule.when, generic_ids) and not _tests_facts(rule.when):
+            if specific_ctx is None:
+                specific_ctx = dataclasses.replace(ctx, signals={k: v for k, v in signals.items() if k not in generic_ids})
+            if not holds(rule.when, specific_ctx, PREDICATES, Found()):
+                cls = "generic"  # it holds only thanks to a generic line, and says nothing of its own
         ev = found.evidence
         for cat, w in rule.boost.items():
-            scores[cat] = scores.get(cat, 0.0) + w
+            add(cat, w, cls)
             why.setdefault(cat, []).append(rule.note)
             extra.setdefault(cat, []).extend(ev)
             sigs_for.setdefault(cat, []).extend(s for s in rule.evidence if s in signals)
             if w > 0:
                 support.setdefault(cat, {})[f"rule:{rule.id}"] = (w, rule.note)
-        scales.extend((cat, f, rule.note, ev) for cat, f in rule.scale.items())
-    _first_failure(rules, signals, facts, scores, why, extra, support)
+        scales.extend((cat, f, rule.note, ev, cls) for cat, f in rule.scale.items())
+    _first_failure(rules, signals, facts, scores, why, extra, support, add)
     lowered: Dict[str, List[str]] = {}
-    for cat, factor, note, ev in scales:
+    for cat, factor, note, ev, cls in scales:
         if cat in scores:
             scores[cat] *= factor
+            if cls != "generic" and cat in specific:
+                specific[cat] *= factor
             why.setdefault(cat, []).append(note if factor >= 1 else f"less likely: {note}")
             if factor >= 1:
                 extra.setdefault(cat, []).extend(ev)
@@ -384,17 +447,22 @@ def rank(rules: RuleSet, signals: Dict[str, SignalHit], facts: NcclFacts,
     by_sig = {s.id: s for s in rules.signatures}
     settings = rules.settings
     high, medium = float(settings["confidence"]["high"]), float(settings["confidence"]["medium"])
+    generic_tier = SPECIFICITIES.index("generic")
     cands = []
-    for cat, score in scores.items():
-        if score < float(settings["report_min_score"]) or cat not in rules.categories:
+    for cat, full in scores.items():
+        generic_only = backed.get(cat, generic_tier) >= generic_tier
+        # a specific cause ranks by its specific evidence; the score said (and its confidence) is all that points at it
+        key = full if generic_only else specific.get(cat, 0.0)
+        if full < float(settings["report_min_score"]) or cat not in rules.categories:
             continue
         used = sorted(dict.fromkeys(s for s in sigs_for.get(cat, []) if s in by_sig and s in signals),
                       key=lambda s: signals[s].first)
         first = signals[used[0]].first if used else (sys.maxsize, 0)
-        cands.append((score, first, cat, used))
-    cands.sort(key=lambda c: (-c[0], c[1], c[2]))
+        cands.append((generic_only, -key, -full, first, cat, used))
+    cands.sort()
     out: List[Finding] = []
-    for n, (score, _first, cat, used) in enumerate(cands[: int(settings["max_findings"])]):
+    for n, (generic_only, neg_key, neg, _first, cat, used) in enumerate(cands[: int(settings["max_findings"])]):
+        score = -neg
         c = rules.categories[cat]
         lines: List[str] = []
         for s in used:
@@ -403,14 +471,19 @@ def rank(rules: RuleSet, signals: Dict[str, SignalHit], facts: NcclFacts,
                     lines.append(ln)
         lines = sorted(lines, key=_line_order)[:8]
         conf = "high" if score >= high else "medium" if score >= medium else "low"
-        if n == 0 and conf == "high" and len(cands) > 1 and cands[1][0] >= 0.8 * score:
+        if generic_only:
+            conf = "low"  # nothing in the log but lines every cause ends in
+        rival_close = len(cands) > 1 and cands[1][0] == generic_only and -cands[1][1] >= 0.8 * -neg_key
+        if n == 0 and conf == "high" and rival_close:
             conf = "medium"  # a close runner-up: the log cannot tell them apart well
         if n > 0 and _CONFIDENCE.index(conf) < _CONFIDENCE.index(out[0].confidence or "low"):
             conf = out[0].confidence or "low"  # an alternative is never surer than the cause ranked above it
         evidence = [ln.split("\t", 1)[1] for ln in lines] + list(dict.fromkeys(extra.get(cat, [])))
         locations = [ln.split("\t", 1)[0] for ln in lines]
         reasons = list(dict.fromkeys(why.get(cat, [])))
-        rival = cands[0][2] if n > 0 else cands[1][2] if len(cands) > 1 else None
+        if generic_only:
+            reasons.append(_undecided(c.test, [s for s in generic_seen if s in used] or generic_seen))
+        rival = cands[0][4] if n > 0 else cands[1][4] if len(cands) > 1 else None
         against = _against(cat, rival, support, lowered.get(cat, []))
         detail = "\n".join([*reasons, *(f"log: {e}" for e in evidence)])
         out.append(Finding(
@@ -420,6 +493,43 @@ def rank(rules: RuleSet, signals: Dict[str, SignalHit], facts: NcclFacts,
             against=against, test=dict(c.test) if c.test else None,
         ))
     return out
+
+
+def _undecided(test: Optional[Dict[str, str]], generic: List[str]) -> str:
+    """What a generic-only answer says: it rests on lines any cause ends in, and the check that would decide it."""
+    head = (f"only generic lines point here ({', '.join(generic)}): every cause of this kind ends in them, so the log "
+            "does not decide it")
+    if test:
+        return f"{head}; to decide, run `{test['run']}`: it is this cause if {test['confirms']}"
+    return f"{head}; rerun with NCCL_DEBUG=INFO and read the NCCL WARN lines"
+
+
+def _tests_facts(cond: Any) -> bool:
+    """Does a condition test anything but signals (a predicate, a comparison over the log's facts or the snapshot)?
+    Such a rule joins a generic line with evidence of its own (/dev/shm is 64 MiB on this machine)."""
+    if isinstance(cond, dict):
+        for op, arg in cond.items():
+            if op in ("all", "any", "not"):
+                if _tests_facts(arg):
+                    return True
+            elif op != "signal":
+                return True
+    elif isinstance(cond, list):
+        return any(_tests_facts(c) for c in cond)
+    return False
+
+
+def _names_signal(cond: Any, ids: Set[str]) -> bool:
+    """Does a condition name one of the signatures `ids` anywhere (in a `signal` test)?"""
+    if isinstance(cond, dict):
+        for op, arg in cond.items():
+            if op == "signal" and any(a in ids for a in (arg if isinstance(arg, list) else [arg])):
+                return True
+            if _names_signal(arg, ids):
+                return True
+    elif isinstance(cond, list):
+        return any(_names_signal(c, ids) for c in cond)
+    return False
 
 
 _CONFIDENCE = ("high", "medium", "low")
@@ -438,7 +548,7 @@ def told_first_failure(rules: RuleSet, facts: NcclFacts) -> Optional[Dict[str, A
 
 def _first_failure(rules: RuleSet, signals: Dict[str, SignalHit], facts: NcclFacts, scores: Dict[str, float],
                    why: Dict[str, List[str]], extra: Dict[str, List[str]],
-                   support: Dict[str, Dict[str, Tuple[float, str]]]) -> None:
+                   support: Dict[str, Dict[str, Tuple[float, str]]], add: Callable[[str, float, str], None]) -> None:
     """The rank whose error came first, by the timestamps of the rank logs: said beside the causes its error
     points to; the causes only it points to (not the later ranks' errors: those are its consequences) gain
     the `first_failure_weight` setting."""
@@ -456,7 +566,7 @@ def _first_failure(rules: RuleSet, signals: Dict[str, SignalHit], facts: NcclFac
     for cat in sorted(mine):
         extra.setdefault(cat, []).insert(0, line)  # the first thing said after the log's own lines
         if own and cat not in later and cat in scores and weight > 0:
-            scores[cat] += weight
+            add(cat, weight, "supporting")  # its line matched a signature that is not generic (Scanner._error_sig)
             why.setdefault(cat, []).append(note)
             support.setdefault(cat, {})["first-failure"] = (weight, note)
 

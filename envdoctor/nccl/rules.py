@@ -45,6 +45,10 @@ MESSAGES = {
                      "evidence": "'evidence' must be a list of signature ids", "note": "'note' must say why the rule holds"},
 }
 SEVERITIES = ("error", "warning")
+# How much a line says about the cause, most first (the schema's `specificity`); a signature that does not say is
+# `supporting`. A cause backed only by `generic` lines never outranks one backed by a more specific line.
+SPECIFICITIES = ("decisive", "supporting", "generic")
+DEFAULT_SPECIFICITY = "supporting"
 DEFAULT_SETTINGS: Dict[str, Any] = {
     "report_min_score": 1.0,
     "confidence": {"high": 9.0, "medium": 5.0},
@@ -79,6 +83,12 @@ class Signature:
     weights: Mapping[str, float]
     means: str
     needles: Tuple[str, ...] = ()  # lower-case literals, one of which every match contains (the prefilter's)
+    specificity: str = DEFAULT_SPECIFICITY  # one of SPECIFICITIES
+
+    @property
+    def generic(self) -> bool:
+        """Any cause ends in this line (an abort, a final RuntimeError): it cannot decide between them."""
+        return self.specificity == "generic"
 
 
 @dataclass(frozen=True)
@@ -89,6 +99,7 @@ class ContextRule:
     scale: Mapping[str, float]
     evidence: Tuple[str, ...]
     note: str
+    specificity: str = DEFAULT_SPECIFICITY  # what it adds counts as generic when it holds only thanks to a generic signal
 
 
 @dataclass
@@ -212,7 +223,8 @@ def _load(files: Sequence[Path], tables: Tables) -> RuleSet:
         regex, problems = _signature(e, rs)
         errors.extend(f"{where(file, i, e)}: {p}" for p in problems)
         if not problems and regex is not None:
-            rs.signatures.append(Signature(name, regex, dict(e.get("weights", {})), e["means"], tuple(e["needles"])))
+            rs.signatures.append(Signature(name, regex, dict(e.get("weights", {})), e["means"], tuple(e["needles"]),
+                                           e.get("specificity", DEFAULT_SPECIFICITY)))
 
     signal_ids = {s.id for s in rs.signatures} | {
         e["id"] for _, _, e in raw["signatures"] if isinstance(e, dict) and isinstance(e.get("id"), str)}
@@ -225,7 +237,8 @@ def _load(files: Sequence[Path], tables: Tables) -> RuleSet:
         errors.extend(f"{where(file, i, e)}: {p}" for p in problems)
         if not problems:
             rs.rules.append(ContextRule(name, e["when"], dict(e.get("boost", {})), dict(e.get("scale", {})),
-                                        tuple(e.get("evidence", [])), e["note"]))
+                                        tuple(e.get("evidence", [])), e["note"],
+                                        e.get("specificity", DEFAULT_SPECIFICITY)))
 
     _tables_of_categories(rs, raw, named)
     if not raw["categories"] and not errors:

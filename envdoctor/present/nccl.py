@@ -15,7 +15,6 @@ _CONF = {"high": "green", "medium": "yellow", "low": "dim"}
 
 def render_nccl(report: NcclReport, style: Style, snapshot_used: bool = False) -> str:
     """The ranked causes as text: evidence, why (and why not), how to tell them apart, the fix."""
-    f = report.facts
     out = []
     what = f"{len(report.inputs)} input(s), {report.lines} line(s)" + (", with the machine snapshot" if snapshot_used else "")
     out.append(style("NCCL diagnosis", "bold") + f" ({what})")
@@ -26,8 +25,7 @@ def render_nccl(report: NcclReport, style: Style, snapshot_used: bool = False) -
         out.append("  " + _clip(report.first_failure, 200))
     out.append("")
     if not report.failed:
-        out.append(style("No recognisable NCCL failure in the input.", "green")
-                   + (" Run the job with NCCL_DEBUG=INFO for more detail." if not f.nccl_versions else ""))
+        out.append(style("No recognisable NCCL failure in the input.", "green") + f" {report.no_failure_note}")
         if report.findings:
             out.append("")
     for n, fd in enumerate(report.findings, 1):
