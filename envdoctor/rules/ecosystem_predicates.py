@@ -23,9 +23,17 @@ Result = Union[bool, None, Dict[str, Any]]
 
 NUMPY_ABI = re.compile(r"compiled using NumPy 1\.x|_ARRAY_API not found|numpy\.core\.multiarray failed to import"
                        r"|module compiled against API version")
-UNDEFINED_TORCH_SYMBOL = re.compile(r"undefined symbol: *(_ZN\d*(?:3c10|2at|5torch)\w*|\S*(?:c10|at|torch)::\S+)")
+# A torch C++ symbol the loader could not resolve, as Linux (`undefined symbol: _ZN3c10...`) and macOS
+# (`Symbol not found: __ZN3c10...`, `symbol not found in flat namespace '__ZN...'`) print it: a mangled name with a
+# c10 / at / torch / caffe2 name in it (a method, const method, typeinfo, vtable or an argument type), or the
+# demangled form. Only a binary built against another torch (release, build or C++ ABI) asks torch for a symbol
+# it does not export.
+MISSING_SYMBOL = r"(?:undefined symbol|[Ss]ymbol not found(?: in flat namespace)?)"
+UNDEFINED_TORCH_SYMBOL = re.compile(MISSING_SYMBOL + r"[:\s'\"]*(_{1,2}Z\w*?(?<![0-9])(?:3c10|2at|5torch|6caffe2)(?=[0-9A-Z_])\w*"
+                                    r"|(?:c10|at|torch|caffe2)::\S+)")
 COMPANION_BROKEN = re.compile(r"operator torchvision::nms does not exist|compiled with different CUDA versions"
-                              r"|undefined symbol|Couldn't load custom C\+\+ ops|partially initialized module")
+                              r"|undefined symbol|[Ss]ymbol not found|Couldn't load custom C\+\+ ops"
+                              r"|partially initialized module")
 TORCH_DEPS = {"sympy", "typing-extensions", "triton", "pytorch-triton", "networkx", "jinja2", "filelock", "fsspec",
               "setuptools", "mpmath"}
 CUDA_RUNTIME_MISSING = re.compile(r"lib(cudart|cublas\w*|cusparse|nvrtc)\.so[.\d]*: cannot open shared object file")

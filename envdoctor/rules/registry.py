@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
+import envdoctor.rules.compile_predicates  # (registers torch.compile readiness predicates)
 import envdoctor.rules.ecosystem_predicates  # (registers the ecosystem rules' predicates)
 import envdoctor.rules.predicates
 import envdoctor.rules.runtime_predicates  # noqa: F401  (what torch, CUDA and DeepSpeed said)

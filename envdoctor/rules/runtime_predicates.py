@@ -1,19 +1,20 @@
-"""Predicates that read what torch, CUDA and DeepSpeed said on this machine: an error text is a fact, and
-rules/tables/runtime_errors.json says what each known text means. They register in the one predicate
-registry and return a false value when the text is unknown or says nothing they recognise."""
+"""Predicates that read what torch, CUDA, the NVIDIA driver stack, the dynamic loader and DeepSpeed said on
+this machine: an error text is a fact, and rules/tables/runtime_errors.json says what each known text (or
+class of texts) means. They register in the one predicate registry and return a false value when the text is
+unknown or says nothing they recognise."""
 
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, List, Optional, Union
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 from envdoctor.rules.conditions import Context, predicate
 from envdoctor.rules.tables import Meaning
-from envdoctor.snapshot import ProbeFailed, Snapshot, present
+from envdoctor.snapshot import ProbeFailed, Snapshot, known_list, present
 
 Result = Union[bool, None, Dict[str, Any]]
 
-KINDS = ("cuda_init", "cudnn", "deepspeed")
+KINDS = ("cuda_init", "cudnn", "deepspeed", "driver", "loader")
 _ROW_KEYS = ("kind", "key", "pattern", "cause", "fix", "source")
 _CUDA_DIR = re.compile(r"(?i)cuda|cudnn|nccl|nvidia|tensorrt")
 # An undefined symbol, or a symbol version, that belongs to a CUDA library ("version libnvJitLink.so.12").
@@ -146,3 +147,98 @@ def deepspeed_error_explained(ctx: Context) -> Result:
     text, m = found
     return {"said": _short(text), "cause": m.cause, "remedy": m.fix,
             "evidence": [f"deepspeed: {_short(text)}", f"meaning: {m.source}"]}
+
+
+# --- the NVIDIA driver stack: what NVML / nvidia-smi said while the driver was read -----------------
+
+
+def _driver_texts(s: Snapshot) -> List[Tuple[str, str]]:
+    """(where, text) of every error the driver probes recorded: the driver's and the GPU list's failure, and
+    each probe record's error or note (NVML's failure is the nvml probe's note even when nvidia-smi answered)."""
+    out = []
+    for where, value in (("driver", s.driver), ("gpus", s.gpus)):
+        if isinstance(value, ProbeFailed) and value.error:
+            out.append((where, value.error))
+    for record in known_list(s.probes):
+        if isinstance(record.error, str) and record.error.strip():
+            out.append((f"{record.name} probe", record.error))
+    return out
+
+
+@predicate("said", "cause", "remedy", "module", reads=("runtime_errors",))
+def driver_library_mismatch(ctx: Context) -> Result:
+    """NVML or nvidia-smi refused to start because the user-space driver libraries and the loaded kernel module
+    are from different driver releases (the class of texts is the 'driver' rows of runtime_errors.json). torch's
+    own CUDA initialisation error is ED111's to read."""
+    s = ctx.snapshot
+    found = next(((where, text, m) for where, text in _driver_texts(s)
+                  for m in [meaning(ctx, "driver", text)] if m is not None and m.key == "driver_library_mismatch"), None)
+    if found is None:
+        return None
+    where, text, m = found
+    module = ""
+    if present(s.driver) and isinstance(s.driver.version, str) and s.driver.version:
+        module = f" The driver version read ({s.driver.version}, from {s.driver.source}) is one side of the pair."
+        if s.driver.source == "procfs":
+            module = f" The loaded kernel module is {s.driver.version} (/proc/driver/nvidia/version)."
+    return {"said": _short(text), "cause": m.cause, "remedy": m.fix, "module": module,
+            "evidence": [f"{where}: {_short(text)}", f"meaning: {m.source}"]}
+
+
+# --- the dynamic loader: symbol versions missing when a binary was imported --------------------------
+
+
+def _import_errors(s: Snapshot) -> List[Tuple[str, str]]:
+    """(what, error text) of every import the probes tried that failed: torch, its companions, the compiled
+    extensions and DeepSpeed."""
+    out = []
+    t = s.torch if present(s.torch) else None
+    if t is not None and t.importable is False and isinstance(t.error, str):
+        out.append(("torch", t.error))
+    companions = t.companions if t is not None and isinstance(t.companions, dict) else {}
+    for name, comp in sorted(companions.items()):
+        if present(comp) and isinstance(comp.error, str):
+            out.append((name, comp.error))
+    for ext in known_list(s.extensions):
+        if isinstance(ext.import_error, str):
+            out.append((ext.name, ext.import_error))
+    ds = s.deepspeed if present(s.deepspeed) else None
+    for text in ((ds.error, ds.ops_error) if ds is not None else ()):
+        if isinstance(text, str):
+            out.append(("deepspeed", text))
+    return out
+
+
+_NOT_FOUND = re.compile(r"version [`'\u2018\"]?([A-Z]+_[\d.]+?)[`'\u2019\"]? not found(?: \(required by ([^)]+)\))?")
+_LOADED = re.compile(r"(\S*lib(?:stdc\+\+|c)\.so[.\d]*): version")
+
+
+def _loader_problem(ctx: Context, key: str) -> Result:
+    hits = []
+    for what, text in _import_errors(ctx.snapshot):
+        m = meaning(ctx, "loader", text)
+        if m is None or m.key != key:
+            continue
+        version = _NOT_FOUND.search(text)
+        loaded = _LOADED.search(text)
+        hits.append((what, text, m, version.group(1) if version else "a newer symbol version",
+                     loaded.group(1).rstrip(":") if loaded else "the one on the loader path"))
+    if not hits:
+        return None
+    what, text, m, needed, library = hits[0]
+    names = ", ".join(dict.fromkeys(h[0] for h in hits))
+    return {"binaries": names, "needed": needed, "library": library, "cause": m.cause, "remedy": m.fix,
+            "evidence": [f"import {h[0]}: {_short(h[1])}" for h in hits] + [f"meaning: {m.source}"]}
+
+
+@predicate("binaries", "needed", "library", "cause", "remedy", reads=("runtime_errors",))
+def libstdcxx_too_old(ctx: Context) -> Result:
+    """An import failed because the libstdc++ the loader found lacks a GLIBCXX_/CXXABI_ symbol version the
+    binary needs (the class of texts is the 'loader' row libstdcxx_too_old of runtime_errors.json)."""
+    return _loader_problem(ctx, "libstdcxx_too_old")
+
+
+@predicate("binaries", "needed", "library", "cause", "remedy", reads=("runtime_errors",))
+def glibc_too_old(ctx: Context) -> Result:
+    """An import failed because this system's glibc lacks a GLIBC_2.x symbol version the binary needs."""
+    return _loader_problem(ctx, "glibc_too_old")

@@ -91,6 +91,21 @@ class Meaning:
 
 
 @dataclass(frozen=True)
+class DynamoPython:
+    """The first Python X.Y that torch.compile (Dynamo) refuses in a range of torch releases (dynamo_python.json)."""
+
+    torch: SpecifierSet
+    python_below: Tuple[int, int]
+    said: str
+    source: str
+
+    @property
+    def torch_from(self) -> Optional[str]:
+        """The oldest torch release of the range ('2.4' for '>=2.4,<2.6'), when the range names one."""
+        return next((sp.version for sp in self.torch if sp.operator == ">="), None)
+
+
+@dataclass(frozen=True)
 class Tables:
     triton_pins: Mapping[str, str]  # torch "X.Y" -> the triton "X.Y" its wheels pin
     nccl_min_for_gpu: Tuple[NcclFloor, ...]  # newest generation first
@@ -100,6 +115,7 @@ class Tables:
     ecosystem: EcosystemTables  # companions.json and extension_requirements.json
     numpy_builds: Tuple[NumpyBuild, ...]
     runtime_errors: Tuple[Meaning, ...]
+    dynamo_python: Tuple[DynamoPython, ...] = ()  # oldest torch range first
 
     def meaning(self, kind: str, text: str) -> Optional[Meaning]:
         """The first row of runtime_errors.json of `kind` whose pattern occurs in `text`."""
@@ -282,6 +298,21 @@ def _runtime_errors(path: Path) -> Tuple[Tuple[Meaning, ...], List[str]]:
     return tuple(out), problems
 
 
+def _dynamo_python(path: Path) -> Tuple[Tuple[DynamoPython, ...], List[str]]:
+    doc, problems = _doc(path)
+    out = []
+    for at, row in _good_rows(path, doc, "dynamo_python_row", problems):
+        try:
+            spec = SpecifierSet(row["torch"])
+        except InvalidSpecifier:
+            problems.append(f"{at}: torch {row['torch']!r} is not a specifier")
+            continue
+        major, minor = (int(p) for p in row["python_below"].split("."))
+        out.append(DynamoPython(spec, (major, minor), row["said"], row["source"]))
+    out.sort(key=lambda r: r.python_below)
+    return tuple(out), problems
+
+
 def _ecosystem(directory: Path) -> Tuple[EcosystemTables, List[str]]:
     docs, problems = [], []
     for name in ("companions.json", "extension_requirements.json"):
@@ -303,9 +334,10 @@ def load_tables(directory: Path) -> Tables:
     ecosystem, p5 = _ecosystem(directory)
     numpy_builds, p6 = _numpy_builds(directory / "numpy_builds.json")
     runtime_errors, p7 = _runtime_errors(directory / "runtime_errors.json")
-    problems = p1 + p2 + p3 + p4 + p5 + p6 + p7
+    dynamo_python, p8 = _dynamo_python(directory / "dynamo_python.json")
+    problems = p1 + p2 + p3 + p4 + p5 + p6 + p7 + p8
     if problems:
         raise InputError("invalid compatibility tables: " + "; ".join(problems))
     return Tables(triton_pins=pins, nccl_min_for_gpu=floors, nccl_min_for_feature=features,
                   shm_min_mib=shm_min, shm_per_gpu_mib=shm_per_gpu, ecosystem=ecosystem,
-                  numpy_builds=numpy_builds, runtime_errors=runtime_errors)
+                  numpy_builds=numpy_builds, runtime_errors=runtime_errors, dynamo_python=dynamo_python)

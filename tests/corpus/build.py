@@ -44,12 +44,14 @@ CATEGORIES = (
     "extension_arch_unsupported",
     "python_unsupported",
     "container_no_gpu_access",
+    "compile_unready",
+    "libstdcxx_too_old",
+    "glibc_too_old",
 )
 HEALTHY = "healthy"
 # Other categories envdoctor's rules use today; a case may list them in also_ok.
 OTHER_CATEGORIES = (
     "deepspeed_incompatible",
-    "compile_unready",
     "torch_missing",
     "probe_failed",
     "shm_too_small",
