@@ -114,6 +114,14 @@ class Settings:
 
         return knowledge_from(self.rules_path, self.wheel_index(warn))
 
+    def rules_knowledge(self) -> Any:
+        """The Knowledge for commands that plan nothing (self-tests, fleet): the rules database with the bundled
+        wheel index, so a bad ENVDOCTOR_WHEELS_INDEX or user copy, which they never read, does not stop them."""
+        from envdoctor.knowledge import knowledge_from
+        from envdoctor.wheels.index import bundled_path, load_index
+
+        return knowledge_from(self.rules_path, load_index(bundled_path()))
+
     def nccl_rules(self, folder: Optional[str] = None) -> Any:
         """The NCCL root-cause signatures `nccl diagnose` and the TUI use: those in `folder` (`--rules DIR`), else
         ENVDOCTOR_RULES_DIR's `nccl/`, else the bundled ones."""

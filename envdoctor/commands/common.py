@@ -97,10 +97,11 @@ def add_output_file(parser: Any, help: str = "write here instead of stdout") -> 
 
 
 def write_output(args: argparse.Namespace, text: str, what: str,
-                 show: Callable[[str], Any] = sys.stdout.write) -> None:
-    """`text` into -o FILE (saying so on stderr), else `show(text)` (stdout)."""
+                 show: Optional[Callable[[str], Any]] = None) -> None:
+    """`text` into -o FILE (saying so on stderr), else `show(text)` (default: the stdout of the moment, looked up
+    now, so a redirected stdout gets it)."""
     if args.output:
         write_file(Path(args.output), text)
         say(f"envdoctor: {what} written to {args.output}")
     else:
-        show(text)
+        (show or sys.stdout.write)(text)

@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     if len(args.snapshots) < 2:
         raise InputError("fleet needs at least two snapshots")
     snapshots = [(path, load_snapshot(path)) for path in args.snapshots]
-    result = fleet.compare_snapshots(snapshots, current_settings().knowledge())  # ENVDOCTOR_RULES_DIR's checks
+    result = fleet.compare_snapshots(snapshots, current_settings().rules_knowledge())  # ENVDOCTOR_RULES_DIR's checks
     emit_result(args, result, lambda: render_comparison(result, Style.for_stream(sys.stdout)))
     return result.exit_code(strict=args.strict)
 
@@ -75,7 +75,7 @@ def _collect(args: argparse.Namespace) -> int:
     if timeout <= 0:
         raise InputError("--timeout must be positive")
     nbytes = fleet.message_size(args.bandwidth_size)
-    know = current_settings().knowledge()  # a bad data file is exit 2 on every node, before anyone waits
+    know = current_settings().rules_knowledge()  # a bad data file is exit 2 on every node, before anyone waits
     snap = load_snapshot(args.snapshot) if args.snapshot else None
 
     def progress(text: str) -> None:

@@ -84,6 +84,6 @@ def run(args: argparse.Namespace) -> int:
             say(f"envdoctor selftest: {line}")
 
     done = run_selftests(python, [args.test], options, links=links, probe_links=links is None, on_event=on_event,
-                         knowledge=current_settings().knowledge())
+                         knowledge=current_settings().rules_knowledge())
     emit_result(args, done, lambda: render_results(done.results, Style.for_stream(sys.stdout)))
-    return done.exit_code
+    return done.exit_code()

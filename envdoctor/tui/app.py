@@ -437,7 +437,7 @@ class EnvDoctorApp(App[int]):
             worker = get_current_worker()
             return run_in_worker(self.post_message, python, names, options, self.snapshot,
                                  cancelled=lambda: worker.is_cancelled or self._quitting,
-                                 knowledge=self.settings.knowledge())
+                                 knowledge=self.settings.rules_knowledge())
 
         self.run_use_case(call, finished, group="selftest", description="self-tests", input_errors=False)
 

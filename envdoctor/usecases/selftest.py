@@ -58,9 +58,8 @@ class SelftestRun:
         """The `envdoctor.selftest/1` document."""
         return document(self.results)
 
-    @property
     def exit_code(self) -> int:
-        """1 when a test failed, else 0 (passed or skipped)."""
+        """1 when a test failed, else 0 (passed or skipped); a method, as on every use case's result."""
         return exit_code(self.results)
 
 

@@ -521,12 +521,14 @@ def deepspeed_ops(m: MachineFacts, torch_cuda: Optional[str], ds: DeepSpeedRelea
         check = {"ok": v.ok, "why": v.why}
     cuda_ops = check["ok"] and ninja
     ops = {
-        "cpu_adam": {"buildable": ninja, "why": "C++ op: needs ninja and a C++ compiler" if not ninja else "ninja present"},
+        "cpu_adam": {"buildable": ninja, "why": f"C++ op: needs ninja and a C++ compiler ({missing})" if not ninja
+                     else "ninja present"},
         "fused_adam": {"buildable": cuda_ops,
                        "why": check["why"] if not check["ok"] else (missing if not ninja else "ok")},
+        # buildable: known to build here; the why says what is missing or unknown (a partial package list)
         "async_io": {"buildable": bool(ninja and m.libaio),
-                     "why": "libaio found" if m.libaio else ("libaio not found (apt install libaio-dev)" if m.libaio is False
-                                                             else "libaio not probed")},
+                     "why": ("libaio found" if m.libaio else ("libaio not found (apt install libaio-dev)" if m.libaio is False
+                                                              else "libaio not probed")) + ("" if ninja else f"; {missing}")},
     }
     return {"deepspeed": ds.version, "nvcc": m.nvcc, "torch_cuda": torch_cuda, "cuda_check": check, "ninja": ninja,
             "compute_capabilities": sorted({g.cc for g in m.gpus}, key=compat.parse_cc), "ops": ops,

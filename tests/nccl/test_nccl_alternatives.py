@@ -14,7 +14,7 @@ from envdoctor.nccl import diagnose_text, load_rules
 from envdoctor.nccl.rules import default_rules_dir
 from envdoctor.present.nccl import render_nccl as render
 from envdoctor.present.style import Style
-from tests.nccl.test_nccl_corpus import all_cases
+from tests.nccl.test_nccl_corpus import SURVEY, all_cases, cases
 
 CONFIDENCE = ("high", "medium", "low")
 
@@ -85,7 +85,9 @@ def test_no_alternative_is_surer_than_the_cause_above_it_anywhere_in_the_corpus(
 
 def test_every_cause_in_the_corpora_has_a_discriminating_test() -> None:
     categories = load_rules().categories
-    for cat in {c["category"] for c in all_cases()}:
+    # survey_logs.jsonl measures mechanisms envdoctor may not name yet (a survey slug is no NCCL cause)
+    survey = {c["id"] for c in cases(SURVEY)}
+    for cat in {c["category"] for c in all_cases() if c["id"] not in survey or c["category"] in categories}:
         test = categories[cat].test
         assert test and test["run"].strip() and test["confirms"].strip(), cat
 

@@ -185,3 +185,14 @@ def test_the_planner_says_a_companion_missing_from_a_partial_list_is_unknown() -
     p = plan(part, index, Wishes(torch=SpecifierSet(">=2.6")))
     assert any(pk.name == "torch" for pk in p.packages), p.to_json()
     assert "whether torchvision is installed is unknown" in " ".join(p.notes)
+
+
+def test_the_deepspeed_ops_report_says_ninja_is_unknown_on_a_partial_list() -> None:
+    # cpu_adam said "needs ninja" and async_io "libaio found" beside buildable false: a partial list lacking ninja
+    # says that whether ninja is there is unknown, for every op that needs it.
+    snap = load_snapshot(fixture_path("a100_sxm_shadowed_cudnn"))
+    part = _partial(snap, "ninja")
+    ops = plan(part, bundled_knowledge().index, Wishes(deepspeed=True)).deepspeed_ops
+    assert ops is not None and not ops["ninja"]
+    for name in ("cpu_adam", "async_io"):
+        assert "the package list is partial" in ops["ops"][name]["why"], ops["ops"][name]

@@ -23,7 +23,7 @@ def fake_runs(monkeypatch):
     """Each test passes at once, saying one line; the target is TARGET. Returns the names run, in order."""
     ran: List[str] = []
 
-    def run_test(name, options, target, snapshot, progress):
+    def run_test(name, options, target, snapshot, progress, knowledge=None):
         ran.append(name)
         progress(f"{name}: running")
         return TestResult(name, "failed" if name == "compile" else "passed", 1.5, {"n": len(ran)})
@@ -43,7 +43,7 @@ def test_events_come_in_order_and_the_result_is_the_selftest_document(fake_runs)
     assert events[3:6] == [Said("allreduce: running", "allreduce"), Finished(done.results[0]),
                            Said("collectives: running", "collectives")]
     assert done.to_json() == document(done.results) and done.to_json()["schema"] == "envdoctor.selftest/1"
-    assert done.exit_code == 1 and not done.cancelled and done.target.python == "/fake/python"
+    assert done.exit_code() == 1 and not done.cancelled and done.target.python == "/fake/python"
 
 
 def test_with_deepspeed_all_runs_zero3_too(fake_runs, monkeypatch):
@@ -67,7 +67,7 @@ def test_a_cancel_before_the_probe_runs_nothing(fake_runs, monkeypatch):
 
 def test_the_snapshot_given_is_the_one_the_tests_see(fake_runs, monkeypatch):
     seen = []
-    monkeypatch.setattr(runner, "run_test", lambda name, o, t, snapshot, p: seen.append(snapshot()) or
+    monkeypatch.setattr(runner, "run_test", lambda name, o, t, snapshot, p, k=None: seen.append(snapshot()) or
                         TestResult(name, "passed"))
     marker = object()
     run_selftests("/fake/python", ["allreduce"], SelftestOptions(), links=marker)  # type: ignore[arg-type]
@@ -88,7 +88,7 @@ def test_bad_values_are_input_errors_before_anything_runs(fake_runs, tests, opti
 
 
 def test_ctrl_c_drops_the_half_written_run_directories(fake_runs, monkeypatch, tmp_path):
-    def interrupted(name, options, target, snapshot, progress):
+    def interrupted(name, options, target, snapshot, progress, knowledge=None):
         common.RunDir(name, tmp_path)
         raise KeyboardInterrupt
 
