@@ -23,9 +23,9 @@ _CUDA_LIB = re.compile(r"(?i)lib(?:cuda|cudart|cudnn|cublas|cusparse|cusolver|cu
 _OWN_TORCH_LIB = re.compile(r"(lib(?:torch|c10|shm|caffe2)\w*\.so)")
 
 
-def meaning(ctx: Context, kind: str, text: str) -> Optional[Meaning]:
-    """The first row of `kind` in the context's runtime error table whose pattern occurs in `text`."""
-    return ctx.tables.meaning(kind, text)
+def meaning(ctx: Context, kind: str, text: str, key: Optional[str] = None) -> Optional[Meaning]:
+    """The first row of `kind` (and `key`) in the context's runtime error table whose pattern occurs in `text`."""
+    return ctx.tables.meaning(kind, text, key)
 
 
 def _short(text: str, limit: int = 240) -> str:
@@ -216,10 +216,11 @@ _LOADED = re.compile(r"(\S*lib(?:stdc\+\+|c)\.so[.\d]*): version")
 def _loader_problem(ctx: Context, key: str) -> Result:
     hits = []
     for what, text in _import_errors(ctx.snapshot):
-        m = meaning(ctx, "loader", text)
-        if m is None or m.key != key:
+        m = meaning(ctx, "loader", text, key)  # a text naming both a GLIBCXX_ and a GLIBC_ version is both
+        if m is None:
             continue
-        version = _NOT_FOUND.search(text)
+        prefixes = ("GLIBC_",) if key == "glibc_too_old" else ("GLIBCXX_", "CXXABI_")
+        version = next((v for v in _NOT_FOUND.finditer(text) if v.group(1).startswith(prefixes)), None)
         loaded = _LOADED.search(text)
         hits.append((what, text, m, version.group(1) if version else "a newer symbol version",
                      loaded.group(1).rstrip(":") if loaded else "the one on the loader path"))

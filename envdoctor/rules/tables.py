@@ -117,9 +117,10 @@ class Tables:
     runtime_errors: Tuple[Meaning, ...]
     dynamo_python: Tuple[DynamoPython, ...] = ()  # oldest torch range first
 
-    def meaning(self, kind: str, text: str) -> Optional[Meaning]:
-        """The first row of runtime_errors.json of `kind` whose pattern occurs in `text`."""
-        return next((m for m in self.runtime_errors if m.kind == kind and m.pattern.search(text)), None)
+    def meaning(self, kind: str, text: str, key: Optional[str] = None) -> Optional[Meaning]:
+        """The first row of runtime_errors.json of `kind` (and `key`, when given) whose pattern occurs in `text`."""
+        return next((m for m in self.runtime_errors if m.kind == kind and (key is None or m.key == key)
+                     and m.pattern.search(text)), None)
 
     def lookup(self, ref: str) -> str:
         """'nccl_min_for_gpu.blackwell' -> '2.26'; 'triton_pins.2.5' -> '3.1'. KeyError names what is missing."""

@@ -63,8 +63,9 @@ class IndexRefresh:
 
 def refresh_wheel_index(sources: IndexSources, timeout: float, deadline: float,
                         say: Callable[[str], None]) -> IndexRefresh:
-    """Read the live indexes (each read within `timeout`, all within `deadline`); with any page read, the new
-    document is validated (InputError listing every problem). No page read: `pages` is 0, nothing to write."""
+    """Read the live indexes (each read within `timeout`, all within `deadline`) into a new document, not yet
+    checked: `IndexRefresh.check()` validates it before anyone writes it (InputError listing every problem). No
+    page read: `pages` is 0, nothing to write."""
     from envdoctor.wheels.remote import BoundedFetch, refresh
 
     new, failures, pages = refresh(sources.bundled.raw, sources.base, sources.pip_url, BoundedFetch(timeout, deadline),

@@ -200,3 +200,15 @@ def test_windows_cuda_torch_needs_the_windows_triton(packages, fires):
     assert bool(got) == fires
     if fires:
         assert "triton-windows" in got[0].fix and found(variant("wsl2_rtx4090", change), "ED310") == []
+
+
+def test_a_text_naming_both_a_glibcxx_and_a_glibc_version_is_both_mechanisms():
+    # the loader row for libstdc++ matched first, so ED515 never fired on such a text
+    text = ("ImportError: /lib64/libstdc++.so.6: version `GLIBCXX_3.4.29' not found (required by /x/ext.so); "
+            "/lib64/libc.so.6: version `GLIBC_2.32' not found (required by /x/ext.so)")
+
+    def change(d):
+        d["extensions"][0]["import_error"] = text
+    data = variant("eco_ext_undefined_symbol", change)
+    (cxx,), (libc,) = found(data, "ED514"), found(data, "ED515")
+    assert "GLIBCXX_3.4.29" in cxx.title and "GLIBC_2.32" in libc.title
