@@ -25,7 +25,6 @@ from envdoctor.findings import Finding
 from envdoctor.selftest.bandwidth import (
     Expectation,
     expected_busbw,
-    power_of_two_sizes,
     shortfall_finding,
     size_done,
 )
@@ -37,12 +36,13 @@ from envdoctor.selftest.ranks import (
     TRANSPORT,
     TRANSPORT_FIX,
     Attempt,
-    choose_ranks,
     isolation_metrics,
     isolation_runs,
     nccl_diagnosis,
     pg_timeout,
+    ranked_options,
     record_expectation,
+    run_facts,
     size_label,
     torchrun_argv,
 )
@@ -102,14 +102,7 @@ def metrics_of(att: Attempt, opts: AllreduceOptions) -> Dict[str, Any]:
         "correct": all(v.get("correct") for v in sizes.values()) if sizes else None,
         "ranks_reported": sorted(att.ranks),
     }
-    if opts.nnodes > 1:
-        m["node_rank"] = first.get("node_rank", opts.node_rank)
-    for key in ("ddp", "torch", "nccl_version"):
-        if key in first:
-            m[key] = first[key]
-    if att.launch.leftovers:
-        m["leftover_processes_killed"] = att.launch.leftovers
-    return m
+    return run_facts(m, att, opts.nnodes, opts.node_rank, ("ddp", "torch", "nccl_version"))
 
 
 def run_allreduce(
@@ -186,17 +179,9 @@ def plots(result: TestResult) -> Sequence[Plot]:
 
 
 def _run(inputs: RunInputs) -> TestResult:
-    options = inputs.options
-    nccl_rules = inputs.knowledge.nccl if inputs.knowledge is not None else None
-    chosen = choose_ranks("allreduce", options, inputs.target, inputs.progress, nccl_rules)
-    if isinstance(chosen, TestResult):
-        return chosen
-    opts = AllreduceOptions(
-        nproc=chosen.nproc, backend=chosen.backend, sizes=power_of_two_sizes(*options.size_range()),
-        nnodes=options.nnodes, node_rank=options.node_rank, rdzv_endpoint=options.rdzv_endpoint,
-        rdzv_id=options.rdzv_id, iters=options.iters, timeout=inputs.timeout, scratch=options.scratch,
-        nccl_rules=nccl_rules,
-    )
+    opts = ranked_options("allreduce", inputs, AllreduceOptions)
+    if isinstance(opts, TestResult):
+        return opts
     return run_allreduce(inputs.target, opts, snapshot=inputs.snapshot, progress=inputs.progress)
 
 

@@ -27,20 +27,21 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from envdoctor.findings import Finding
-from envdoctor.selftest.bandwidth import expected_busbw, power_of_two_sizes, shortfall_finding
+from envdoctor.selftest.bandwidth import expected_busbw, shortfall_finding
 from envdoctor.selftest.common import Progress, RunDir, Target, no_progress
 from envdoctor.selftest.kind import Plot, RunInputs, SelftestKind, SizePlot
 from envdoctor.selftest.launch import Launcher, launch
 from envdoctor.selftest.ranks import (
     Attempt,
     attempt,
-    choose_ranks,
     isolation_finding,
     isolation_metrics,
     isolation_runs,
     nccl_diagnosis,
     pg_timeout,
+    ranked_options,
     record_expectation,
+    run_facts,
     size_label,
     torchrun_argv,
 )
@@ -168,14 +169,7 @@ def metrics_of(att: Attempt, opts: CollectivesOptions) -> Dict[str, Any]:
         m["largest_size"] = largest
         m["busbw_at_largest_gbps"] = {n: c["busbw_gbps"][str(largest)] for n, c in measured.items()
                                       if str(largest) in c["busbw_gbps"]}
-    if opts.nnodes > 1:
-        m["node_rank"] = first.get("node_rank", opts.node_rank)
-    for key in ("torch", "nccl_version"):
-        if key in first:
-            m[key] = first[key]
-    if att.launch.leftovers:
-        m["leftover_processes_killed"] = att.launch.leftovers
-    return m
+    return run_facts(m, att, opts.nnodes, opts.node_rank, ("torch", "nccl_version"))
 
 
 def run_collectives(
@@ -267,17 +261,9 @@ def plots(result: TestResult) -> Sequence[Plot]:
 
 
 def _run(inputs: RunInputs) -> TestResult:
-    options = inputs.options
-    nccl_rules = inputs.knowledge.nccl if inputs.knowledge is not None else None
-    chosen = choose_ranks(NAME, options, inputs.target, inputs.progress, nccl_rules)
-    if isinstance(chosen, TestResult):
-        return chosen
-    opts = CollectivesOptions(
-        nproc=chosen.nproc, backend=chosen.backend, sizes=power_of_two_sizes(*options.size_range()),
-        nnodes=options.nnodes, node_rank=options.node_rank, rdzv_endpoint=options.rdzv_endpoint,
-        rdzv_id=options.rdzv_id, iters=options.iters, timeout=inputs.timeout, scratch=options.scratch,
-        nccl_rules=nccl_rules,
-    )
+    opts = ranked_options(NAME, inputs, CollectivesOptions)
+    if isinstance(opts, TestResult):
+        return opts
     return run_collectives(inputs.target, opts, snapshot=inputs.snapshot, progress=inputs.progress)
 
 

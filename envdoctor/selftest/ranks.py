@@ -25,6 +25,7 @@ from envdoctor.selftest.result import WORKERS, TestResult, read_json
 from envdoctor.snapshot import Snapshot
 
 if TYPE_CHECKING:
+    from envdoctor.selftest.kind import RunInputs
     from envdoctor.selftest.runner import SelftestOptions
 
 ISOLATION_VARS = ("NCCL_P2P_DISABLE", "NCCL_SHM_DISABLE", "NCCL_IB_DISABLE")
@@ -288,3 +289,36 @@ def record_expectation(metrics: Dict[str, Any], exp: Expectation) -> None:
 def size_label(n: int) -> str:
     """1024 -> '1 KiB', 1536 -> '1.5 KiB', 100 -> '100 B' (the one byte formatter)."""
     return format_bytes(n)
+
+
+def ranked_options(name: str, inputs: RunInputs, make: Callable[..., Any]) -> Any:
+    """A multi-rank test's options (`make`: its options class) from the CLI's, with the ranks chosen and the
+    Knowledge's NCCL signatures; or the TestResult that ends the test before any launch (no torch, an endpoint
+    that does not resolve)."""
+    from envdoctor.selftest.bandwidth import power_of_two_sizes
+
+    options = inputs.options
+    nccl_rules = inputs.knowledge.nccl if inputs.knowledge is not None else None
+    chosen = choose_ranks(name, options, inputs.target, inputs.progress, nccl_rules)
+    if isinstance(chosen, TestResult):
+        return chosen
+    return make(
+        nproc=chosen.nproc, backend=chosen.backend, sizes=power_of_two_sizes(*options.size_range()),
+        nnodes=options.nnodes, node_rank=options.node_rank, rdzv_endpoint=options.rdzv_endpoint,
+        rdzv_id=options.rdzv_id, iters=options.iters, timeout=inputs.timeout, scratch=options.scratch,
+        nccl_rules=nccl_rules,
+    )
+
+
+def run_facts(metrics: Dict[str, Any], att: Attempt, nnodes: int, node_rank: int, keys: Sequence[str]) -> Dict[str, Any]:
+    """What every multi-rank result records beside its figures: this node's rank, what rank 0 reported under
+    `keys` (torch, NCCL version...), and the processes the launcher had to kill."""
+    first = att.first
+    if nnodes > 1:
+        metrics["node_rank"] = first.get("node_rank", node_rank)
+    for key in keys:
+        if key in first:
+            metrics[key] = first[key]
+    if att.launch.leftovers:
+        metrics["leftover_processes_killed"] = att.launch.leftovers
+    return metrics

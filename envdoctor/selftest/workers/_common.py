@@ -116,6 +116,25 @@ def median(values):
     return s[n // 2] if n % 2 else 0.5 * (s[n // 2 - 1] + s[n // 2])
 
 
+def join_group(torch, dist, args, rank, result):
+    """A multi-rank worker joins the process group (args.backend, args.pg_timeout): `result` gets torch's and
+    NCCL's versions and where this rank runs, and the rank says that every rank joined. Returns `rank`."""
+    import datetime
+
+    result["torch"] = torch.__version__
+    if args.backend == "nccl":
+        try:
+            v = torch.cuda.nccl.version()
+            result["nccl_version"] = ".".join(str(x) for x in v) if isinstance(v, tuple) else str(v)
+        except Exception:
+            pass
+    result.update(local_rank=rank.local_rank, world_size=rank.world, device=str(rank.device),
+                  node_rank=int(os.environ.get("GROUP_RANK", "0")))
+    dist.init_process_group(args.backend, timeout=datetime.timedelta(seconds=args.pg_timeout))
+    rank.progress("%d ranks joined (%s)" % (rank.world, args.backend))
+    return rank
+
+
 def worker_main(add_arguments, body, argv=None, result=None, on_error=None):
     """The scaffold of a single-process worker's main(), whose exit code it returns: the arguments (`--out FILE`,
     `--progress FILE`, and what `add_arguments(parser)` adds), the parent watch, torch imported and its version

@@ -7,14 +7,13 @@ Every rank writes OUT/rank<R>.json; metrics are reduced (max time over ranks), s
 Target interpreter, Python 3.8+; imports torch, never envdoctor.
 """
 import argparse
-import datetime
 import os
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _common import Fault, Progress, error_text, exit_now, rel_diff, sync, watch_parent, write_json
+from _common import Fault, Progress, error_text, exit_now, join_group, rel_diff, sync, watch_parent, write_json
 
 GB = 1e9
 
@@ -175,18 +174,7 @@ def main(argv=None):
         import torch
         import torch.distributed as dist
 
-        result["torch"] = torch.__version__
-        if args.backend == "nccl":
-            try:
-                v = torch.cuda.nccl.version()
-                result["nccl_version"] = ".".join(str(x) for x in v) if isinstance(v, tuple) else str(v)
-            except Exception:
-                pass
-        r = Rank(torch, dist, args)
-        result.update(local_rank=r.local_rank, world_size=r.world, device=str(r.device),
-                      node_rank=int(os.environ.get("GROUP_RANK", "0")))
-        dist.init_process_group(args.backend, timeout=datetime.timedelta(seconds=args.pg_timeout))
-        r.progress("%d ranks joined (%s)" % (r.world, args.backend))
+        r = join_group(torch, dist, args, Rank(torch, dist, args), result)
         sizes = [int(s) for s in args.sizes.split(",") if s]
         errors = result["errors"]
         errors.extend(r.check_ops())
