@@ -51,8 +51,12 @@ def knowledge_from(rules_dir: Path, index: WheelIndex) -> Knowledge:
     read; InputError (exit 2) naming the file and the entry of every problem."""
     book = load_rulebook(rules_dir)
     return Knowledge(rules=book, index=index, nccl=nccl_rules_for(rules_dir, book.tables),
-                     checks=load_checks(checks_dir(rules_dir), tuple(READERS), DRIFT_CHECKS + FLEET_CHECKS),
-                     fleet=load_thresholds(rules_dir / THRESHOLDS_FILE))
+                     checks=checks_for(rules_dir), fleet=load_thresholds(rules_dir / THRESHOLDS_FILE))
+
+
+def checks_for(rules_dir: Path) -> Checks:
+    """The drift and fleet checks of a rules database (its `checks/`, else the bundled ones)."""
+    return load_checks(checks_dir(rules_dir), tuple(READERS), DRIFT_CHECKS + FLEET_CHECKS)
 
 
 def load_knowledge(rules_dir: Path, index_path: Path) -> Knowledge:
@@ -79,8 +83,8 @@ def catalog_for(rules_dir: Path) -> List[Entry]:
     bundled ones) and its drift and fleet checks."""
     from envdoctor.catalog import catalog
 
-    return catalog(load_rulebook(rules_dir), nccl_rules_for(rules_dir),
-                   load_checks(checks_dir(rules_dir), tuple(READERS), DRIFT_CHECKS + FLEET_CHECKS))
+    book = load_rulebook(rules_dir)
+    return catalog(book, nccl_rules_for(rules_dir, book.tables), checks_for(rules_dir))
 
 
 def bundled_catalog() -> List[Entry]:
