@@ -39,7 +39,7 @@ def test_every_index_line_has_exactly_the_documented_keys_with_valid_values():
         assert set(case["source"]) == {"url", "title"}
         assert case["source"]["url"].startswith("https://github.com/"), case["id"]
         assert case["source"]["title"].strip(), case["id"]
-        date.fromisoformat(case["date"])
+        assert case["date"] is None or date.fromisoformat(case["date"]), case["id"]
         assert case["kinds"] and set(case["kinds"]) <= set(corpus.KINDS), case["id"]
         assert len(set(case["kinds"])) == len(case["kinds"]), case["id"]
         assert case["settled"] in corpus.SETTLED, case["id"]
