@@ -210,5 +210,5 @@ def test_unknown_case_id_exits_2(capsys):
 @pytest.mark.parametrize("case", [c for c in CASES if c["negative_control"]], ids=lambda c: c["id"])
 def test_controls_name_a_non_environment_mechanism(case):
     assert case["mechanism"] in {"gpu_oom_batch_size", "user_code_error", "data_label_out_of_range",
-                                 "environment_healthy", "user_setup_error", "not_environment",
+                                 "environment_healthy", "user_setup_error", "not_environment", "engine_config_exceeds_memory",
                                  "model_config_error"}
