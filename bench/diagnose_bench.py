@@ -102,11 +102,24 @@ def cli_run(text: str, path: Path) -> Dict[str, Any]:
     return json.loads(proc.stdout)
 
 
+def _answers(runner: Callable[[str, Path], Dict[str, Any]]) -> bool:
+    """Whether the use case can be called the way this bench calls it: one probe on a text with nothing in it.
+    A signature or result this bench cannot read (TypeError, AttributeError, ValueError) sends it to the CLI."""
+    with tempfile.TemporaryDirectory() as tmp:
+        probe = Path(tmp) / "probe.txt"
+        probe.write_text("nothing to see here\n", encoding="utf-8")
+        try:
+            doc = runner(probe.read_text(encoding="utf-8"), probe)
+        except (TypeError, AttributeError, ValueError):
+            return False
+    return isinstance(doc, dict) and isinstance(doc.get("findings", []), list)
+
+
 def pick_runner(force_cli: bool = False) -> Callable[[str, Path], Dict[str, Any]]:
     """The in-process runner, else the CLI; raises DiagnoseMissing when neither exists."""
     if not force_cli:
         runner = in_process_runner()
-        if runner is not None:
+        if runner is not None and _answers(runner):
             return runner
     if cli_available():
         return cli_run

@@ -203,6 +203,16 @@ def test_bench_writes_dev_rows_only(monkeypatch, tmp_path):
     assert doc["summary"]["validation"]["total"]["cases"] == len(CASES) - len(dev)
 
 
+def test_an_unreadable_use_case_falls_back_to_the_cli(monkeypatch):
+    def wrong_signature(text, path):
+        raise TypeError("diagnose_text() missing 1 required positional argument")
+    monkeypatch.setattr(bench, "in_process_runner", lambda: wrong_signature)
+    monkeypatch.setattr(bench, "cli_available", lambda: True)
+    assert bench.pick_runner() is bench.cli_run
+    monkeypatch.setattr(bench, "in_process_runner", lambda: (lambda text, path: _doc()))
+    assert bench.pick_runner() is not bench.cli_run
+
+
 def test_unknown_case_id_exits_2(capsys):
     assert bench.main(["no-such-case"]) == 2
 
