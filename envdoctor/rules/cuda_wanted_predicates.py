@@ -81,9 +81,9 @@ def _torch_is_cpu_build(s: Snapshot) -> bool:
 @predicate("said", "who", reads=("runtime_errors",))
 def cuda_said_driver_too_old(ctx: Context) -> Result:
     """CUDA's own error says the NVIDIA driver is older than the CUDA runtime needs (cudaErrorInsufficientDriver,
-    35, or torch's 'driver on your system is too old'). That is the runtime's comparison of the two versions, so
-    it decides without the driver's number, and is read only when that number is not known; quiet when the machine is known to have no NVIDIA GPU or no driver
-    (the same error then means there is nothing to run on)."""
+    35, or torch's 'driver on your system is too old'). That is the runtime's comparison of the two versions, so it
+    decides without the driver's number, and is read only when that number is not known; quiet when the machine is
+    known to have no NVIDIA GPU or no driver (the same error then means there is nothing to run on)."""
     s = ctx.snapshot
     if gpus_known_empty(s) or is_unavailable(s.driver):
         return None
