@@ -374,6 +374,9 @@ class PythonEnv(Model):
     free_threaded: Field[bool] = fact(NOT_RECORDED,
         doc="a free-threaded build (sysconfig Py_GIL_DISABLED, 'cp313t'): few wheels exist for it")
     pointer_bits: Field[int] = fact(NOT_RECORDED, doc="64, or 32 for a 32-bit interpreter (no torch wheels)")
+    build_errors: Field[Dict[str, str]] = fact(NOT_RECORDED,
+        doc="distribution name -> the error its source build printed (a report's build log, a failed install); no probe "
+            "re-runs a build, so a snapshot of a machine records none")
     # what envdoctor's fix journal says was interrupted here
     interrupted_fix: Field[str] = fact(NOT_RECORDED,
         doc="an envdoctor fix or undo that was killed in this environment and may have left it half-changed (its journal); "

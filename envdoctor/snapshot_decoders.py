@@ -63,7 +63,7 @@ _c8 = frozenset(['gen', 'max_gen', 'width', 'max_width'])
 _c9 = frozenset(['links_active', 'version'])
 _c10 = frozenset(['index', 'name', 'compute_capability', 'uuid', 'pci_bus_id', 'memory_bytes', 'numa_node', 'cpu_affinity', 'pcie', 'nvlink', 'mig_enabled', 'persistence_mode', 'ecc_uncorrected', 'retired_pages_pending'])
 _c11 = frozenset(['conda', 'other', 'system', 'uv', 'venv'])
-_c12 = frozenset(['version', 'implementation', 'executable', 'env_kind', 'externally_managed', 'packages', 'python_headers', 'free_threaded', 'pointer_bits', 'interrupted_fix'])
+_c12 = frozenset(['version', 'implementation', 'executable', 'env_kind', 'externally_managed', 'packages', 'python_headers', 'free_threaded', 'pointer_bits', 'build_errors', 'interrupted_fix'])
 _c13 = {bool}
 _c14 = {str, _NONE}
 _c15 = frozenset(['cwd', 'editable', 'other', 'pythonpath', 'site-packages', 'user-site'])
@@ -909,24 +909,48 @@ def _dec_PythonEnv(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Python
         f8 = v
     else:
         raise _Refused(pre + 'pointer_bits')
-    v = g('interrupted_fix')
-    if isinstance(v, str):
-        f9 = v
+    v = g('build_errors')
+    if isinstance(v, dict):
+        if set(map(type, v.values())) <= _c4:
+            f9 = dict(v)
+        else:
+            m15 = {}
+            for k13, x14 in v.items():
+                if isinstance(x14, str):
+                    x14 = x14
+                elif x14 is None:
+                    raise _Refused(pre + 'build_errors' + '.' + k13)
+                else:
+                    raise _Refused(pre + 'build_errors' + '.' + k13)
+                m15[k13] = x14
+            f9 = m15
     elif v is None:
-        if 'interrupted_fix' in d:
-            w = ab.get(pre + 'interrupted_fix') if ab else None
+        if 'build_errors' in d:
+            w = ab.get(pre + 'build_errors') if ab else None
             f9 = _NOT_REPORTED if w is None else _marker(w)
         else:
             miss += 1
-            f9 = _null(ab, pre + 'interrupted_fix', _s.NOT_RECORDED) if ab else _s.NOT_RECORDED
+            f9 = _null(ab, pre + 'build_errors', _s.NOT_RECORDED) if ab else _s.NOT_RECORDED
+    else:
+        raise _Refused(pre + 'build_errors')
+    v = g('interrupted_fix')
+    if isinstance(v, str):
+        f10 = v
+    elif v is None:
+        if 'interrupted_fix' in d:
+            w = ab.get(pre + 'interrupted_fix') if ab else None
+            f10 = _NOT_REPORTED if w is None else _marker(w)
+        else:
+            miss += 1
+            f10 = _null(ab, pre + 'interrupted_fix', _s.NOT_RECORDED) if ab else _s.NOT_RECORDED
     else:
         raise _Refused(pre + 'interrupted_fix')
-    if len(d) + miss != 10:
+    if len(d) + miss != 11:
         ex = {k: w for k, w in d.items() if k not in _c12}
     else:
         ex = {}
     o = _new(_s.PythonEnv)
-    o.__dict__ = {'extra': ex, 'version': f0, 'implementation': f1, 'executable': f2, 'env_kind': f3, 'externally_managed': f4, 'packages': f5, 'python_headers': f6, 'free_threaded': f7, 'pointer_bits': f8, 'interrupted_fix': f9}
+    o.__dict__ = {'extra': ex, 'version': f0, 'implementation': f1, 'executable': f2, 'env_kind': f3, 'externally_managed': f4, 'packages': f5, 'python_headers': f6, 'free_threaded': f7, 'pointer_bits': f8, 'build_errors': f9, 'interrupted_fix': f10}
     return o
 
 
@@ -974,16 +998,16 @@ def _dec_TorchOrigin(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Torc
         if set(map(type, v)) <= _c4:
             f3 = v[:]
         else:
-            l25 = []
-            for i23, x24 in enumerate(v):
-                if isinstance(x24, str):
-                    x24 = x24
-                elif x24 is None:
-                    raise _Refused(pre + 'site_packages' + '.' + str(i23))
+            l28 = []
+            for i26, x27 in enumerate(v):
+                if isinstance(x27, str):
+                    x27 = x27
+                elif x27 is None:
+                    raise _Refused(pre + 'site_packages' + '.' + str(i26))
                 else:
-                    raise _Refused(pre + 'site_packages' + '.' + str(i23))
-                l25.append(x24)
-            f3 = l25
+                    raise _Refused(pre + 'site_packages' + '.' + str(i26))
+                l28.append(x27)
+            f3 = l28
     elif v is None:
         if 'site_packages' in d:
             w = ab.get(pre + 'site_packages') if ab else None
@@ -1130,16 +1154,16 @@ def _dec_Companion(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Compan
         if set(map(type, v)) <= _c4:
             f5 = v[:]
         else:
-            l31 = []
-            for i29, x30 in enumerate(v):
-                if isinstance(x30, str):
-                    x30 = x30
-                elif x30 is None:
-                    raise _Refused(pre + 'warnings' + '.' + str(i29))
+            l34 = []
+            for i32, x33 in enumerate(v):
+                if isinstance(x33, str):
+                    x33 = x33
+                elif x33 is None:
+                    raise _Refused(pre + 'warnings' + '.' + str(i32))
                 else:
-                    raise _Refused(pre + 'warnings' + '.' + str(i29))
-                l31.append(x30)
-            f5 = l31
+                    raise _Refused(pre + 'warnings' + '.' + str(i32))
+                l34.append(x33)
+            f5 = l34
     elif v is None:
         if 'warnings' in d:
             w = ab.get(pre + 'warnings') if ab else None
@@ -1342,16 +1366,16 @@ def _dec_Torch(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Torch:
         if set(map(type, v)) <= _c4:
             f7 = v[:]
         else:
-            l15 = []
-            for i13, x14 in enumerate(v):
-                if isinstance(x14, str):
-                    x14 = x14
-                elif x14 is None:
-                    raise _Refused(pre + 'arch_list' + '.' + str(i13))
+            l18 = []
+            for i16, x17 in enumerate(v):
+                if isinstance(x17, str):
+                    x17 = x17
+                elif x17 is None:
+                    raise _Refused(pre + 'arch_list' + '.' + str(i16))
                 else:
-                    raise _Refused(pre + 'arch_list' + '.' + str(i13))
-                l15.append(x14)
-            f7 = l15
+                    raise _Refused(pre + 'arch_list' + '.' + str(i16))
+                l18.append(x17)
+            f7 = l18
     elif v is None:
         if 'arch_list' in d:
             w = ab.get(pre + 'arch_list') if ab else None
@@ -1392,16 +1416,16 @@ def _dec_Torch(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Torch:
         if set(map(type, v.values())) <= _c13:
             f10 = dict(v)
         else:
-            m18 = {}
-            for k16, x17 in v.items():
-                if (x17 is True or x17 is False):
-                    x17 = x17
-                elif x17 is None:
-                    raise _Refused(pre + 'distributed_backends' + '.' + k16)
+            m21 = {}
+            for k19, x20 in v.items():
+                if (x20 is True or x20 is False):
+                    x20 = x20
+                elif x20 is None:
+                    raise _Refused(pre + 'distributed_backends' + '.' + k19)
                 else:
-                    raise _Refused(pre + 'distributed_backends' + '.' + k16)
-                m18[k16] = x17
-            f10 = m18
+                    raise _Refused(pre + 'distributed_backends' + '.' + k19)
+                m21[k19] = x20
+            f10 = m21
     elif v is None:
         if 'distributed_backends' in d:
             w = ab.get(pre + 'distributed_backends') if ab else None
@@ -1416,21 +1440,21 @@ def _dec_Torch(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Torch:
         if set(map(type, v.values())) <= _c14:
             f11 = dict(v)
             if ab and None in v.values():
-                for k19, w in v.items():
+                for k22, w in v.items():
                     if w is None:
-                        f11[k19] = _null(ab, pre + 'loaded_libraries' + '.' + k19, None)
+                        f11[k22] = _null(ab, pre + 'loaded_libraries' + '.' + k22, None)
         else:
-            m22 = {}
-            for k20, x21 in v.items():
-                if isinstance(x21, str):
-                    x21 = x21
-                elif x21 is None:
-                    w = ab.get(pre + 'loaded_libraries' + '.' + k20) if ab else None
-                    x21 = None if w is None else _marker(w)
+            m25 = {}
+            for k23, x24 in v.items():
+                if isinstance(x24, str):
+                    x24 = x24
+                elif x24 is None:
+                    w = ab.get(pre + 'loaded_libraries' + '.' + k23) if ab else None
+                    x24 = None if w is None else _marker(w)
                 else:
-                    raise _Refused(pre + 'loaded_libraries' + '.' + k20)
-                m22[k20] = x21
-            f11 = m22
+                    raise _Refused(pre + 'loaded_libraries' + '.' + k23)
+                m25[k23] = x24
+            f11 = m25
     elif v is None:
         if 'loaded_libraries' in d:
             w = ab.get(pre + 'loaded_libraries') if ab else None
@@ -1514,16 +1538,16 @@ def _dec_Torch(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Torch:
         raise _Refused(pre + 'numpy')
     v = g('companions')
     if isinstance(v, dict):
-        m28 = {}
-        for k26, x27 in v.items():
-            if isinstance(x27, dict):
-                x27 = _dec_Companion(x27, ab, pre + 'companions' + '.' + k26 + '.')
-            elif x27 is None:
-                raise _Refused(pre + 'companions' + '.' + k26)
+        m31 = {}
+        for k29, x30 in v.items():
+            if isinstance(x30, dict):
+                x30 = _dec_Companion(x30, ab, pre + 'companions' + '.' + k29 + '.')
+            elif x30 is None:
+                raise _Refused(pre + 'companions' + '.' + k29)
             else:
-                raise _Refused(pre + 'companions' + '.' + k26)
-            m28[k26] = x27
-        f18 = m28
+                raise _Refused(pre + 'companions' + '.' + k29)
+            m31[k29] = x30
+        f18 = m31
     elif v is None:
         if 'companions' in d:
             w = ab.get(pre + 'companions') if ab else None
@@ -1535,16 +1559,16 @@ def _dec_Torch(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Torch:
         raise _Refused(pre + 'companions')
     v = g('nvidia_wheels')
     if isinstance(v, dict):
-        m34 = {}
-        for k32, x33 in v.items():
-            if isinstance(x33, dict):
-                x33 = _dec_NvidiaWheel(x33, ab, pre + 'nvidia_wheels' + '.' + k32 + '.')
-            elif x33 is None:
-                raise _Refused(pre + 'nvidia_wheels' + '.' + k32)
+        m37 = {}
+        for k35, x36 in v.items():
+            if isinstance(x36, dict):
+                x36 = _dec_NvidiaWheel(x36, ab, pre + 'nvidia_wheels' + '.' + k35 + '.')
+            elif x36 is None:
+                raise _Refused(pre + 'nvidia_wheels' + '.' + k35)
             else:
-                raise _Refused(pre + 'nvidia_wheels' + '.' + k32)
-            m34[k32] = x33
-        f19 = m34
+                raise _Refused(pre + 'nvidia_wheels' + '.' + k35)
+            m37[k35] = x36
+        f19 = m37
     elif v is None:
         if 'nvidia_wheels' in d:
             w = ab.get(pre + 'nvidia_wheels') if ab else None
@@ -1556,16 +1580,16 @@ def _dec_Torch(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Torch:
         raise _Refused(pre + 'nvidia_wheels')
     v = g('mapped_cuda_libraries')
     if isinstance(v, list):
-        l37 = []
-        for i35, x36 in enumerate(v):
-            if isinstance(x36, dict):
-                x36 = _dec_MappedLibrary(x36, ab, pre + 'mapped_cuda_libraries' + '.' + str(i35) + '.')
-            elif x36 is None:
-                raise _Refused(pre + 'mapped_cuda_libraries' + '.' + str(i35))
+        l40 = []
+        for i38, x39 in enumerate(v):
+            if isinstance(x39, dict):
+                x39 = _dec_MappedLibrary(x39, ab, pre + 'mapped_cuda_libraries' + '.' + str(i38) + '.')
+            elif x39 is None:
+                raise _Refused(pre + 'mapped_cuda_libraries' + '.' + str(i38))
             else:
-                raise _Refused(pre + 'mapped_cuda_libraries' + '.' + str(i35))
-            l37.append(x36)
-        f20 = l37
+                raise _Refused(pre + 'mapped_cuda_libraries' + '.' + str(i38))
+            l40.append(x39)
+        f20 = l40
     elif v is None:
         if 'mapped_cuda_libraries' in d:
             w = ab.get(pre + 'mapped_cuda_libraries') if ab else None
@@ -1580,16 +1604,16 @@ def _dec_Torch(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Torch:
         if set(map(type, v)) <= _c4:
             f21 = v[:]
         else:
-            l40 = []
-            for i38, x39 in enumerate(v):
-                if isinstance(x39, str):
-                    x39 = x39
-                elif x39 is None:
-                    raise _Refused(pre + 'missing_files' + '.' + str(i38))
+            l43 = []
+            for i41, x42 in enumerate(v):
+                if isinstance(x42, str):
+                    x42 = x42
+                elif x42 is None:
+                    raise _Refused(pre + 'missing_files' + '.' + str(i41))
                 else:
-                    raise _Refused(pre + 'missing_files' + '.' + str(i38))
-                l40.append(x39)
-            f21 = l40
+                    raise _Refused(pre + 'missing_files' + '.' + str(i41))
+                l43.append(x42)
+            f21 = l43
     elif v is None:
         if 'missing_files' in d:
             w = ab.get(pre + 'missing_files') if ab else None
@@ -1671,28 +1695,28 @@ def _dec_Topology(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Topolog
     miss = 0
     v = g('links')
     if isinstance(v, list):
-        l46 = []
-        for i44, x45 in enumerate(v):
-            if isinstance(x45, list):
-                if set(map(type, x45)) <= _c4:
-                    x45 = x45[:]
+        l49 = []
+        for i47, x48 in enumerate(v):
+            if isinstance(x48, list):
+                if set(map(type, x48)) <= _c4:
+                    x48 = x48[:]
                 else:
-                    l49 = []
-                    for i47, x48 in enumerate(x45):
-                        if isinstance(x48, str):
-                            x48 = x48
-                        elif x48 is None:
-                            raise _Refused(pre + 'links' + '.' + str(i44) + '.' + str(i47))
+                    l52 = []
+                    for i50, x51 in enumerate(x48):
+                        if isinstance(x51, str):
+                            x51 = x51
+                        elif x51 is None:
+                            raise _Refused(pre + 'links' + '.' + str(i47) + '.' + str(i50))
                         else:
-                            raise _Refused(pre + 'links' + '.' + str(i44) + '.' + str(i47))
-                        l49.append(x48)
-                    x45 = l49
-            elif x45 is None:
-                raise _Refused(pre + 'links' + '.' + str(i44))
+                            raise _Refused(pre + 'links' + '.' + str(i47) + '.' + str(i50))
+                        l52.append(x51)
+                    x48 = l52
+            elif x48 is None:
+                raise _Refused(pre + 'links' + '.' + str(i47))
             else:
-                raise _Refused(pre + 'links' + '.' + str(i44))
-            l46.append(x45)
-        f0 = l46
+                raise _Refused(pre + 'links' + '.' + str(i47))
+            l49.append(x48)
+        f0 = l49
     elif v is None:
         if 'links' in d:
             raise _Refused(pre + 'links')
@@ -1703,33 +1727,33 @@ def _dec_Topology(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Topolog
         raise _Refused(pre + 'links')
     v = g('p2p')
     if isinstance(v, list):
-        l52 = []
-        for i50, x51 in enumerate(v):
-            if isinstance(x51, list):
-                if set(map(type, x51)) <= _c24:
-                    x51 = x51[:]
-                    if ab and None in x51:
-                        for k53, w in enumerate(x51):
+        l55 = []
+        for i53, x54 in enumerate(v):
+            if isinstance(x54, list):
+                if set(map(type, x54)) <= _c24:
+                    x54 = x54[:]
+                    if ab and None in x54:
+                        for k56, w in enumerate(x54):
                             if w is None:
-                                x51[k53] = _null(ab, pre + 'p2p' + '.' + str(i50) + '.' + str(k53), None)
+                                x54[k56] = _null(ab, pre + 'p2p' + '.' + str(i53) + '.' + str(k56), None)
                 else:
-                    l56 = []
-                    for i54, x55 in enumerate(x51):
-                        if (x55 is True or x55 is False):
-                            x55 = x55
-                        elif x55 is None:
-                            w = ab.get(pre + 'p2p' + '.' + str(i50) + '.' + str(i54)) if ab else None
-                            x55 = None if w is None else _marker(w)
+                    l59 = []
+                    for i57, x58 in enumerate(x54):
+                        if (x58 is True or x58 is False):
+                            x58 = x58
+                        elif x58 is None:
+                            w = ab.get(pre + 'p2p' + '.' + str(i53) + '.' + str(i57)) if ab else None
+                            x58 = None if w is None else _marker(w)
                         else:
-                            raise _Refused(pre + 'p2p' + '.' + str(i50) + '.' + str(i54))
-                        l56.append(x55)
-                    x51 = l56
-            elif x51 is None:
-                raise _Refused(pre + 'p2p' + '.' + str(i50))
+                            raise _Refused(pre + 'p2p' + '.' + str(i53) + '.' + str(i57))
+                        l59.append(x58)
+                    x54 = l59
+            elif x54 is None:
+                raise _Refused(pre + 'p2p' + '.' + str(i53))
             else:
-                raise _Refused(pre + 'p2p' + '.' + str(i50))
-            l52.append(x51)
-        f1 = l52
+                raise _Refused(pre + 'p2p' + '.' + str(i53))
+            l55.append(x54)
+        f1 = l55
     elif v is None:
         if 'p2p' in d:
             w = ab.get(pre + 'p2p') if ab else None
@@ -1837,16 +1861,16 @@ def _dec_Libraries(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Librar
     miss = 0
     v = g('cudnn')
     if isinstance(v, list):
-        l59 = []
-        for i57, x58 in enumerate(v):
-            if isinstance(x58, dict):
-                x58 = _dec_LibCopy(x58, ab, pre + 'cudnn' + '.' + str(i57) + '.')
-            elif x58 is None:
-                raise _Refused(pre + 'cudnn' + '.' + str(i57))
+        l62 = []
+        for i60, x61 in enumerate(v):
+            if isinstance(x61, dict):
+                x61 = _dec_LibCopy(x61, ab, pre + 'cudnn' + '.' + str(i60) + '.')
+            elif x61 is None:
+                raise _Refused(pre + 'cudnn' + '.' + str(i60))
             else:
-                raise _Refused(pre + 'cudnn' + '.' + str(i57))
-            l59.append(x58)
-        f0 = l59
+                raise _Refused(pre + 'cudnn' + '.' + str(i60))
+            l62.append(x61)
+        f0 = l62
     elif v is None:
         if 'cudnn' in d:
             w = ab.get(pre + 'cudnn') if ab else None
@@ -1858,16 +1882,16 @@ def _dec_Libraries(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Librar
         raise _Refused(pre + 'cudnn')
     v = g('nccl')
     if isinstance(v, list):
-        l62 = []
-        for i60, x61 in enumerate(v):
-            if isinstance(x61, dict):
-                x61 = _dec_LibCopy(x61, ab, pre + 'nccl' + '.' + str(i60) + '.')
-            elif x61 is None:
-                raise _Refused(pre + 'nccl' + '.' + str(i60))
+        l65 = []
+        for i63, x64 in enumerate(v):
+            if isinstance(x64, dict):
+                x64 = _dec_LibCopy(x64, ab, pre + 'nccl' + '.' + str(i63) + '.')
+            elif x64 is None:
+                raise _Refused(pre + 'nccl' + '.' + str(i63))
             else:
-                raise _Refused(pre + 'nccl' + '.' + str(i60))
-            l62.append(x61)
-        f1 = l62
+                raise _Refused(pre + 'nccl' + '.' + str(i63))
+            l65.append(x64)
+        f1 = l65
     elif v is None:
         if 'nccl' in d:
             w = ab.get(pre + 'nccl') if ab else None
@@ -1879,16 +1903,16 @@ def _dec_Libraries(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Librar
         raise _Refused(pre + 'nccl')
     v = g('cudart')
     if isinstance(v, list):
-        l65 = []
-        for i63, x64 in enumerate(v):
-            if isinstance(x64, dict):
-                x64 = _dec_LibCopy(x64, ab, pre + 'cudart' + '.' + str(i63) + '.')
-            elif x64 is None:
-                raise _Refused(pre + 'cudart' + '.' + str(i63))
+        l68 = []
+        for i66, x67 in enumerate(v):
+            if isinstance(x67, dict):
+                x67 = _dec_LibCopy(x67, ab, pre + 'cudart' + '.' + str(i66) + '.')
+            elif x67 is None:
+                raise _Refused(pre + 'cudart' + '.' + str(i66))
             else:
-                raise _Refused(pre + 'cudart' + '.' + str(i63))
-            l65.append(x64)
-        f2 = l65
+                raise _Refused(pre + 'cudart' + '.' + str(i66))
+            l68.append(x67)
+        f2 = l68
     elif v is None:
         if 'cudart' in d:
             w = ab.get(pre + 'cudart') if ab else None
@@ -1900,16 +1924,16 @@ def _dec_Libraries(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Librar
         raise _Refused(pre + 'cudart')
     v = g('cublas')
     if isinstance(v, list):
-        l68 = []
-        for i66, x67 in enumerate(v):
-            if isinstance(x67, dict):
-                x67 = _dec_LibCopy(x67, ab, pre + 'cublas' + '.' + str(i66) + '.')
-            elif x67 is None:
-                raise _Refused(pre + 'cublas' + '.' + str(i66))
+        l71 = []
+        for i69, x70 in enumerate(v):
+            if isinstance(x70, dict):
+                x70 = _dec_LibCopy(x70, ab, pre + 'cublas' + '.' + str(i69) + '.')
+            elif x70 is None:
+                raise _Refused(pre + 'cublas' + '.' + str(i69))
             else:
-                raise _Refused(pre + 'cublas' + '.' + str(i66))
-            l68.append(x67)
-        f3 = l68
+                raise _Refused(pre + 'cublas' + '.' + str(i69))
+            l71.append(x70)
+        f3 = l71
     elif v is None:
         if 'cublas' in d:
             w = ab.get(pre + 'cublas') if ab else None
@@ -1969,11 +1993,11 @@ def _dec_DeepSpeed(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.DeepSp
         raise _Refused(pre + 'error')
     v = g('torch_info')
     if isinstance(v, dict):
-        m71 = {}
-        for k69, x70 in v.items():
-            x70 = x70 if x70 is not None else _null(ab, pre + 'torch_info' + '.' + k69, _NOT_REPORTED)
-            m71[k69] = x70
-        f3 = m71
+        m74 = {}
+        for k72, x73 in v.items():
+            x73 = x73 if x73 is not None else _null(ab, pre + 'torch_info' + '.' + k72, _NOT_REPORTED)
+            m74[k72] = x73
+        f3 = m74
     elif v is None:
         if 'torch_info' in d:
             w = ab.get(pre + 'torch_info') if ab else None
@@ -2060,16 +2084,16 @@ def _dec_Interface(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Interf
         if set(map(type, v)) <= _c4:
             f4 = v[:]
         else:
-            l80 = []
-            for i78, x79 in enumerate(v):
-                if isinstance(x79, str):
-                    x79 = x79
-                elif x79 is None:
-                    raise _Refused(pre + 'addresses' + '.' + str(i78))
+            l83 = []
+            for i81, x82 in enumerate(v):
+                if isinstance(x82, str):
+                    x82 = x82
+                elif x82 is None:
+                    raise _Refused(pre + 'addresses' + '.' + str(i81))
                 else:
-                    raise _Refused(pre + 'addresses' + '.' + str(i78))
-                l80.append(x79)
-            f4 = l80
+                    raise _Refused(pre + 'addresses' + '.' + str(i81))
+                l83.append(x82)
+            f4 = l83
     elif v is None:
         if 'addresses' in d:
             w = ab.get(pre + 'addresses') if ab else None
@@ -2140,16 +2164,16 @@ def _dec_Network(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Network:
     miss = 0
     v = g('interfaces')
     if isinstance(v, list):
-        l77 = []
-        for i75, x76 in enumerate(v):
-            if isinstance(x76, dict):
-                x76 = _dec_Interface(x76, ab, pre + 'interfaces' + '.' + str(i75) + '.')
-            elif x76 is None:
-                raise _Refused(pre + 'interfaces' + '.' + str(i75))
+        l80 = []
+        for i78, x79 in enumerate(v):
+            if isinstance(x79, dict):
+                x79 = _dec_Interface(x79, ab, pre + 'interfaces' + '.' + str(i78) + '.')
+            elif x79 is None:
+                raise _Refused(pre + 'interfaces' + '.' + str(i78))
             else:
-                raise _Refused(pre + 'interfaces' + '.' + str(i75))
-            l77.append(x76)
-        f0 = l77
+                raise _Refused(pre + 'interfaces' + '.' + str(i78))
+            l80.append(x79)
+        f0 = l80
     elif v is None:
         if 'interfaces' in d:
             w = ab.get(pre + 'interfaces') if ab else None
@@ -2161,16 +2185,16 @@ def _dec_Network(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Network:
         raise _Refused(pre + 'interfaces')
     v = g('rdma_devices')
     if isinstance(v, list):
-        l83 = []
-        for i81, x82 in enumerate(v):
-            if isinstance(x82, dict):
-                x82 = _dec_RdmaDevice(x82, ab, pre + 'rdma_devices' + '.' + str(i81) + '.')
-            elif x82 is None:
-                raise _Refused(pre + 'rdma_devices' + '.' + str(i81))
+        l86 = []
+        for i84, x85 in enumerate(v):
+            if isinstance(x85, dict):
+                x85 = _dec_RdmaDevice(x85, ab, pre + 'rdma_devices' + '.' + str(i84) + '.')
+            elif x85 is None:
+                raise _Refused(pre + 'rdma_devices' + '.' + str(i84))
             else:
-                raise _Refused(pre + 'rdma_devices' + '.' + str(i81))
-            l83.append(x82)
-        f1 = l83
+                raise _Refused(pre + 'rdma_devices' + '.' + str(i84))
+            l86.append(x85)
+        f1 = l86
     elif v is None:
         if 'rdma_devices' in d:
             w = ab.get(pre + 'rdma_devices') if ab else None
@@ -2279,16 +2303,16 @@ def _dec_Extension(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Extens
         if set(map(type, v)) <= _c4:
             f2 = v[:]
         else:
-            l89 = []
-            for i87, x88 in enumerate(v):
-                if isinstance(x88, str):
-                    x88 = x88
-                elif x88 is None:
-                    raise _Refused(pre + 'arch_list' + '.' + str(i87))
+            l92 = []
+            for i90, x91 in enumerate(v):
+                if isinstance(x91, str):
+                    x91 = x91
+                elif x91 is None:
+                    raise _Refused(pre + 'arch_list' + '.' + str(i90))
                 else:
-                    raise _Refused(pre + 'arch_list' + '.' + str(i87))
-                l89.append(x88)
-            f2 = l89
+                    raise _Refused(pre + 'arch_list' + '.' + str(i90))
+                l92.append(x91)
+            f2 = l92
     elif v is None:
         if 'arch_list' in d:
             w = ab.get(pre + 'arch_list') if ab else None
@@ -2572,16 +2596,16 @@ def _dec_Snapshot(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Snapsho
         raise _Refused(pre + 'torch')
     v = g('probes')
     if isinstance(v, list):
-        l43 = []
-        for i41, x42 in enumerate(v):
-            if isinstance(x42, dict):
-                x42 = _dec_ProbeRecord(x42, ab, pre + 'probes' + '.' + str(i41) + '.')
-            elif x42 is None:
-                raise _Refused(pre + 'probes' + '.' + str(i41))
+        l46 = []
+        for i44, x45 in enumerate(v):
+            if isinstance(x45, dict):
+                x45 = _dec_ProbeRecord(x45, ab, pre + 'probes' + '.' + str(i44) + '.')
+            elif x45 is None:
+                raise _Refused(pre + 'probes' + '.' + str(i44))
             else:
-                raise _Refused(pre + 'probes' + '.' + str(i41))
-            l43.append(x42)
-        f6 = l43
+                raise _Refused(pre + 'probes' + '.' + str(i44))
+            l46.append(x45)
+        f6 = l46
     elif v is None:
         if 'probes' in d:
             raise _Refused(pre + 'probes')
@@ -2642,16 +2666,16 @@ def _dec_Snapshot(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Snapsho
         if set(map(type, v.values())) <= _c4:
             f11 = dict(v)
         else:
-            m74 = {}
-            for k72, x73 in v.items():
-                if isinstance(x73, str):
-                    x73 = x73
-                elif x73 is None:
-                    raise _Refused(pre + 'env' + '.' + k72)
+            m77 = {}
+            for k75, x76 in v.items():
+                if isinstance(x76, str):
+                    x76 = x76
+                elif x76 is None:
+                    raise _Refused(pre + 'env' + '.' + k75)
                 else:
-                    raise _Refused(pre + 'env' + '.' + k72)
-                m74[k72] = x73
-            f11 = m74
+                    raise _Refused(pre + 'env' + '.' + k75)
+                m77[k75] = x76
+            f11 = m77
     elif v is None:
         if 'env' in d:
             w = ab.get(pre + 'env') if ab else None
@@ -2687,16 +2711,16 @@ def _dec_Snapshot(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Snapsho
         raise _Refused(pre + 'fabric_manager')
     v = g('extensions')
     if isinstance(v, list):
-        l86 = []
-        for i84, x85 in enumerate(v):
-            if isinstance(x85, dict):
-                x85 = _dec_Extension(x85, ab, pre + 'extensions' + '.' + str(i84) + '.')
-            elif x85 is None:
-                raise _Refused(pre + 'extensions' + '.' + str(i84))
+        l89 = []
+        for i87, x88 in enumerate(v):
+            if isinstance(x88, dict):
+                x88 = _dec_Extension(x88, ab, pre + 'extensions' + '.' + str(i87) + '.')
+            elif x88 is None:
+                raise _Refused(pre + 'extensions' + '.' + str(i87))
             else:
-                raise _Refused(pre + 'extensions' + '.' + str(i84))
-            l86.append(x85)
-        f14 = l86
+                raise _Refused(pre + 'extensions' + '.' + str(i87))
+            l89.append(x88)
+        f14 = l89
     elif v is None:
         if 'extensions' in d:
             w = ab.get(pre + 'extensions') if ab else None
@@ -2720,16 +2744,16 @@ def _dec_Snapshot(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Snapsho
         raise _Refused(pre + 'build_tools')
     v = g('requirement_conflicts')
     if isinstance(v, list):
-        l92 = []
-        for i90, x91 in enumerate(v):
-            if isinstance(x91, dict):
-                x91 = _dec_RequirementConflict(x91, ab, pre + 'requirement_conflicts' + '.' + str(i90) + '.')
-            elif x91 is None:
-                raise _Refused(pre + 'requirement_conflicts' + '.' + str(i90))
+        l95 = []
+        for i93, x94 in enumerate(v):
+            if isinstance(x94, dict):
+                x94 = _dec_RequirementConflict(x94, ab, pre + 'requirement_conflicts' + '.' + str(i93) + '.')
+            elif x94 is None:
+                raise _Refused(pre + 'requirement_conflicts' + '.' + str(i93))
             else:
-                raise _Refused(pre + 'requirement_conflicts' + '.' + str(i90))
-            l92.append(x91)
-        f16 = l92
+                raise _Refused(pre + 'requirement_conflicts' + '.' + str(i93))
+            l95.append(x94)
+        f16 = l95
     elif v is None:
         if 'requirement_conflicts' in d:
             w = ab.get(pre + 'requirement_conflicts') if ab else None

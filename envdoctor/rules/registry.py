@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 import envdoctor.rules.compile_predicates  # (registers torch.compile readiness predicates)
+import envdoctor.rules.cuda_wanted_predicates  # (what the software asked of CUDA, against the machine)
 import envdoctor.rules.ecosystem_predicates  # (registers the ecosystem rules' predicates)
 import envdoctor.rules.predicates
 import envdoctor.rules.runtime_predicates  # noqa: F401  (what torch, CUDA and DeepSpeed said)

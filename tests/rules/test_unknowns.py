@@ -81,9 +81,11 @@ def _with_unknown(snap: Snapshot, where: Tuple[Any, ...]) -> Snapshot:
 # "torch does not import" (ED109) replaces "torch does not import: libX is missing" (ED104) when the import
 # error's text becomes unknown.
 # The others: a rule that reasons from versions (ED513) or from less (ED105, ED303, ED306, ED507) speaks when
-# the observed failure that its specific rule reads (ED501, ED111, ED316, ED315) becomes unknown.
+# the observed failure that its specific rule reads (ED501, ED111, ED316, ED315) becomes unknown. CUDA's own
+# "driver is insufficient" (ED122) says what ED101 says from the versions, when the driver's version becomes unknown.
 GENERALIZES = {"ED109": {"ED104"}, "ED513": {"ED501"}, "ED105": {"ED111"}, "ED303": {"ED316"},
-               "ED306": {"ED316"}, "ED507": {"ED315"}, "ED111": {"ED101", "ED211"}}
+               "ED306": {"ED316"}, "ED507": {"ED315"}, "ED111": {"ED101", "ED211"},
+               "ED122": {"ED101"}}
 
 
 def _alarms(findings: List[Any]) -> Set[Tuple[str, str]]:

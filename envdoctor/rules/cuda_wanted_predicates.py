@@ -1,0 +1,191 @@
+"""Predicates that weigh what the software asked of CUDA against what the machine has: a CUDA runtime that says
+the driver is too old, a CPU-only torch asked for CUDA, CUDA software on a machine with no NVIDIA GPU, a CUDA
+runtime library newer than the driver, and a source build that could not see an installed module. Each reads
+facts the snapshot states (the error texts torch, CUDA and the builds printed, the torch build, the extensions'
+build records, the GPU list) and stays quiet when a decisive fact is unknown."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Dict, List, Optional, Tuple, Union
+
+from envdoctor import compat
+from envdoctor.rules.conditions import Context, predicate
+from envdoctor.rules.runtime_predicates import _import_errors, _short, meaning
+from envdoctor.snapshot import Snapshot, is_unavailable, known_list, present
+
+Result = Union[bool, None, Dict[str, Any]]
+
+_CUDA_LOCAL = re.compile(r"\+cu(\d{2,3})\b")  # a wheel's local version naming its CUDA variant: '0.15.1+cu118'
+_DRIVER_OLD = ("driver_too_old", "driver_insufficient")
+
+
+def said_texts(s: Snapshot) -> List[Tuple[str, str]]:
+    """(who, text) of every error the snapshot records torch, CUDA, a companion, an extension or DeepSpeed
+    printing: CUDA's initialisation error first, then the failed imports."""
+    out: List[Tuple[str, str]] = []
+    t = s.torch if present(s.torch) else None
+    if t is not None and isinstance(t.cuda_init_error, str) and t.cuda_init_error.strip():
+        out.append(("torch (CUDA initialisation)", t.cuda_init_error))
+    return out + _import_errors(s)
+
+
+def _said(ctx: Context, keys: Tuple[str, ...]) -> Optional[Tuple[str, str, Any]]:
+    return next(((who, text, m) for who, text in said_texts(ctx.snapshot)
+                 for m in [meaning(ctx, "cuda_init", text)] if m is not None and m.key in keys), None)
+
+
+def gpus_known_empty(s: Snapshot) -> bool:
+    """The snapshot knows this machine has no NVIDIA GPU: the GPU list is empty, and NVML answered with none, or
+    the host is macOS, or no driver is there on a host known not to be a container."""
+    if not isinstance(s.gpus, list) or s.gpus:
+        return False
+    host = s.host if present(s.host) else None
+    if host is not None and host.os == "darwin":
+        return True  # macOS has had no NVIDIA driver or CUDA since 10.13
+    if any(r.name == "nvml" and r.status == "ok" for r in known_list(s.probes)):
+        return True  # NVML answered, and listed no GPU
+    # no driver: proof of no GPU only outside a container, which may just be kept from the host's GPUs (ED211)
+    return is_unavailable(s.driver) and host is not None and host.container == "none"
+
+
+def gpus_unknown(s: Snapshot) -> bool:
+    """Whether this machine has an NVIDIA GPU is not known (an empty list the GPU probe never filled)."""
+    if isinstance(s.gpus, list) and s.gpus:
+        return False
+    return not gpus_known_empty(s)
+
+
+def cuda_built_software(s: Snapshot) -> List[str]:
+    """What installed software is built for CUDA: extensions with a CUDA build record, packages whose version
+    names a CUDA variant ('torchvision 0.15.1+cu118'). torch itself is not in the list."""
+    out: List[str] = []
+    for ext in known_list(s.extensions):
+        cuda = ext.cuda_version if present(ext.cuda_version) and ext.cuda_version else None
+        built = ext.torch_version if present(ext.torch_version) and isinstance(ext.torch_version, str) else ""
+        if cuda or _CUDA_LOCAL.search(built):
+            out.append(f"{ext.name} (built for CUDA {cuda})" if cuda else f"{ext.name} (built for torch {built})")
+    py = s.python if present(s.python) else None
+    packages = py.packages if py is not None and isinstance(py.packages, dict) else {}
+    for name, version in sorted(packages.items()):
+        if name != "torch" and isinstance(version, str) and _CUDA_LOCAL.search(version):
+            out.append(f"{name} {version}")
+    return list(dict.fromkeys(out))
+
+
+def _torch_is_cpu_build(s: Snapshot) -> bool:
+    t = s.torch if present(s.torch) else None
+    return t is not None and t.importable is not False and is_unavailable(t.cuda)
+
+
+@predicate("said", "who", reads=("runtime_errors",))
+def cuda_said_driver_too_old(ctx: Context) -> Result:
+    """CUDA's own error says the NVIDIA driver is older than the CUDA runtime needs (cudaErrorInsufficientDriver,
+    35, or torch's 'driver on your system is too old'). That is the runtime's comparison of the two versions, so it
+    decides without the driver's number, and is read only when that number is not known; quiet when the machine is
+    known to have no NVIDIA GPU or no driver (the same error then means there is nothing to run on)."""
+    s = ctx.snapshot
+    if gpus_known_empty(s) or is_unavailable(s.driver):
+        return None
+    if present(s.driver) and isinstance(s.driver.version, str) and s.driver.version:
+        return None  # the driver's number is known: ED101 compares it, ED111 reports a contradiction
+    found = _said(ctx, _DRIVER_OLD)
+    if found is None:
+        return None
+    who, text, m = found
+    return {"said": _short(text), "who": who, "evidence": [f"{who}: {_short(text)}", f"meaning: {m.source}"]}
+
+
+@predicate("what", reads=("runtime_errors",))
+def cpu_torch_asked_for_cuda(ctx: Context) -> Result:
+    """torch is a CPU-only build while the software around it wants CUDA (the program's own 'Torch not compiled
+    with CUDA enabled', or extensions and companions built for CUDA), and whether the machine has an NVIDIA GPU
+    is not known. With a known GPU ED103 decides; with none known, ED113."""
+    s = ctx.snapshot
+    if not gpus_unknown(s):
+        return None
+    said = _said(ctx, ("not_compiled_with_cuda",))
+    t = s.torch if present(s.torch) else None
+    if said is None and not _torch_is_cpu_build(s):
+        return None
+    if t is None or t.importable is False or present(t.cuda) and t.cuda:
+        return None
+    wanted = ([f"the program ({said[0]}: {_short(said[1], 80)})"] if said else []) + cuda_built_software(s)
+    if not wanted:
+        return None
+    return {"what": "; ".join(wanted),
+            "evidence": [f"torch: {t.version if present(t.version) else 'version not stated'}, no CUDA "
+                         f"({t.cuda.reason if is_unavailable(t.cuda) else 'CPU build'})"]
+            + [f"wants CUDA: {w}" for w in wanted]}
+
+
+@predicate("what", reads=("runtime_errors",))
+def cuda_wanted_without_nvidia_gpu(ctx: Context) -> Result:
+    """The machine is known to have no NVIDIA GPU while software here is built for CUDA or asked for it: a CUDA
+    build of torch, CUDA-built extensions, or CUDA errors that only a GPU could answer."""
+    s = ctx.snapshot
+    if not gpus_known_empty(s):
+        return None
+    t = s.torch if present(s.torch) else None
+    wanted: List[str] = []
+    if t is not None and present(t.cuda) and isinstance(t.cuda, str) and t.cuda:
+        wanted.append(f"torch {t.version if present(t.version) else ''} (a CUDA {t.cuda} build)".replace("  ", " "))
+    wanted += cuda_built_software(s)
+    said = _said(ctx, _DRIVER_OLD + ("no_driver", "not_compiled_with_cuda", "no_device"))
+    if said is not None:
+        wanted.append(f"{said[0]}, which said: {_short(said[1], 100)}")
+    if not wanted:
+        return None
+    return {"what": "; ".join(wanted), "evidence": ["GPUs: none (known)"] + [f"wants CUDA: {w}" for w in wanted]}
+
+
+@predicate("library", "needed", reads=())
+def cuda_runtime_newer_than_driver(ctx: Context) -> Result:
+    """A CUDA runtime library (libcudart) found on this machine needs a newer driver than the installed one
+    (minor-version compatibility counted): a program that loads it gets 'CUDA driver version is insufficient'."""
+    s = ctx.snapshot
+    if not present(s.driver) or not isinstance(s.driver.version, str) or not present(s.libraries):
+        return None
+    osn = compat.driver_os(s.host.os, s.host.wsl is True) if present(s.host.os) else None
+    if osn is None:
+        return None
+    for copy in known_list(s.libraries.cudart):
+        version = copy.version if present(copy.version) and isinstance(copy.version, str) else None
+        if not version:
+            continue
+        if version.isdigit():
+            version += ".0"  # a library named by its major only (libcudart.so.13): the family's first release
+        try:
+            needed, _ga = compat.min_driver(version, osn, drivers=ctx.index.drivers)
+        except ValueError:
+            continue
+        if needed is None:
+            continue
+        verdict = compat.driver_supports(s.driver.version, version, osn, drivers=ctx.index.drivers)
+        if not verdict.ok:
+            where = copy.path if present(copy.path) else "a library path"
+            return {"library": f"libcudart {version} ({where})", "needed": needed,
+                    "evidence": [f"libraries.cudart: {version} at {where}", f"driver: {s.driver.version}",
+                                 verdict.why]}
+    return None
+
+
+@predicate("package", "module", "said", "cause", "remedy", reads=("runtime_errors",))
+def build_could_not_import(ctx: Context) -> Result:
+    """A package's source build failed on `No module named X`: its build script imports a module its isolated
+    build environment lacks (the 'build' rows of runtime_errors.json)."""
+    s = ctx.snapshot
+    py = s.python if present(s.python) else None
+    errors = py.build_errors if py is not None and isinstance(py.build_errors, dict) else {}
+    for package, text in sorted(errors.items()):
+        if not isinstance(text, str):
+            continue
+        m = meaning(ctx, "build", text)
+        if m is None:
+            continue
+        found = m.pattern.search(text)
+        module = found.group("module") if found is not None and "module" in m.pattern.groupindex else "a module"
+        return {"package": package, "module": module.split(".")[0], "said": _short(text),
+                "cause": m.cause, "remedy": m.fix.replace("{package}", package),
+                "evidence": [f"build of {package}: {_short(text)}", f"meaning: {m.source}"]}
+    return None
