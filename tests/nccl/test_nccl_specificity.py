@@ -212,6 +212,13 @@ EXCERPTS = [
     ("gloo-op-timeout", "RuntimeError: [../third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:133] Timed out waiting "
      "600000ms for send operation to complete", "torch.distributed.DistStoreError: Timed out after 901 seconds waiting "
      "for clients. 1/2 clients joined."),
+    ("gloo-store-wait-timeout", "what():  [horovod/common/gloo/http_store.cc:53] Wait timeout for key(s): 0",
+     "torch.distributed.DistStoreError: Timed out after 901 seconds waiting for clients. 1/2 clients joined."),
+    ("ib-async-port-error", "node3:1234:1290 [0] NCCL WARN NET/IB : Got async event : port error",
+     "node3:1234:1290 [0] NCCL WARN NET/IB : Got async event : GID table change"),
+    ("ib-reg-mr-failed", "node1:77:91 [3] NCCL WARN NET/IB : ibv_reg_mr failed", "NET/IB : ibv_reg_mr_iova2 done"),
+    ("peer-access-not-supported", "RuntimeError: CUDA error: peer access is not supported between these two devices",
+     "peer access is already enabled"),
 ]
 
 
