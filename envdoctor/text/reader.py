@@ -1,0 +1,123 @@
+"""`ReportReader`: finds report sections in a stream of text and gathers what they state.
+
+The engine feeds it blocks of whole lines, in order, of a stream of any size. A block is first tested once for the
+needles that open a section (a lower-cased substring test, and one precompiled regex for the two listings that have
+no distinctive word); only a block that holds one, or that continues an open section, is split into lines and
+parsed. So a multi-gigabyte log without a report section costs one `lower()` and a few substring searches per
+block, and memory holds only the facts found and the open section's state.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import List, Optional
+
+from envdoctor.text import collect_env, conda_list, ds_report, nvidia_smi, pip_list, startup_log
+from envdoctor.text.facts import ReportFacts, Section, Statements
+from envdoctor.text.lines import SectionReader, unquote
+
+# Lower-cased substrings, one of which every section's opening line (or a startup log's fact line) holds.
+NEEDLES = (
+    "collecting environment information", "pytorch version", "is debug build", "cuda used to build pytorch",
+    "system info", "# packages in environment", "# name", "nvidia-smi", "nvsmi log", "extension op report",
+    "deepspeed general environment", "no cuda runtime is found",
+) + startup_log.NEEDLES
+# The listings with no distinctive word: pip list's header, and pip freeze's "name==version" rows.
+_LISTING = re.compile(r"(?m)^[ \t>]*(?:Package[ \t]+Version|[A-Za-z0-9][A-Za-z0-9._-]*==\d)")
+_BANNER = re.compile(r"^\s*={10,}\s*$")
+_SYSTEM_INFO = re.compile(r"^\s*System Info\s*$")
+
+
+def may_hold_section(block: str) -> bool:
+    """Whether `block` can hold a section's first line: the cheap test every block gets."""
+    low = block.lower()
+    if any(needle in low for needle in NEEDLES):
+        return True
+    return ("==" in block or "ackage" in block) and _LISTING.search(block) is not None
+
+
+class ReportReader:
+    """Feed it the blocks of one input in order; `finish` gives what the input states.
+
+    `stats` counts the blocks seen, the blocks parsed line by line, and the lines parsed (tests read it to show
+    that a log without sections never reaches the parser)."""
+
+    def __init__(self) -> None:
+        self._facts = Statements()
+        self._open: Optional[SectionReader] = None
+        self._sections: List[Section] = []
+        self._startup = startup_log.StartupLog(self._facts)
+        self._prev = ""
+        self.stats = {"blocks": 0, "parsed_blocks": 0, "lines": 0}
+
+    def feed_block(self, block: str, first_line: int) -> None:
+        """Read `block` (whole lines joined by "\\n"), whose first line is line `first_line` of the input."""
+        self.stats["blocks"] += 1
+        if self._open is None and not may_hold_section(block):
+            self._prev = ""
+            return
+        self.stats["parsed_blocks"] += 1
+        lines = block.split("\n")
+        if block.endswith("\n"):
+            lines.pop()
+        for i, raw in enumerate(lines):
+            self._line(unquote(raw), first_line + i)
+
+    def _line(self, line: str, no: int) -> None:
+        self.stats["lines"] += 1
+        if self._open is not None:
+            if self._open.feed(line, no):
+                self._prev = line
+                return
+            self._close()
+        opened = self._opener(line, no)
+        if opened is not None:
+            self._open = opened
+        else:
+            self._startup.line(line, no)
+        self._prev = line
+
+    def _opener(self, line: str, no: int) -> Optional[SectionReader]:
+        f = self._facts
+        if collect_env.opens(line):
+            return collect_env.CollectEnv(f, no).first(line, no)
+        if _SYSTEM_INFO.match(line) and _BANNER.match(self._prev):
+            reader = collect_env.CollectEnv(f, no - 1)
+            reader.kind_is_vllm()
+            return reader.first(line, no)
+        for opens, cls in _OPENERS:
+            if opens(line):
+                reader = cls(f, no)
+                reader.feed(line, no)
+                return reader
+        return None
+
+    def _close(self) -> None:
+        section = self._open.close() if self._open is not None else None
+        if section is not None:
+            self._sections.append(section)
+        self._open = None
+
+    def finish(self) -> ReportFacts:
+        """What the input stated; the reader is spent after it."""
+        self._close()
+        self._startup.flush()
+        sections = sorted(self._sections + self._startup.sections, key=lambda s: (s.start, s.end))
+        return self._facts.facts(sections)
+
+
+_OPENERS = (
+    (ds_report.opens, ds_report.DsReport),
+    (nvidia_smi.opens_table, nvidia_smi.SmiTable),
+    (nvidia_smi.opens_query, nvidia_smi.SmiQuery),
+    (pip_list.opens_list, pip_list.PipList),
+    (conda_list.opens, conda_list.CondaList),
+    (pip_list.opens_freeze, pip_list.PipFreeze),
+)
+
+
+def read_text(text: str, first_line: int = 1) -> ReportFacts:
+    """What one whole text states (one block)."""
+    reader = ReportReader()
+    reader.feed_block(text, first_line)
+    return reader.finish()
