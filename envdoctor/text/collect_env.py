@@ -39,7 +39,7 @@ CONDA_WHY = "collect_env lists only the conda packages that match its filter"
 
 # Where a collect_env report starts: its banner, or its first key (a paste often leaves the banner out).
 _OPENS = re.compile(r"^\s*(Collecting environment information|PyTorch version\s*:|Is debug build\s*:"
-                    r"|CUDA used to build PyTorch\s*:)")
+                    r"|CUDA used to build PyTorch\s*:|vLLM Version\s*:)")
 # vLLM's format frames groups of keys in banners: "=====", "   System Info", "=====".
 _BANNER = re.compile(r"^\s*={10,}\s*$")
 _TITLE = re.compile(r"^\s*[A-Z][A-Za-z0-9 /&()-]{2,40}\s*$")
@@ -55,6 +55,8 @@ _OS = re.compile(rf"^(.*?)\s*\(({_ARCH})\)\s*$")
 _PLATFORM = re.compile(rf"^Linux-(.+?)-({_ARCH})(?:-with(?:-glibc([\d.]+))?.*)?$")
 _CUDNN_SO = re.compile(r"libcudnn\.so\.(\d+(?:\.\d+)*)\s*$")
 _CUDNN_DLL = re.compile(r"cudnn64_(\d+)\.dll\s*$", re.I)
+_CUDA_INIT = re.compile(r"UserWarning: CUDA initialization: (.+?)(?:\s*\(Triggered internally at [^)]*\))?\.?\s*$")
+MAX_STRAYS, MAX_STRAYS_BEFORE_KEYS = 1, 4
 _PKG = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])?\s*(?:==\s*|\(\s*|\s+)([^\s()]+)\)?")
 
 # The keys collect_env (torch's and vLLM's) prints; after its library list only these keep a section open.
@@ -88,9 +90,12 @@ class CollectEnv(SectionReader):
         self.after_libs = False
         self.rocm = False
         self.cuda_na: Optional[tuple] = None  # ("N/A" line, number): a ROCm build if a ROCm version follows
+        self.strays = 0
 
     def first(self, line: str, no: int) -> CollectEnv:
         """Take the opening line (a banner or title line, or the first key)."""
+        if line.lstrip().startswith("vLLM"):
+            self.kind_is_vllm()
         if not self.feed(line, no):
             self.end = no
         return self
@@ -107,8 +112,19 @@ class CollectEnv(SectionReader):
         blanks, self.blanks = self.blanks, 0
         if self._continues(line, no, blanks):
             self.end = no
+            self.strays = 0
             return True
-        return False
+        return self._stray(line, no)
+
+    def _stray(self, line: str, no: int) -> bool:
+        """A line collect_env did not print in this place: a warning before the first key, a value wrapped onto
+        the next line. Up to MAX_STRAYS of them in a row stay inside the section (without moving its end)."""
+        init = _CUDA_INIT.search(line)
+        if init:
+            self.facts.state("torch.cuda_init_error", init.group(1).strip(), line, no)
+        self.strays += 1
+        limit = MAX_STRAYS_BEFORE_KEYS if not self.last_key else MAX_STRAYS
+        return self.strays <= limit and not self.after_libs
 
     def _continues(self, line: str, no: int, blanks: int) -> bool:
         if self.state == "cpu" and not blanks:
@@ -141,7 +157,7 @@ class CollectEnv(SectionReader):
         m = _KEY.match(line)
         if m:
             key = _norm(m.group(1))
-            if key in KNOWN or (not self.after_libs and self._plausible(m.group(1))):
+            if key in KNOWN or (not self.after_libs and m.group(2) and self._plausible(m.group(1))):
                 self.state = "main"
                 self.last_key = key
                 self._key(key, (m.group(2) or "").strip(), line, no)
@@ -157,6 +173,9 @@ class CollectEnv(SectionReader):
         key = key.strip()
         return (len(key.split()) <= 7 and not _EXCEPTION.match(key) and "." not in key
                 and not re.search(r"\d{2}", key) and key[:1].isupper())
+
+    def close(self):
+        return super().close() if self.last_key else None  # a banner alone states nothing
 
     def kind_is_vllm(self) -> None:
         self.kind = vllm_env.KIND
@@ -256,6 +275,9 @@ class CollectEnv(SectionReader):
 
     def _python(self, value: str, line: str, no: int) -> None:
         python_version(self.facts, value, line, no)
+        if re.search(r"\| packaged by (Anaconda|conda-forge)", value):
+            self.facts.state("python.env_kind", "conda", line, no)
+            self.facts.derived["python.env_kind"] = "the interpreter was built by conda ('packaged by ...')"
 
     def _cuda_available(self, value: str, line: str, no: int) -> None:
         v = value.strip().lower()

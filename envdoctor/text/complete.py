@@ -234,8 +234,12 @@ def merge_documents(base: Dict[str, Any], facts: ReportFacts) -> Dict[str, Any]:
     absent = out.setdefault("absent", {})
 
     def line_of(path: str) -> Dict[str, Any]:
-        text, no = facts.evidence.get(path, ("", 0))
-        return {"line": text, "line_no": no}
+        """The line that stated `path`, or for a section the first line that stated anything in it."""
+        found = facts.evidence.get(path)
+        if found is None:
+            inside = [v for k, v in facts.evidence.items() if k.startswith(path + ".")]
+            found = min(inside, key=lambda v: v[1]) if inside else ("", 0)
+        return {"line": found[0], "line_no": found[1]}
 
     def walk(stated: Any, holder: Dict[str, Any], path: str) -> None:
         for key, value in stated.items():

@@ -20,7 +20,7 @@ from envdoctor.text.lines import SectionReader, unquote
 NEEDLES = (
     "collecting environment information", "pytorch version", "is debug build", "cuda used to build pytorch",
     "system info", "# packages in environment", "# name", "nvidia-smi", "nvsmi log", "extension op report",
-    "deepspeed general environment", "no cuda runtime is found",
+    "deepspeed general environment", "no cuda runtime is found", "vllm version",
 ) + startup_log.NEEDLES
 # The listings with no distinctive word: pip list's header, and pip freeze's "name==version" rows.
 _LISTING = re.compile(r"(?m)^[ \t>]*(?:Package[ \t]+Version|[A-Za-z0-9][A-Za-z0-9._-]*==\d)")

@@ -35,7 +35,7 @@ GAP = 40
 MIB = 1024 * 1024
 # Lower-cased needles: a block without any is not read line by line for these.
 NEEDLES = ("total vram", "pytorch version", "device: cuda", "python version", "** platform", "**name:**",
-           "vram total", "xformers", "version: v", "python 3.")
+           "vram total", "xformers", "version: v", "python 3.", "**os:**", "(you have")
 _NVIDIA = re.compile(r"^(NVIDIA|Tesla|Quadro|GeForce|TITAN)\b", re.I)
 
 
@@ -50,7 +50,7 @@ def _device(f: Statements, m: re.Match[str], line: str, no: int, ctx: dict) -> N
         return
     f.state(f"gpus.{index}.name", name, line, no)
     vram = ctx.pop("vram", None)
-    if vram:
+    if vram and "memory_bytes" not in f.gpu(index):  # "Total VRAM" is rounded to MB; a byte count wins
         f.state(f"gpus.{index}.memory_bytes", vram[0], vram[1], vram[2])
     ctx["device"] = index
 
@@ -96,11 +96,29 @@ def _xformers_built(f: Statements, m: re.Match[str], line: str, no: int, ctx: di
         exts.append({"name": "xformers"})
         i = len(exts) - 1
     f.state(f"extensions.{i}.torch_version", m.group(1), line, no)
-    cuda = m.group(2)  # 1201: CUDA 12.1
+    cuda = m.group(2)  # 1201: CUDA 12.1, 1108: CUDA 11.8 (major * 100 + minor)
     if cuda and len(cuda) >= 3:
-        f.state(f"extensions.{i}.cuda_version", f"{int(cuda) // 100}.{int(cuda) % 100 // 10}", line, no)
+        f.state(f"extensions.{i}.cuda_version", f"{int(cuda) // 100}.{int(cuda) % 100}", line, no)
     f.state("torch.version", m.group(3), line, no)
     f.state("torch.importable", True, line, no)
+
+
+def _xformers_heading(f: Statements, m: re.Match[str], line: str, no: int, ctx: dict) -> None:
+    ctx["xformers_built"] = no
+
+
+def _xformers_torch(f: Statements, m: re.Match[str], line: str, no: int, ctx: dict) -> None:
+    if no - ctx.get("xformers_built", -9) <= 2:
+        _xformers_built(f, m, line, no, ctx)
+
+
+def _xformers_python(f: Statements, m: re.Match[str], line: str, no: int, ctx: dict) -> None:
+    if no - ctx.get("xformers_built", -9) <= 3:
+        exts = f.doc.get("extensions") or []
+        i = next((i for i, e in enumerate(exts) if e.get("name") == "xformers"), None)
+        if i is not None:
+            f.state(f"extensions.{i}.python_version", m.group(1), line, no)
+        f.state("python.version", m.group(2), line, no)
 
 
 _Rule = Tuple["re.Pattern[str]", Callable[..., None]]
@@ -117,6 +135,9 @@ RULES: List[_Rule] = [
     (re.compile(r"^Version: (v\d+\.\d+\S*)\s*$"), _webui_version),
     (re.compile(r"torch: (\d\S*)\s+•\s+xformers: (\S+)"), _footer),
     (re.compile(r"xFormers was built for:\s*PyTorch (\S+) with CUDA (\d+)? ?\(you have (\S+?)\)"), _xformers_built),
+    (re.compile(r"xFormers was built for:\s*$"), _xformers_heading),
+    (re.compile(r"^\s+PyTorch (\S+) with CUDA (\d+)? ?\(you have (\S+?)\)"), _xformers_torch),
+    (re.compile(r"^\s+Python\s+(\d+\.\d+\.\d+) \(you have (\d+\.\d+\.\d+)\)"), _xformers_python),
 ]
 
 
