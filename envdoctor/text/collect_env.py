@@ -38,8 +38,8 @@ PIP_WHY = "collect_env lists only the packages that match its filter (torch, num
 CONDA_WHY = "collect_env lists only the conda packages that match its filter"
 
 # Where a collect_env report starts: its banner, or its first key (a paste often leaves the banner out).
-_OPENS = re.compile(r"^\s*(Collecting environment information|PyTorch version\s*:|Is debug build\s*:"
-                    r"|CUDA used to build PyTorch\s*:|vLLM Version\s*:)")
+_OPENS = re.compile(r"^\s*(Collecting environment information|PyTorch version\s*:|CUDA used to build PyTorch\s*:"
+                    r"|vLLM Version\s*:)")
 # vLLM's format frames groups of keys in banners: "=====", "   System Info", "=====".
 _BANNER = re.compile(r"^\s*={10,}\s*$")
 _TITLE = re.compile(r"^\s*[A-Z][A-Za-z0-9 /&()-]{2,40}\s*$")
@@ -71,8 +71,18 @@ KNOWN = frozenset((
 )) | vllm_env.KEYS
 
 
+# The titles of vLLM's banner groups: a banner line followed by one of them opens a vLLM report.
+VLLM_TITLES = frozenset(("System Info", "PyTorch Info", "Python Environment", "CUDA / GPU Info", "CPU Info",
+                         "Versions of relevant libraries", "vLLM Info", "Environment Variables"))
+
+
 def opens(line: str) -> bool:
     return bool(_OPENS.match(line))
+
+
+def opens_banner(line: str) -> bool:
+    """A "=====" line: it opens a vLLM report if a group title follows (else the section closes as none)."""
+    return bool(_BANNER.match(line))
 
 
 def _norm(key: str) -> str:
@@ -91,6 +101,7 @@ class CollectEnv(SectionReader):
         self.rocm = False
         self.cuda_na: Optional[tuple] = None  # ("N/A" line, number): a ROCm build if a ROCm version follows
         self.strays = 0
+        self.tentative = False  # opened at a banner: a vLLM group title must follow
 
     def first(self, line: str, no: int) -> CollectEnv:
         """Take the opening line (a banner or title line, or the first key)."""
@@ -102,6 +113,15 @@ class CollectEnv(SectionReader):
 
     # --- which lines belong ------------------------------------------------------------------------------------
     def feed(self, line: str, no: int) -> bool:
+        if self.tentative:
+            if no == self.start:
+                return True
+            self.tentative = False
+            if line.strip() not in VLLM_TITLES:
+                return False
+            self.kind_is_vllm()
+            self.end = no
+            return True
         if not line.strip():
             self.blanks += 1
             if self.state == "cpu":

@@ -36,7 +36,7 @@ _FILLER = re.compile(r"^\s*(-{5,}|NOTE:|runtime if needed|meet the required|JIT 
 
 
 def opens(line: str) -> bool:
-    return bool(_OPENS.match(line) or _NO_RUNTIME.search(line))
+    return bool(_OPENS.match(line))
 
 
 class DsReport(SectionReader):

@@ -16,24 +16,34 @@ from envdoctor.text import collect_env, conda_list, ds_report, nvidia_smi, pip_l
 from envdoctor.text.facts import ReportFacts, Section, Statements
 from envdoctor.text.lines import SectionReader, unquote
 
-# Lower-cased substrings, one of which every section's opening line (or a startup log's fact line) holds.
-NEEDLES = (
-    "collecting environment information", "pytorch version", "is debug build", "cuda used to build pytorch",
-    "system info", "# packages in environment", "# name", "nvidia-smi", "nvsmi log", "extension op report",
-    "deepspeed general environment", "no cuda runtime is found", "vllm version",
-) + startup_log.NEEDLES
-# The listings with no distinctive word: pip list's header, and pip freeze's "name==version" rows.
-_LISTING = re.compile(r"(?m)^[ \t>]*(?:Package[ \t]+Version|[A-Za-z0-9][A-Za-z0-9._-]*==\d)")
-_BANNER = re.compile(r"^\s*={10,}\s*$")
-_SYSTEM_INFO = re.compile(r"^\s*System Info\s*$")
+# The cheap test: a few substrings searched in the raw block (each search costs about as much as copying the block,
+# so there are few, and no lower-cased copy). Only when one is there are its needles looked for; only when one of
+# those is there is the block parsed. Every line that opens a section or states a startup-log fact holds an anchor
+# and one of its needles (tests/text/test_stream.py reads every fixture one line per block to hold this).
+TRIGGERS = (
+    ("ersion", ("PyTorch version", "pytorch version", "Python version", "Python Version", "PyTorch Version",
+                "vLLM Version", "Version: v", re.compile(r"(?m)^[ \t>]*(?:Package[ \t]+Version|#[ \t]*Name[ \t]+Version)"))),
+    ("PyTorch", ("used to build PyTorch", "(you have")),
+    ("==", ("==========", re.compile(r"(?m)^[ \t>]*[A-Za-z0-9][A-Za-z0-9._-]*(?:\[[^\]]*\])?[ \t]*==[ \t]*\d"))),
+    ("cuda:", ("Device: cuda:", "**Name:** cuda:")),
+    ("VRAM", ("Total VRAM", "VRAM Total")),
+    ("NVIDIA-SMI", ("NVIDIA-SMI",)),
+    ("DeepSpeed", ("extension op report", "DeepSpeed general environment info")),
+    ("Collecting environment", ("Collecting environment information",)),
+    ("Python 3", (re.compile(r"(?m)^[ \t>]*Python 3\.\d+\.\d+ \("),)),
+    ("ormers", ("xFormers was built for", "xformers: ")),
+    ("# packages in", ("# packages in environment",)),
+)
 
 
 def may_hold_section(block: str) -> bool:
-    """Whether `block` can hold a section's first line: the cheap test every block gets."""
-    low = block.lower()
-    if any(needle in low for needle in NEEDLES):
-        return True
-    return ("==" in block or "ackage" in block) and _LISTING.search(block) is not None
+    """Whether `block` can hold a section's first line or a startup-log fact: the cheap test every block gets."""
+    for anchor, needles in TRIGGERS:
+        if anchor in block:
+            for needle in needles:
+                if (needle in block) if isinstance(needle, str) else needle.search(block):
+                    return True
+    return False
 
 
 class ReportReader:
@@ -47,14 +57,12 @@ class ReportReader:
         self._open: Optional[SectionReader] = None
         self._sections: List[Section] = []
         self._startup = startup_log.StartupLog(self._facts)
-        self._prev = ""
         self.stats = {"blocks": 0, "parsed_blocks": 0, "lines": 0}
 
     def feed_block(self, block: str, first_line: int) -> None:
         """Read `block` (whole lines joined by "\\n"), whose first line is line `first_line` of the input."""
         self.stats["blocks"] += 1
         if self._open is None and not may_hold_section(block):
-            self._prev = ""
             return
         self.stats["parsed_blocks"] += 1
         lines = block.split("\n")
@@ -67,7 +75,6 @@ class ReportReader:
         self.stats["lines"] += 1
         if self._open is not None:
             if self._open.feed(line, no):
-                self._prev = line
                 return
             self._close()
         opened = self._opener(line, no)
@@ -75,16 +82,15 @@ class ReportReader:
             self._open = opened
         else:
             self._startup.line(line, no)
-        self._prev = line
 
     def _opener(self, line: str, no: int) -> Optional[SectionReader]:
         f = self._facts
         if collect_env.opens(line):
             return collect_env.CollectEnv(f, no).first(line, no)
-        if _SYSTEM_INFO.match(line) and _BANNER.match(self._prev):
-            reader = collect_env.CollectEnv(f, no - 1)
-            reader.kind_is_vllm()
-            return reader.first(line, no)
+        if collect_env.opens_banner(line):
+            reader = collect_env.CollectEnv(f, no)
+            reader.tentative = True
+            return reader
         for opens, cls in _OPENERS:
             if opens(line):
                 reader = cls(f, no)

@@ -7,7 +7,6 @@ separate two of them.
               pytorch version: 2.3.1+cu121                       torch.version, torch.importable
               Device: cuda:0 NVIDIA GeForce RTX 4090 : native   gpus[0].name, torch.cuda_available true
               ** Python version: 3.12.9 (...) [MSC v.1942 ...]   python.version (+ Windows, AMD64, 64-bit)
-              ** Platform: Windows                               host.os
               - **PyTorch Version:** 2.6.0+cu126                 torch.version
               - **Name:** cuda:0 NVIDIA GeForce RTX 5070 Ti ...  gpus[0].name, torch.cuda_available true
               - **VRAM Total:** 17094475776                      gpus[0].memory_bytes
@@ -33,9 +32,6 @@ from envdoctor.text.lines import extension_of_package, python_version
 KIND = "startup_log"
 GAP = 40
 MIB = 1024 * 1024
-# Lower-cased needles: a block without any is not read line by line for these.
-NEEDLES = ("total vram", "pytorch version", "device: cuda", "python version", "** platform", "**name:**",
-           "vram total", "xformers", "version: v", "python 3.", "**os:**", "(you have")
 _NVIDIA = re.compile(r"^(NVIDIA|Tesla|Quadro|GeForce|TITAN)\b", re.I)
 
 
@@ -68,13 +64,6 @@ def _torch(f: Statements, m: re.Match[str], line: str, no: int, ctx: dict) -> No
 
 def _python(f: Statements, m: re.Match[str], line: str, no: int, ctx: dict) -> None:
     python_version(f, m.group(1), line, no)
-
-
-def _platform(f: Statements, m: re.Match[str], line: str, no: int, ctx: dict) -> None:
-    value = m.group(1).strip().lower()
-    os_name = {"windows": "windows", "linux": "linux", "darwin": "darwin", "macos": "darwin", "nt": "windows"}.get(value)
-    if os_name:
-        f.state("host.os", os_name, line, no)
 
 
 def _webui_version(f: Statements, m: re.Match[str], line: str, no: int, ctx: dict) -> None:
@@ -112,15 +101,6 @@ def _xformers_torch(f: Statements, m: re.Match[str], line: str, no: int, ctx: di
         _xformers_built(f, m, line, no, ctx)
 
 
-def _xformers_python(f: Statements, m: re.Match[str], line: str, no: int, ctx: dict) -> None:
-    if no - ctx.get("xformers_built", -9) <= 3:
-        exts = f.doc.get("extensions") or []
-        i = next((i for i, e in enumerate(exts) if e.get("name") == "xformers"), None)
-        if i is not None:
-            f.state(f"extensions.{i}.python_version", m.group(1), line, no)
-        f.state("python.version", m.group(2), line, no)
-
-
 _Rule = Tuple["re.Pattern[str]", Callable[..., None]]
 RULES: List[_Rule] = [
     (re.compile(r"Total VRAM (\d+) MB, total RAM \d+ MB"), _total_vram),
@@ -131,13 +111,11 @@ RULES: List[_Rule] = [
     (re.compile(r"\*\*PyTorch Version:\*\* (\d\S*)"), _torch),
     (re.compile(r"(?:\*\* Python version:|\*\*Python Version:\*\*)\s*(\d.*)$"), _python),
     (re.compile(r"^Python (\d+\.\d+\.\d+ \(.*)$"), _python),
-    (re.compile(r"(?:\*\* Platform:|\*\*OS:\*\*)\s*(\S+)\s*$"), _platform),
     (re.compile(r"^Version: (v\d+\.\d+\S*)\s*$"), _webui_version),
     (re.compile(r"torch: (\d\S*)\s+•\s+xformers: (\S+)"), _footer),
     (re.compile(r"xFormers was built for:\s*PyTorch (\S+) with CUDA (\d+)? ?\(you have (\S+?)\)"), _xformers_built),
     (re.compile(r"xFormers was built for:\s*$"), _xformers_heading),
     (re.compile(r"^\s+PyTorch (\S+) with CUDA (\d+)? ?\(you have (\S+?)\)"), _xformers_torch),
-    (re.compile(r"^\s+Python\s+(\d+\.\d+\.\d+) \(you have (\d+\.\d+\.\d+)\)"), _xformers_python),
 ]
 
 

@@ -15,8 +15,7 @@ TRACEBACK = """Traceback (most recent call last):
 ImportError: /home/u/venv/lib/python3.10/site-packages/flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so: \
 undefined symbol: _ZN3c104cuda9SetDeviceEi"""
 XFORMERS = """WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:
-    PyTorch 2.1.2+cu121 with CUDA 1201 (you have 2.2.2+cu121)
-    Python  3.10.11 (you have 3.10.11)"""
+    PyTorch 2.1.2+cu121 with CUDA 1201 (you have 2.2.2+cu121)"""
 PIP_LIST = """Package                  Version
 ------------------------ ------------
 flash-attn               2.5.8
