@@ -15,6 +15,8 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from envdoctor.redact import scrub_secrets
 from envdoctor.snapshot import distribution_key
+from envdoctor.text.gpu_names import SOURCE as GPU_TABLE
+from envdoctor.text.gpu_names import capability_of
 
 
 @dataclass(frozen=True)
@@ -139,7 +141,22 @@ class Statements:
         return value
 
     # --- the result --------------------------------------------------------------------------------------
+    def derive_capabilities(self) -> None:
+        """A named GPU whose capability the report does not state gets the one NVIDIA's table gives its name,
+        said to be derived (a name the table does not know stays unknown)."""
+        for index, gpu in self._gpus.items():
+            name = gpu.get("name")
+            if isinstance(name, str) and "compute_capability" not in gpu:
+                cc = capability_of(name)
+                if cc:
+                    gpu["compute_capability"] = cc
+                    path = f"gpus.{index}.compute_capability"
+                    self.derived[path] = f"from the GPU's name in NVIDIA's table of CUDA GPUs ({GPU_TABLE})"
+                    if f"gpus.{index}.name" in self.evidence:
+                        self.evidence[path] = self.evidence[f"gpus.{index}.name"]
+
     def facts(self, sections: List[Section]) -> ReportFacts:
+        self.derive_capabilities()
         doc = dict(self.doc)
         if self._gpus:
             doc["gpus"] = [dict(self._gpus[i]) for i in sorted(self._gpus)]

@@ -22,7 +22,8 @@ def test_cuda_build_on_an_a100() -> None:
     assert doc["python"] == {"version": "3.10.14", "pointer_bits": 64}
     assert doc["cuda_toolkit"] == {"nvcc_version": "11.3"}  # "CUDA runtime version" is nvcc's
     assert doc["driver"] == {"version": "525.105.17"}
-    assert doc["gpus"] == [{"index": 0, "name": "NVIDIA A100-SXM4-80GB"}]
+    assert doc["gpus"] == [{"index": 0, "name": "NVIDIA A100-SXM4-80GB", "compute_capability": "8.0"}]
+    assert "gpus.0.compute_capability" in facts.derived  # from the name: said so
     # the main libcudnn copies only, not its sub-libraries
     assert doc["libraries"]["cudnn"] == [
         {"version": "8.2.0", "path": "/usr/lib/x86_64-linux-gnu/libcudnn.so.8.2.0"},
@@ -82,7 +83,7 @@ def test_vllm_banner_layout() -> None:
     assert doc["torch"] == {"version": "2.6.0+cpu", "importable": True, "cuda_available": False}
     assert "absent" not in doc  # "CUDA used to build PyTorch : Could not collect" is unknown
     assert doc["driver"] == {"version": "570.124.06"}
-    assert doc["gpus"] == [{"index": 0, "name": "NVIDIA GeForce RTX 3090"}]
+    assert doc["gpus"] == [{"index": 0, "name": "NVIDIA GeForce RTX 3090", "compute_capability": "8.6"}]
 
 
 def test_vllm_version_and_topology() -> None:

@@ -18,7 +18,8 @@ def test_nvidia_smi_table() -> None:
     assert [(s.kind, s.start, s.end) for s in facts.sections] == [("nvidia_smi", 3, 15)]
     assert facts.doc["driver"] == {"version": "550.135", "source": "nvidia-smi", "cuda_driver_version": "12.4"}
     assert facts.doc["gpus"] == [{"index": 0, "name": "Tesla P4", "persistence_mode": False,
-                                  "pci_bus_id": "00000000:86:00.0", "memory_bytes": 8192 * MIB}]
+                                  "pci_bus_id": "00000000:86:00.0", "memory_bytes": 8192 * MIB,
+                                  "compute_capability": "6.1"}]
     assert facts.evidence["gpus.0.name"][1] == line_of(P4, "Tesla P4")
 
 
@@ -47,7 +48,8 @@ def test_nvidia_smi_query() -> None:
     assert [s.kind for s in facts.sections] == ["nvidia_smi_q"]
     assert facts.doc["driver"] == {"version": "510.68.02", "source": "nvidia-smi", "cuda_driver_version": "11.6"}
     assert facts.doc["gpus"] == [{"index": 0, "pci_bus_id": "00000000:82:00.0", "name": "NVIDIA GeForce GTX 1650",
-                                  "persistence_mode": False, "uuid": "GPU-7878ba12-9b30-8f49-3da8-7930824af120"}]
+                                  "persistence_mode": False, "uuid": "GPU-7878ba12-9b30-8f49-3da8-7930824af120",
+                                  "compute_capability": "7.5"}]
 
 
 def test_ds_report_op_table() -> None:
@@ -87,3 +89,15 @@ def test_ds_report_shm_and_cpu_build() -> None:
     assert facts.doc["torch"]["cuda"] is None
     assert facts.doc["absent"]["torch.cuda"].startswith("unavailable: CPU build")
     assert facts.doc["host"]["shm_bytes"] == int(0.06 * 1024 ** 3) and "host.shm_bytes" in facts.derived
+
+
+def test_capability_from_the_name_only_where_the_table_knows_it() -> None:
+    from envdoctor.text.gpu_names import capability_of
+
+    assert capability_of("NVIDIA RTX 4000 Ada Generation") == "8.9"
+    assert capability_of("Quadro RTX 4000") == "7.5" and capability_of("NVIDIA RTX A4000") == "8.6"
+    assert capability_of("NVIDIA GeForce RTX 5090 D") == "12.0" and capability_of("NVIDIA B200") == "10.0"
+    assert capability_of("NVIDIA GeForce RTX 4090 ...") is None  # cut by nvidia-smi: could be another model
+    assert capability_of("Device 66a1") is None and capability_of("NVIDIA Future GPU") is None
+    facts = read("PyTorch version: 2.9.0\nGPU models and configuration: GPU 0: NVIDIA Future GPU\n")
+    assert facts.doc["gpus"] == [{"index": 0, "name": "NVIDIA Future GPU"}] and facts.derived == {}

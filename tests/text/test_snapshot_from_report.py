@@ -30,7 +30,8 @@ def test_unstated_is_unknown_never_absent() -> None:
     assert snap.torch.version == "1.12.1+cu113" and snap.driver.version == "525.105.17"
     assert snap.gpus[0].name == "NVIDIA A100-SXM4-80GB"
     assert is_unknown(snap.torch.cudnn) and not is_unavailable(snap.torch.cudnn)
-    assert is_unknown(snap.gpus[0].compute_capability)  # no table of GPU names: not derived
+    assert snap.gpus[0].compute_capability == "8.0"  # derived from the name (report notes say so)
+    assert "gpus.0.compute_capability" in report_notes(snap)["derived"]
     assert is_unknown(snap.package("numpy"))  # no package list stated: unknown, not "not installed"
     assert is_unknown(snap.deepspeed) and is_unknown(snap.env)
     probes = {p.name: (p.status, p.error) for p in snap.probes}

@@ -13,7 +13,8 @@ def test_comfyui_system_information_and_log() -> None:
     doc = facts.doc
     assert [(s.kind, s.start, s.end) for s in facts.sections] == [("startup_log", 5, 22)]
     assert doc["torch"] == {"version": "2.4.1+cu124", "importable": True, "cuda_available": True}
-    assert doc["gpus"] == [{"index": 0, "name": "NVIDIA GeForce RTX 2060", "memory_bytes": 12884443136}]
+    assert doc["gpus"] == [{"index": 0, "name": "NVIDIA GeForce RTX 2060", "memory_bytes": 12884443136,
+                           "compute_capability": "7.5"}]
     assert doc["host"] == {"os": "windows", "arch": "AMD64"}
     assert doc["python"] == {"version": "3.11.9", "pointer_bits": 64}
     assert facts.conflicts == []  # "Total VRAM 12288 MB" is the rounded byte count, not a second statement
@@ -23,7 +24,8 @@ def test_comfyui_system_information_and_log() -> None:
 def test_comfyui_console_lines() -> None:
     facts = read("Total VRAM 24564 MB, total RAM 32694 MB\npytorch version: 2.3.1+cu121\n"
                  "Set vram state to: NORMAL_VRAM\nDevice: cuda:0 NVIDIA GeForce RTX 4090 : native\n")
-    assert facts.doc["gpus"] == [{"index": 0, "name": "NVIDIA GeForce RTX 4090", "memory_bytes": 24564 * 1024 * 1024}]
+    assert facts.doc["gpus"] == [{"index": 0, "name": "NVIDIA GeForce RTX 4090", "memory_bytes": 24564 * 1024 * 1024,
+                                  "compute_capability": "8.9"}]
     assert facts.doc["torch"]["version"] == "2.3.1+cu121"
 
 
