@@ -15,7 +15,7 @@ from envdoctor.text.lines import SectionReader, extension_of_package
 
 KIND = "conda_list"
 PYPI_WHY = "conda list names pip's packages only where pip installed them"
-_HEADER = re.compile(r"^\s*#\s*packages in environment at\s+(.+?):?\s*$")
+_HEADER = re.compile(r"^\s*# packages in environment at\s+(.+?):?\s*$")
 _COLUMNS = re.compile(r"^\s*#\s*Name\s+Version\s+Build(\s+Channel)?\s*$")
 _ROW = re.compile(r"^\s*([A-Za-z0-9_][A-Za-z0-9._-]*)\s+(\d\S*)\s+(\S+)(?:\s+(\S+))?\s*$")
 

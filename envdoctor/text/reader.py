@@ -24,7 +24,7 @@ TRIGGERS = (
     ("ersion", ("PyTorch version", "pytorch version", "Python version", "Python Version", "PyTorch Version",
                 "vLLM Version", "Version: v", re.compile(r"(?m)^[ \t>]*(?:Package[ \t]+Version|#[ \t]*Name[ \t]+Version)"))),
     ("PyTorch", ("used to build PyTorch", "(you have")),
-    ("==", ("==========", re.compile(r"(?m)^[ \t>]*[A-Za-z0-9][A-Za-z0-9._-]*(?:\[[^\]]*\])?[ \t]*==[ \t]*\d"))),
+    ("==", ("==========", "NVSMI LOG", re.compile(r"(?m)^[ \t>]*[A-Za-z0-9][A-Za-z0-9._-]*(?:\[[^\]]*\])?[ \t]*==[ \t]*\d"))),
     ("cuda:", ("Device: cuda:", "**Name:** cuda:")),
     ("VRAM", ("Total VRAM", "VRAM Total")),
     ("NVIDIA-SMI", ("NVIDIA-SMI",)),
@@ -46,6 +46,23 @@ def may_hold_section(block: str) -> bool:
     return False
 
 
+def next_trigger(block: str, start: int) -> int:
+    """Where the first line at or after `start` that may open a section or state a fact begins; -1 if none."""
+    best = -1
+    for anchor, needles in TRIGGERS:
+        if block.find(anchor, start) < 0:
+            continue
+        for needle in needles:
+            if isinstance(needle, str):
+                at = block.find(needle, start)
+            else:
+                m = needle.search(block, start)
+                at = m.start() if m else -1
+            if at >= 0 and (best < 0 or at < best):
+                best = at
+    return best if best < 0 else block.rfind("\n", start, best) + 1 or start
+
+
 class ReportReader:
     """Feed it the blocks of one input in order; `finish` gives what the input states.
 
@@ -62,14 +79,23 @@ class ReportReader:
     def feed_block(self, block: str, first_line: int) -> None:
         """Read `block` (whole lines joined by "\\n"), whose first line is line `first_line` of the input."""
         self.stats["blocks"] += 1
-        if self._open is None and not may_hold_section(block):
-            return
-        self.stats["parsed_blocks"] += 1
-        lines = block.split("\n")
-        if block.endswith("\n"):
-            lines.pop()
-        for i, raw in enumerate(lines):
-            self._line(unquote(raw), first_line + i)
+        pos, no, size = 0, first_line, len(block)
+        while pos < size:
+            if self._open is None:  # no section open: go straight to the next line that may open one
+                line_start = next_trigger(block, pos)
+                if line_start < 0:
+                    return
+                if pos == 0:
+                    self.stats["parsed_blocks"] += 1
+                no += block.count("\n", pos, line_start)
+                pos = line_start
+            elif pos == 0:
+                self.stats["parsed_blocks"] += 1
+            end = block.find("\n", pos)
+            if end < 0:
+                end = size
+            self._line(unquote(block[pos:end]), no)
+            pos, no = end + 1, no + 1
 
     def _line(self, line: str, no: int) -> None:
         self.stats["lines"] += 1

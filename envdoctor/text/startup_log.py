@@ -110,7 +110,7 @@ RULES: List[_Rule] = [
     (re.compile(r"\*\*VRAM Total:\*\* (\d+)"), _vram_total),
     (re.compile(r"\*\*PyTorch Version:\*\* (\d\S*)"), _torch),
     (re.compile(r"(?:\*\* Python version:|\*\*Python Version:\*\*)\s*(\d.*)$"), _python),
-    (re.compile(r"^Python (\d+\.\d+\.\d+ \(.*)$"), _python),
+    (re.compile(r"^Python (3\.\d+\.\d+ \(.*)$"), _python),
     (re.compile(r"^Version: (v\d+\.\d+\S*)\s*$"), _webui_version),
     (re.compile(r"torch: (\d\S*)\s+•\s+xformers: (\S+)"), _footer),
     (re.compile(r"xFormers was built for:\s*PyTorch (\S+) with CUDA (\d+)? ?\(you have (\S+?)\)"), _xformers_built),
