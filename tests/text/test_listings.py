@@ -56,3 +56,26 @@ def test_conda_list() -> None:
     assert facts.doc["python"]["packages"] == {"xformers": "0.0.23"}  # what pip installed
     assert facts.whole == ["python.conda_packages"]
     assert "python.packages" in facts.doc["partial"]
+
+
+def test_conda_list_real_outputs() -> None:
+    linux = read("conda_list_pt32369.txt")
+    assert [(s.kind, s.start, s.end) for s in linux.sections] == [("conda_list", 2, 18)]
+    assert linux.doc["python"]["conda_packages"]["cudatoolkit"] == "10.1.243"
+    assert linux.doc["python"]["conda_packages"]["jpeg"] == "9b" and len(linux.doc["python"]["conda_packages"]) == 14
+    assert "packages" not in linux.doc["python"]  # nothing from pip: pip's list stays unknown
+    assert linux.whole == ["python.conda_packages"]
+    windows = read("conda_list_win_torchhull11.txt")
+    assert windows.doc["python"]["packages"]["aiohttp"] == "3.11.17"  # pypi rows are pip's
+    assert "absl-py" in windows.doc["python"]["packages"] and "aom" not in windows.doc["python"]["packages"]
+    assert windows.doc["partial"]["python.conda_packages"] == "the pasted conda list is cut short"  # "blas" alone
+    assert windows.whole == []
+
+
+def test_old_conda_list_with_pip_rows_and_features() -> None:
+    facts = read("conda_list_old_omnia813.txt")
+    conda = facts.doc["python"]["conda_packages"]
+    assert conda["freetype"] == "2.8" and conda["h5py"] == "2.7.1"  # a features column does not end the list
+    assert conda["cudnn"] == "6.0" and conda["cudatoolkit"] == "8.0"
+    assert facts.doc["python"]["packages"] == {"bleach": "1.5.0", "enum34": "1.1.6"}  # "<pip>" rows
+    assert "python.conda_packages" in facts.doc["partial"]  # "hdf5 1.10.1" has lost its build: cut short
