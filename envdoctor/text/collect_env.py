@@ -38,12 +38,14 @@ PIP_WHY = "collect_env lists only the packages that match its filter (torch, num
 CONDA_WHY = "collect_env lists only the conda packages that match its filter"
 
 # Where a collect_env report starts: its banner, or its first key (a paste often leaves the banner out).
-_OPENS = re.compile(r"^\s*(Collecting environment information|PyTorch version\s*:|CUDA used to build PyTorch\s*:"
+_OPENS = re.compile(r"^\s*(Collecting environment information|PyTorch version(\s*:|\s+\d)|CUDA used to build PyTorch\s*:"
                     r"|vLLM Version\s*:)")
 # vLLM's format frames groups of keys in banners: "=====", "   System Info", "=====".
 _BANNER = re.compile(r"^\s*={10,}\s*$")
 _TITLE = re.compile(r"^\s*[A-Z][A-Za-z0-9 /&()-]{2,40}\s*$")
 _KEY = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_ ()/.+-]{0,60}?)\s*:(?:\s+(.*)|\s*)$")
+_BARE_VERSION = re.compile(r"^\s*(PyTorch version)\s+(\d\S*)\s*$")  # a hand-copied report dropped the colon
+_ALIASES = {"version of relevant libraries": "versions of relevant libraries"}
 _STOP = re.compile(r"^\s*(Traceback \(most recent call last\)|File \"|```|</?details|<summary)")
 _EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Warning|Interrupt|Exit)$")
 _GPU_LINE = re.compile(r"^\s*GPU (\d+): (.+?)\s*(?:\(UUID: [^)]*\))?\s*$")
@@ -174,9 +176,9 @@ class CollectEnv(SectionReader):
             return True
         if vllm_env.env_line(self, line, no):
             return True
-        m = _KEY.match(line)
+        m = _KEY.match(line) or _BARE_VERSION.match(line)
         if m:
-            key = _norm(m.group(1))
+            key = _ALIASES.get(_norm(m.group(1)), _norm(m.group(1)))
             if key in KNOWN or (not self.after_libs and m.group(2) and self._plausible(m.group(1))):
                 self.state = "main"
                 self.last_key = key

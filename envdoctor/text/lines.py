@@ -14,8 +14,10 @@ _QUOTE = re.compile(r"^(?:>[ \t]?)+")
 
 
 def unquote(line: str) -> str:
-    """The line without its trailing CR and any leading markdown quote marks."""
+    """The line without its trailing CR and any leading markdown quote marks; full-width colons read as colons."""
     line = line.rstrip("\r")
+    if "\uff1a" in line:  # a full-width colon, as a hand-edited report has it
+        line = line.replace("\uff1a", ":")
     return _QUOTE.sub("", line) if line[:1] == ">" else line
 
 

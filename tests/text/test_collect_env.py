@@ -122,3 +122,33 @@ def test_library_line_forms_and_env_lines() -> None:
     assert doc["env"]["HF_TOKEN"] == "<redacted>"  # never a token in the doc
     assert "hf_abcdefghij" not in repr(facts.evidence)
     assert [(s.kind, s.start, s.end) for s in facts.sections] == [("vllm_env", 1, 13)]
+
+
+def test_hand_copied_report_reads_as_the_corpus_case_does() -> None:
+    """pytorch#37212: a colon dropped, full-width colons, "Os:", "Version of relevant libraries". The corpus case
+    rebuilt from the same comment (tests/corpus/cases/pt37212-p100-driver410.json, dev) states the same facts."""
+    import json
+    from pathlib import Path
+
+    facts = read("collect_env_handtyped_pt37212.txt")
+    assert [(s.kind, s.start, s.end) for s in facts.sections] == [("collect_env", 1, 25)]
+    case = json.loads((Path(__file__).resolve().parents[1] / "corpus" / "cases" / "pt37212-p100-driver410.json")
+                      .read_text(encoding="utf-8"))["snapshot"]
+    doc = facts.doc
+    for section in ("driver", "gpus", "torch", "cuda_toolkit", "libraries"):
+        assert doc[section] == case[section], section
+    assert doc["python"]["version"] == case["python"]["version"]
+    assert doc["python"]["packages"] == case["python"]["packages"]
+    assert doc["host"]["distro"] == case["host"]["distro"]
+    assert "arch" not in doc["host"]  # the case assumed it; this report does not state it
+
+
+def test_old_era_yes_no_values_and_conda_lines() -> None:
+    facts = read("collect_env_old_pt33469.txt")
+    doc = facts.doc
+    assert [(s.kind, s.start, s.end) for s in facts.sections] == [("collect_env", 1, 27)]
+    assert doc["torch"] == {"version": "1.4.0", "importable": True, "cuda": "10.0", "cuda_available": False}
+    assert "cuda_toolkit" not in doc  # "CUDA runtime version: Could not collect"
+    assert doc["python"]["conda_packages"]["pytorch"] == "1.4.0"
+    assert doc["python"]["conda_packages"]["mkl-fft"] == "1.0.15"  # keyed as package lists key names
+    assert [g["name"] for g in doc["gpus"]] == ["TITAN Xp", "TITAN Xp"]
