@@ -48,7 +48,7 @@ _BARE_VERSION = re.compile(r"^\s*(PyTorch version)\s+(\d\S*)\s*$")  # a hand-cop
 _ALIASES = {"version of relevant libraries": "versions of relevant libraries"}
 _STOP = re.compile(r"^\s*(Traceback \(most recent call last\)|File \"|```|</?details|<summary)")
 _EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Warning|Interrupt|Exit)$")
-_GPU_LINE = re.compile(r"^\s*GPU (\d+): (.+?)\s*(?:\(UUID: [^)]*\))?\s*$")
+_GPU_LINE = re.compile(r"^\s*GPU (\d{1,4}): (.+?)\s*(?:\(UUID: [^)]*\))?\s*$")
 _MIG_LINE = re.compile(r"^\s*MIG \S+\s+Device\s+\d+")
 _PATH_LINE = re.compile(r"^\s*(/|[A-Za-z]:\\)")
 _LIB_LINE = re.compile(r"^\s*\[(pip\d?|conda)\]\s+(.*)$")
@@ -331,7 +331,7 @@ class CollectEnv(SectionReader):
 
     def _cudnn_copy(self, copy: dict, line: str, no: int) -> None:
         libs = self.facts.doc.setdefault("libraries", {}).setdefault("cudnn", [])
-        if copy not in libs:
+        if copy not in libs and len(libs) < 64:
             libs.append(copy)
             self.facts.evidence.setdefault(f"libraries.cudnn.{len(libs) - 1}", (line.strip(), no))
 
@@ -360,14 +360,14 @@ class CollectEnv(SectionReader):
         key, value = _norm(m.group(1)), (m.group(2) or "").strip()
         if key in ("model name", "name") and value:
             f.state("host.cpu.model", value, line, no)
-        elif key == "cpu(s)" and value.isdigit():
+        elif key == "cpu(s)" and _count(value):
             f.state("host.cpu.logical_cpus", int(value), line, no)
-        elif key == "socket(s)" and value.isdigit():
+        elif key == "socket(s)" and _count(value):
             f.state("host.cpu.sockets", int(value), line, no)
             per = getattr(self, "_cores_per_socket", None)
             if per:
                 f.state("host.cpu.physical_cores", per * int(value), line, no)
-        elif key == "core(s) per socket" and value.isdigit():
+        elif key == "core(s) per socket" and _count(value):
             self._cores_per_socket = int(value)
 
     def _library(self, tool: str, rest: str, line: str, no: int) -> None:
@@ -387,6 +387,10 @@ class CollectEnv(SectionReader):
             f.package("python.packages", name, version, line, no)
             f.partial("python.packages", PIP_WHY)
             extension_of_package(f, name, version, line, no)
+
+
+def _count(value: str) -> bool:
+    return value.isdigit() and len(value) <= 6
 
 
 _HANDLERS = {

@@ -197,6 +197,7 @@ def report_document(facts: ReportFacts, created: Optional[str] = None) -> Dict[s
         "conflicts": [{"path": c.path, "kept": c.kept, "stated": c.stated, "line": c.line, "line_no": c.line_no}
                       for c in facts.conflicts],
         "disagreements": [],
+        "truncated": list(facts.truncated),
     }
     return doc
 
@@ -213,8 +214,8 @@ def snapshot_from_report(facts: ReportFacts, base: Optional[Snapshot] = None, cr
 def report_notes(snapshot: Snapshot) -> Dict[str, Any]:
     """What `snapshot_from_report` recorded beside the facts: `sections`, `assumed` (required values the report
     did not state), `derived` (how a value was derived), `conflicts` (the report contradicting itself: the first
-    statement is kept) and `disagreements` (the report contradicting the base snapshot: the base is kept), each a
-    {path, kept, stated, line, line_no}."""
+    statement is kept), `disagreements` (the report contradicting the base snapshot: the base is kept), each a
+    {path, kept, stated, line, line_no}, and `truncated` (the bounds the input reached)."""
     notes = snapshot.extra.get("report")
     return notes if isinstance(notes, dict) else {}
 
@@ -317,6 +318,7 @@ def merge_documents(base: Dict[str, Any], facts: ReportFacts) -> Dict[str, Any]:
         "conflicts": [{"path": c.path, "kept": c.kept, "stated": c.stated, "line": c.line, "line_no": c.line_no}
                       for c in facts.conflicts],
         "disagreements": disagreements,
+        "truncated": list(facts.truncated),
     }
     return out
 

@@ -112,7 +112,7 @@ class DsReport(SectionReader):
             if info:
                 f.state("deepspeed.torch_info", info, line, no)
         elif key == "shared memory (/dev/shm) size":
-            m = re.match(r"([\d.]+)\s*GB", value)
+            m = re.match(r"(\d{1,9}(?:\.\d{1,4})?)\s*GB", value)
             if m:
                 f.state("host.shm_bytes", int(float(m.group(1)) * GIB), line, no)
                 f.derived["host.shm_bytes"] = "ds_report's size in GiB, rounded to 1/100 GiB"

@@ -56,7 +56,13 @@ class ReportFacts:
     whole: List[str] = field(default_factory=list)
     conflicts: List[Conflict] = field(default_factory=list)
     derived: Dict[str, str] = field(default_factory=dict)
+    truncated: List[str] = field(default_factory=list)  # the limits an input reached (what was not recorded)
 
+
+# Bounds on what one input may record, so a pathological input (a gigabyte of "a==1" lines) keeps memory bounded.
+MAX_FACTS = 100_000
+MAX_CONFLICTS = 1_000
+MAX_SECTIONS = 10_000
 
 # Words a report uses for "this was not read": unknown, never a fact.
 _NOT_READ = re.compile(r"^(n/?a|none found|could not collect|no cuda|unknown|not set|-|)$", re.I)
@@ -81,11 +87,19 @@ class Statements:
         self.conflicts: List[Conflict] = []
         self.whole: List[str] = []
         self.derived: Dict[str, str] = {}
+        self.truncated: List[str] = []
         self._gpus: Dict[int, Dict[str, Any]] = {}
+
+    def limit(self, what: str) -> None:
+        if what not in self.truncated:
+            self.truncated.append(what)
 
     # --- recording ---------------------------------------------------------------------------------------
     def state(self, path: str, value: Any, line: str, line_no: int) -> bool:
         """Record `value` at dotted `path`; False (and a conflict) when an earlier statement said otherwise."""
+        if path not in self.evidence and len(self.evidence) >= MAX_FACTS:
+            self.limit(f"more than {MAX_FACTS} facts: the rest not recorded")
+            return False
         if isinstance(value, str):
             value = scrub_secrets(value)
         parts = path.split(".")
@@ -104,7 +118,10 @@ class Statements:
             holder = nxt
         last = parts[-1]
         if last in holder and holder[last] != value:
-            self.conflicts.append(Conflict(path, holder[last], value, clean(line), line_no))
+            if len(self.conflicts) < MAX_CONFLICTS:
+                self.conflicts.append(Conflict(path, holder[last], value, clean(line), line_no))
+            else:
+                self.limit(f"more than {MAX_CONFLICTS} conflicting statements: the rest not recorded")
             return False
         holder[last] = value
         self.evidence.setdefault(path, (clean(line), line_no))
@@ -166,7 +183,7 @@ class Statements:
         if partial:
             doc["partial"] = partial
         return ReportFacts(sections=list(sections), doc=doc, evidence=dict(self.evidence), whole=whole,
-                           conflicts=list(self.conflicts), derived=dict(self.derived))
+                           conflicts=list(self.conflicts), derived=dict(self.derived), truncated=list(self.truncated))
 
 
 _VERSION = re.compile(r"\d+(?:\.\d+)*")

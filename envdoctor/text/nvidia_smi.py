@@ -25,8 +25,8 @@ MIB = 1024 * 1024
 _HEADER = re.compile(r"NVIDIA-SMI\s+(\S+)\s+Driver Version:\s*(\S+)(?:\s+CUDA Version:\s*(\S+))?")
 _FAILED = re.compile(r"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver")
 _BUS = r"[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f]"
-_ROW1 = re.compile(rf"^\|\s+(\d+)\s+(.+?)\s+(On|Off|WDDM|TCC)\s*\|\s*({_BUS})\s+(On|Off)\s*\|\s*(\S+)\s*\|")
-_ROW2 = re.compile(r"(\d+)\s*MiB\s*/\s*(\d+)\s*MiB")
+_ROW1 = re.compile(rf"^\|\s+(\d{{1,4}})\s+(.+?)\s+(On|Off|WDDM|TCC)\s*\|\s*({_BUS})\s+(On|Off)\s*\|\s*(\S+)\s*\|")
+_ROW2 = re.compile(r"(\d{1,9})\s*MiB\s*/\s*(\d{1,9})\s*MiB")
 _ROW3 = re.compile(r"^\|\s+\|\s+\|\s+(Enabled|Disabled|N/A)\s+\|\s*$")
 _Q_OPENS = re.compile(r"^=+\s*NVSMI LOG\s*=+\s*$")
 _Q_KEY = re.compile(r"^(\s*)([A-Za-z][\w .()/-]*?)\s*:\s*(.*?)\s*$")
@@ -94,7 +94,7 @@ class SmiTable(SectionReader):
         if m.group(3) in ("On", "Off"):
             f.state(f"gpus.{index}.persistence_mode", m.group(3) == "On", line, no)
         f.state(f"gpus.{index}.pci_bus_id", m.group(4), line, no)
-        if m.group(6).isdigit():
+        if m.group(6).isdigit() and len(m.group(6)) <= 9:
             f.state(f"gpus.{index}.ecc_uncorrected", int(m.group(6)), line, no)
 
     def _more(self, text: str, line: str, no: int) -> None:
@@ -164,7 +164,7 @@ class SmiQuery(SectionReader):
         elif key == "current" and self.parent == "mig mode" and value in ("Enabled", "Disabled"):
             f.state(f"{g}.mig_enabled", value == "Enabled", line, no)
         elif key == "total" and self.parent == "fb memory usage":
-            mib = re.match(r"(\d+)\s*MiB", value)
+            mib = re.match(r"(\d{1,9})\s*MiB", value)
             if mib:
                 f.state(f"{g}.memory_bytes", int(mib.group(1)) * MIB, line, no)
 

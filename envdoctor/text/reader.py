@@ -13,7 +13,7 @@ import re
 from typing import List, Optional
 
 from envdoctor.text import collect_env, conda_list, ds_report, nvidia_smi, pip_list, startup_log
-from envdoctor.text.facts import ReportFacts, Section, Statements
+from envdoctor.text.facts import MAX_SECTIONS, ReportFacts, Section, Statements
 from envdoctor.text.lines import SectionReader, unquote
 
 # The cheap test: a few substrings searched in the raw block (each search costs about as much as copying the block,
@@ -127,7 +127,10 @@ class ReportReader:
     def _close(self) -> None:
         section = self._open.close() if self._open is not None else None
         if section is not None:
-            self._sections.append(section)
+            if len(self._sections) < MAX_SECTIONS:
+                self._sections.append(section)
+            else:
+                self._facts.limit(f"more than {MAX_SECTIONS} sections: the rest not listed")
         self._open = None
 
     def finish(self) -> ReportFacts:

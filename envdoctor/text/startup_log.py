@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from typing import Callable, List, Optional, Tuple
 
-from envdoctor.text.facts import Section, Statements
+from envdoctor.text.facts import MAX_SECTIONS, Section, Statements
 from envdoctor.text.lines import extension_of_package, python_version
 
 KIND = "startup_log"
@@ -103,19 +103,19 @@ def _xformers_torch(f: Statements, m: re.Match[str], line: str, no: int, ctx: di
 
 _Rule = Tuple["re.Pattern[str]", Callable[..., None]]
 RULES: List[_Rule] = [
-    (re.compile(r"Total VRAM (\d+) MB, total RAM \d+ MB"), _total_vram),
+    (re.compile(r"Total VRAM (\d{1,9}) MB, total RAM \d+ MB"), _total_vram),
     (re.compile(r"(?:^|\s|- )pytorch version: (\d\S*)"), _torch),
-    (re.compile(r"Device: cuda:(\d+) (.+?)(?: : \S+)?\s*$"), _device),
-    (re.compile(r"\*\*Name:\*\* cuda:(\d+) (.+?)(?: : \S+)?\s*$"), _device),
-    (re.compile(r"\*\*VRAM Total:\*\* (\d+)"), _vram_total),
+    (re.compile(r"Device: cuda:(\d{1,4}) (.+?)(?: : \S+)?\s*$"), _device),
+    (re.compile(r"\*\*Name:\*\* cuda:(\d{1,4}) (.+?)(?: : \S+)?\s*$"), _device),
+    (re.compile(r"\*\*VRAM Total:\*\* (\d{1,16})\b"), _vram_total),
     (re.compile(r"\*\*PyTorch Version:\*\* (\d\S*)"), _torch),
     (re.compile(r"(?:\*\* Python version:|\*\*Python Version:\*\*)\s*(\d.*)$"), _python),
     (re.compile(r"^Python (3\.\d+\.\d+ \(.*)$"), _python),
     (re.compile(r"^Version: (v\d+\.\d+\S*)\s*$"), _webui_version),
     (re.compile(r"torch: (\d\S*)\s+•\s+xformers: (\S+)"), _footer),
-    (re.compile(r"xFormers was built for:\s*PyTorch (\S+) with CUDA (\d+)? ?\(you have (\S+?)\)"), _xformers_built),
+    (re.compile(r"xFormers was built for:\s*PyTorch (\S+) with CUDA (\d{3,5})? ?\(you have (\S+?)\)"), _xformers_built),
     (re.compile(r"xFormers was built for:\s*$"), _xformers_heading),
-    (re.compile(r"^\s+PyTorch (\S+) with CUDA (\d+)? ?\(you have (\S+?)\)"), _xformers_torch),
+    (re.compile(r"^\s+PyTorch (\S+) with CUDA (\d{3,5})? ?\(you have (\S+?)\)"), _xformers_torch),
 ]
 
 
@@ -147,6 +147,9 @@ class StartupLog:
 
     def flush(self) -> None:
         if self.start is not None:
-            self.sections.append(Section(KIND, self.start, self.end))
+            if len(self.sections) < MAX_SECTIONS:
+                self.sections.append(Section(KIND, self.start, self.end))
+            else:
+                self.facts.limit(f"more than {MAX_SECTIONS} startup-log sections: the rest not listed")
         self.start = None
         self.ctx = {}
