@@ -44,6 +44,7 @@ _OPENS = re.compile(r"^\s*(Collecting environment information|PyTorch version(\s
 _BANNER = re.compile(r"^\s*={10,}\s*$")
 _TITLE = re.compile(r"^\s*[A-Z][A-Za-z0-9 /&()-]{2,40}\s*$")
 _KEY = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_ ()/.+-]{0,60}?)\s*:(?:\s+(.*)|\s*)$")
+_WMIC = re.compile(r"^\s*([A-Za-z][A-Za-z0-9]*)=(.*)$")
 _BARE_VERSION = re.compile(r"^\s*(PyTorch version)\s+(\d\S*)\s*$")  # a hand-copied report dropped the colon
 _ALIASES = {"version of relevant libraries": "versions of relevant libraries"}
 _STOP = re.compile(r"^\s*(Traceback \(most recent call last\)|File \"|```|</?details|<summary)")
@@ -352,10 +353,10 @@ class CollectEnv(SectionReader):
 
     def _cpu(self, line: str, no: int) -> None:
         f = self.facts
-        m = _KEY.match(line)
+        m = _KEY.match(line) or _WMIC.match(line)  # lscpu "Key: value"; older Windows "Name=..." (wmic)
         if not m:
             if "host.cpu.model" not in f.evidence and line.strip():
-                f.state("host.cpu.model", line.strip(), line, no)  # macOS / Windows: the model alone
+                f.state("host.cpu.model", line.strip(), line, no)  # macOS: the model alone
             return
         key, value = _norm(m.group(1)), (m.group(2) or "").strip()
         if key in ("model name", "name") and value:

@@ -22,6 +22,7 @@ from envdoctor.text.lines import SectionReader
 
 TABLE, QUERY = "nvidia_smi", "nvidia_smi_q"
 MIB = 1024 * 1024
+CUT_WHY = "the pasted nvidia-smi table is cut short: more GPUs may follow"
 _HEADER = re.compile(r"NVIDIA-SMI\s+(\S+)\s+Driver Version:\s*(\S+)(?:\s+CUDA Version:\s*(\S+))?")
 _FAILED = re.compile(r"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver")
 _BUS = r"[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f]"
@@ -50,6 +51,9 @@ class SmiTable(SectionReader):
         self.row = 0
         self.blanks = 0
         self.failed = False
+        self.rows_seen = False
+        self.closed = False  # the GPU table ended (a blank line, the Processes or MIG devices table)
+        self.last = ""
 
     def feed(self, line: str, no: int) -> bool:
         text = line.strip()
@@ -60,11 +64,15 @@ class SmiTable(SectionReader):
             return False
         if not text:
             self.blanks += 1
+            self.closed = self.closed or self.rows_seen
             return self.blanks <= 1
         self.blanks = 0
         if text[:1] not in "|+":
             return False
         self.end = no
+        self.last = text
+        if self.rows_seen and ("Processes:" in text or "MIG devices:" in text):
+            self.closed = True
         m = _ROW1.match(text)
         if m:
             self._gpu(m, line, no)
@@ -90,6 +98,7 @@ class SmiTable(SectionReader):
         f = self.facts
         index = self.gpu = int(m.group(1))
         self.row = 1
+        self.rows_seen = True
         f.state(f"gpus.{index}.name", m.group(2).strip(), line, no)
         if m.group(3) in ("On", "Off"):
             f.state(f"gpus.{index}.persistence_mode", m.group(3) == "On", line, no)
@@ -108,6 +117,12 @@ class SmiTable(SectionReader):
             if mig and mig.group(1) != "N/A":
                 f.state(f"gpus.{self.gpu}.mig_enabled", mig.group(1) == "Enabled", line, no)
             self.gpu = None
+
+
+    def close(self) -> Optional[Section]:
+        if self.rows_seen and not self.closed and not self.last.startswith("+"):
+            self.facts.partial("gpus", CUT_WHY)  # cut inside the GPU table: more GPUs may follow
+        return super().close()
 
 
 class SmiQuery(SectionReader):

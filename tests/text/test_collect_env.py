@@ -152,3 +152,14 @@ def test_old_era_yes_no_values_and_conda_lines() -> None:
     assert doc["python"]["conda_packages"]["pytorch"] == "1.4.0"
     assert doc["python"]["conda_packages"]["mkl-fft"] == "1.0.15"  # keyed as package lists key names
     assert [g["name"] for g in doc["gpus"]] == ["TITAN Xp", "TITAN Xp"]
+
+
+def test_cpu_block_forms() -> None:
+    lscpu = read("PyTorch version: 2.1.0\n\nCPU:\nArchitecture:                    x86_64\nCPU(s):                          64\n"
+                 "Model name:                      AMD EPYC 7742 64-Core Processor\nCore(s) per socket:              32\n"
+                 "Socket(s):                       2\n\nVersions of relevant libraries:\n[pip3] torch==2.1.0\n")
+    assert lscpu.doc["host"]["cpu"] == {"logical_cpus": 64, "model": "AMD EPYC 7742 64-Core Processor",
+                                        "sockets": 2, "physical_cores": 64}
+    wmic = read("PyTorch version: 1.13.1\n\nCPU:\nArchitecture=9\nCurrentClockSpeed=3600\n"
+                "Name=AMD Ryzen 9 5900X 12-Core Processor\n\nVersions of relevant libraries:\n")
+    assert wmic.doc["host"]["cpu"] == {"model": "AMD Ryzen 9 5900X 12-Core Processor"}

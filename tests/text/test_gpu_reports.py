@@ -101,3 +101,21 @@ def test_capability_from_the_name_only_where_the_table_knows_it() -> None:
     assert capability_of("Device 66a1") is None and capability_of("NVIDIA Future GPU") is None
     facts = read("PyTorch version: 2.9.0\nGPU models and configuration: GPU 0: NVIDIA Future GPU\n")
     assert facts.doc["gpus"] == [{"index": 0, "name": "NVIDIA Future GPU"}] and facts.derived == {}
+
+
+def test_nvidia_smi_several_gpus_and_a_cut_table() -> None:
+    facts = read("nvidia_smi_a800_dexbotic41.txt")
+    assert [(s.kind, s.start, s.end) for s in facts.sections] == [("nvidia_smi", 4, 15)]
+    gpus = facts.doc["gpus"]
+    assert [(g["index"], g["pci_bus_id"]) for g in gpus] == [(0, "00000000:27:00.0"), (1, "00000000:2A:00.0")]
+    assert gpus[0]["mig_enabled"] is False and "mig_enabled" not in gpus[1]  # GPU 1's third row is cut off
+    assert gpus[0]["ecc_uncorrected"] == 0 and gpus[1]["memory_bytes"] == 81920 * MIB
+    assert facts.doc["partial"]["gpus"].startswith("the pasted nvidia-smi table is cut short")
+    assert "partial" not in read(P4).doc and "partial" not in read(TITAN).doc  # whole tables
+
+
+def test_nvidia_smi_query_mig_mode() -> None:
+    facts = read("nvidia_smi_q_a100_cudalibsamples104.txt")
+    gpu = facts.doc["gpus"][0]
+    assert gpu["mig_enabled"] is False and gpu["persistence_mode"] is True and gpu["name"] == "NVIDIA A100-SXM4-80GB"
+    assert facts.doc["driver"]["cuda_driver_version"] == "11.4"
