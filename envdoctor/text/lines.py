@@ -62,6 +62,23 @@ def python_version(facts: Statements, value: str, line: str, no: int) -> None:
         facts.state("host.arch", msc.group(2), line, no)
     if "free-threading build" in value:
         facts.state("python.free_threaded", True, line, no)
+    implementation = _implementation(value)
+    if implementation:
+        facts.state("python.implementation", implementation, line, no)
+        if implementation == "CPython":
+            facts.derived["python.implementation"] = "sys.version names the C compiler that built CPython"
+
+
+def _implementation(version: str) -> Optional[str]:
+    """sys.version names the interpreter: "[PyPy 7.3.11 with GCC ...]", "[Graal, Oracle GraalVM ...]"; CPython's
+    names only the compiler that built it ("[GCC 11.4.0]", "[Clang 15.0.0", "[MSC v.1932 64 bit (AMD64)]")."""
+    if "[PyPy" in version:
+        return "PyPy"
+    if "[Graal" in version:
+        return "GraalPy"
+    if re.search(r"\[(GCC|Clang|MSC) ", version):
+        return "CPython"
+    return None
 
 
 # Distributions whose binaries carry CUDA kernels (the probes' list, envdoctor/probes/children/python_child.py):

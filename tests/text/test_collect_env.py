@@ -19,7 +19,8 @@ def test_cuda_build_on_an_a100() -> None:
     assert doc["torch"] == {"version": "1.12.1+cu113", "importable": True, "cuda": "11.3", "cuda_available": True}
     assert doc["host"] == {"os": "linux", "distro": "Ubuntu 18.04.6 LTS", "arch": "x86_64", "glibc": "2.27",
                            "kernel": "3.10.0-1160.90.1.el7.x86_64"}
-    assert doc["python"] == {"version": "3.10.14", "pointer_bits": 64}
+    assert doc["python"] == {"version": "3.10.14", "pointer_bits": 64, "implementation": "CPython"}
+    assert "python.implementation" in facts.derived  # "[GCC 7.5.0]": CPython names its compiler
     assert doc["cuda_toolkit"] == {"nvcc_version": "11.3"}  # "CUDA runtime version" is nvcc's
     assert doc["driver"] == {"version": "525.105.17"}
     assert doc["gpus"] == [{"index": 0, "name": "NVIDIA A100-SXM4-80GB", "compute_capability": "8.0"}]
@@ -163,3 +164,14 @@ def test_cpu_block_forms() -> None:
     wmic = read("PyTorch version: 1.13.1\n\nCPU:\nArchitecture=9\nCurrentClockSpeed=3600\n"
                 "Name=AMD Ryzen 9 5900X 12-Core Processor\n\nVersions of relevant libraries:\n")
     assert wmic.doc["host"]["cpu"] == {"model": "AMD Ryzen 9 5900X 12-Core Processor"}
+
+
+def test_interpreter_kinds_from_sys_version() -> None:
+    pypy = read("PyTorch version: N/A\nPython version: 3.9.16 (feeb267ead3e, Dec 29 2022, 14:23:06) "
+                "[PyPy 7.3.11 with GCC 10.2.1 20210130] (64-bit runtime)\n")
+    assert pypy.doc["python"]["implementation"] == "PyPy" and "torch" not in pypy.doc  # "N/A": unknown
+    threaded = read("PyTorch version: 2.6.0\nPython version: 3.13.1 experimental free-threading build "
+                    "(main, Dec 4 2024) [GCC 11.2.0] (64-bit runtime)\n")
+    assert threaded.doc["python"]["free_threaded"] is True and threaded.doc["python"]["version"] == "3.13.1"
+    old = read("PyTorch version: 1.0.0\nPython version: 3.6\n")
+    assert "implementation" not in old.doc["python"]  # no sys.version: not stated

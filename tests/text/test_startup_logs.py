@@ -16,7 +16,7 @@ def test_comfyui_system_information_and_log() -> None:
     assert doc["gpus"] == [{"index": 0, "name": "NVIDIA GeForce RTX 2060", "memory_bytes": 12884443136,
                            "compute_capability": "7.5"}]
     assert doc["host"] == {"os": "windows", "arch": "AMD64"}
-    assert doc["python"] == {"version": "3.11.9", "pointer_bits": 64}
+    assert doc["python"] == {"version": "3.11.9", "pointer_bits": 64, "implementation": "CPython"}
     assert facts.conflicts == []  # "Total VRAM 12288 MB" is the rounded byte count, not a second statement
     assert facts.evidence["torch.version"][1] == line_of(COMFY, "PyTorch Version")
 
@@ -37,7 +37,7 @@ def test_comfyui_amd_device_adds_no_gpu() -> None:
 def test_webui_launch() -> None:
     facts = read(WEBUI)
     assert [(s.kind, s.start, s.end) for s in facts.sections] == [("startup_log", 1, 2)]
-    assert facts.doc["python"] == {"version": "3.12.6", "pointer_bits": 64}
+    assert facts.doc["python"] == {"version": "3.12.6", "pointer_bits": 64, "implementation": "CPython"}
     assert facts.doc["host"] == {"os": "windows", "arch": "AMD64"}
     assert facts.doc["webui"] == {"version": "v1.10.1"}
     assert "torch" not in facts.doc  # it failed to install torch: nothing about torch is stated
