@@ -175,3 +175,27 @@ def test_interpreter_kinds_from_sys_version() -> None:
     assert threaded.doc["python"]["free_threaded"] is True and threaded.doc["python"]["version"] == "3.13.1"
     old = read("PyTorch version: 1.0.0\nPython version: 3.6\n")
     assert "implementation" not in old.doc["python"]  # no sys.version: not stated
+
+
+def _case(name: str) -> dict:
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "corpus" / "cases" / f"{name}.json"
+    return json.loads(path.read_text(encoding="utf-8"))["snapshot"]
+
+
+def test_rocm_report_reads_as_its_corpus_case() -> None:
+    """pytorch#44106 (dev): the case rebuilt by hand from the same sample output."""
+    case, doc = _case("pt44106-rocm-healthy"), read(ROCM).doc
+    assert doc["torch"] == case["torch"] and doc["absent"] == case["absent"]
+    assert doc["python"]["packages"] == case["python"]["packages"]
+    assert {k: doc["host"][k] for k in case["host"]} == case["host"]
+
+
+def test_wsl_report_reads_as_its_corpus_case() -> None:
+    """vllm#8255 (dev): the kept excerpt here stops at GPU 5; the case's GPUs 0-5 match, capabilities included."""
+    case, doc = _case("vllm8255-wsl-4000ada-cuda-init-oom"), read(WSL).doc
+    assert doc["torch"] == case["torch"] and doc["host"] == case["host"]
+    assert doc["gpus"] == case["gpus"][:6] and doc["cuda_toolkit"] == case["cuda_toolkit"]
+    assert doc["python"]["env_kind"] == case["python"]["env_kind"]
