@@ -297,9 +297,13 @@ def merge_documents(base: Dict[str, Any], facts: ReportFacts) -> Dict[str, Any]:
                 holder["extensions"] = copy.deepcopy(stated)
                 filled.add(path)
             return
+        whole = path not in (out.get("partial") or {})
         for ext in stated:
             mine = next((e for e in current if e.get("name") == ext.get("name")), None)
-            if mine is None:
+            if mine is None and whole:  # the base lists every extension installed: this one is not
+                disagreements.append({"path": f"{path}.{ext.get('name')}", "kept": None, "stated": ext,
+                                      **line_of(f"{path}.{stated.index(ext)}.version")})
+            elif mine is None:
                 current.append(copy.deepcopy(ext))
             else:
                 walk({k: v for k, v in ext.items() if k != "name"}, mine, f"{path}.{current.index(mine)}")

@@ -93,3 +93,17 @@ def test_merge_fills_what_the_base_does_not_know(tmp_path: Path) -> None:
     assert disagreements["torch.version"]["stated"] == "1.8.1+cu111"
     # DeepSpeed is known not installed in the base: the report's DeepSpeed is a disagreement, with its first line
     assert disagreements["deepspeed"]["kept"] is None and disagreements["deepspeed"]["line_no"] == 13
+
+
+def test_merge_whole_base_list_is_kept_and_report_extras_are_disagreements() -> None:
+    base = load_snapshot(BASE)  # its package list is whole (no `partial` entry)
+    report = read("Package    Version\n---------- -------\nnumpy      1.26.4\nxformers   0.0.26\n")
+    merged = snapshot_from_report(report, base=base)
+    assert merged.python.packages == base.python.packages
+    assert is_unavailable(merged.package("xformers"))  # the probed whole list says it is not installed
+    disagreements = {d["path"]: d for d in report_notes(merged)["disagreements"]}
+    assert disagreements["python.packages.xformers"] == {
+        "path": "python.packages.xformers", "kept": None, "stated": "0.0.26", "line": "xformers   0.0.26", "line_no": 4}
+    assert "python.packages.numpy" not in disagreements  # the same version: no disagreement
+    assert [e.name for e in merged.extensions] == [e.name for e in base.extensions]  # the probed list stays
+    assert disagreements["extensions.xformers"]["line_no"] == 4
