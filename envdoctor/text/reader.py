@@ -16,21 +16,44 @@ from envdoctor.text import collect_env, conda_list, ds_report, nvidia_smi, pip_l
 from envdoctor.text.facts import MAX_SECTIONS, ReportFacts, Section, Statements
 from envdoctor.text.lines import SectionReader, unquote
 
+
+class LineNeedle:
+    """A needle that counts only where its line matches `line`: each occurrence of `literal` (found by a plain
+    substring search) has its line matched, so no regex ever scans a whole block."""
+
+    def __init__(self, literal: str, line: str) -> None:
+        self.literal = literal
+        self.line = re.compile(line)
+
+    def find(self, block: str, start: int) -> int:
+        at = block.find(self.literal, start)
+        while at >= 0:
+            line_start = block.rfind("\n", start, at) + 1 or start
+            line_end = block.find("\n", at)
+            line_end = len(block) if line_end < 0 else line_end
+            if self.line.match(block, line_start, line_end):
+                return line_start
+            at = block.find(self.literal, line_end)
+        return -1
+
+
 # The cheap test: a few substrings searched in the raw block (each search costs about as much as copying the block,
 # so there are few, and no lower-cased copy). Only when one is there are its needles looked for; only when one of
 # those is there is the block parsed. Every line that opens a section or states a startup-log fact holds an anchor
 # and one of its needles (tests/text/test_stream.py reads every fixture one line per block to hold this).
 TRIGGERS = (
-    ("ersion", ("PyTorch version", "pytorch version", "Python version", "Python Version", "PyTorch Version",
-                "vLLM Version", "Version: v", re.compile(r"(?m)^[ \t>]*(?:Package[ \t]+Version|#[ \t]*Name[ \t]+Version)"))),
-    ("PyTorch", ("used to build PyTorch", "(you have")),
-    ("==", ("==========", "NVSMI LOG", re.compile(r"(?m)^[ \t>]*[A-Za-z0-9][A-Za-z0-9._-]*(?:\[[^\]]*\])?[ \t]*==[ \t]*\d"))),
+    ("ersion", ("pytorch version", "Python version", "Python Version", "vLLM Version", "Version: v",
+                LineNeedle("Package", r"[ \t>]*Package[ \t]+Version"),
+                LineNeedle("Name", r"[ \t>]*#[ \t]*Name[ \t]+Version"))),
+    ("PyTorch", ("PyTorch version", "PyTorch Version", "used to build PyTorch", "(you have")),
+    ("==", ("==========", "NVSMI LOG",
+            LineNeedle("==", r"[ \t>]*[A-Za-z0-9][A-Za-z0-9._-]*(?:\[[^\]]*\])?[ \t]*==[ \t]*\d"))),
     ("cuda:", ("Device: cuda:", "**Name:** cuda:")),
     ("VRAM", ("Total VRAM", "VRAM Total")),
     ("NVIDIA-SMI", ("NVIDIA-SMI",)),
     ("DeepSpeed", ("extension op report", "DeepSpeed general environment info")),
     ("Collecting environment", ("Collecting environment information",)),
-    ("Python 3", (re.compile(r"(?m)^[ \t>]*Python 3\.\d+\.\d+ \("),)),
+    ("Python 3", (LineNeedle("Python 3.", r"[ \t>]*Python 3\.\d+\.\d+ \("),)),
     ("ormers", ("xFormers was built for", "xformers: ")),
     ("# packages in", ("# packages in environment",)),
 )
@@ -41,7 +64,7 @@ def may_hold_section(block: str) -> bool:
     for anchor, needles in TRIGGERS:
         if anchor in block:
             for needle in needles:
-                if (needle in block) if isinstance(needle, str) else needle.search(block):
+                if (needle in block) if isinstance(needle, str) else needle.find(block, 0) >= 0:
                     return True
     return False
 
@@ -53,11 +76,7 @@ def next_trigger(block: str, start: int) -> int:
         if block.find(anchor, start) < 0:
             continue
         for needle in needles:
-            if isinstance(needle, str):
-                at = block.find(needle, start)
-            else:
-                m = needle.search(block, start)
-                at = m.start() if m else -1
+            at = block.find(needle, start) if isinstance(needle, str) else needle.find(block, start)
             if at >= 0 and (best < 0 or at < best):
                 best = at
     return best if best < 0 else block.rfind("\n", start, best) + 1 or start
