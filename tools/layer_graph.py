@@ -30,7 +30,7 @@ LAYERS: Tuple[Tuple[str, Tuple[str, ...]], ...] = (
               "envdoctor.byte_sizes", "envdoctor.data", "envdoctor.data_files", "envdoctor.data_schemas",
               "envdoctor.redact", "envdoctor.jsonschema_lite",
               "envdoctor.atomic_write", "envdoctor.cpulist", "envdoctor.processes", "envdoctor.process_guard")),
-    ("probes", ("envdoctor.probes",)),
+    ("probes", ("envdoctor.probes", "envdoctor.text")),  # text: the facts a pasted report states
     ("knowledge", ("envdoctor.compat", "envdoctor.wheels", "envdoctor.rules", "envdoctor.nccl", "envdoctor.diagnose",
                    "envdoctor.knowledge", "envdoctor.catalog", "envdoctor.fleet")),
     # fleet: the checks are knowledge; meeting the other nodes and measuring them is acting
