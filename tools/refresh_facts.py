@@ -167,9 +167,18 @@ class Reader:
                     platform: Optional[str] = None, python: Optional[str] = None) -> Dict[str, Any]:
         """One wheel's facts with their source and how many bytes it cost."""
         version_py = None
+        cost: Optional[int] = None
         if has_metadata:
             text = self.document(url.split("#", 1)[0] + ".metadata").decode("utf-8", errors="replace")
-            how, cost = "PEP 658 metadata", None
+            how = "PEP 658 metadata"
+            if variant_from(None, parse_metadata(text, platform, python))[0] is None:
+                # the METADATA does not say the build (no local label, no CUDA pin): torch/version.py does
+                z = RangedZip(url.split("#", 1)[0], self.range_get)
+                if "torch/version.py" in z.members:
+                    version_py = z.read("torch/version.py").decode("utf-8", errors="replace")
+                how, cost = "PEP 658 metadata + torch/version.py by range requests", z.bytes_read
+                self.bytes_read += z.bytes_read
+                self.requests += z.requests
         else:
             z = RangedZip(url.split("#", 1)[0], self.range_get)
             md = z.find(lambda n: n.count("/") == 1 and n.endswith(".dist-info/METADATA"))
