@@ -39,7 +39,7 @@ class Registry:
         registry = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            def do_GET(self) -> None:
                 path = urllib.parse.unquote(self.path.split("?", 1)[0])
                 body = registry.files.get(path)
                 rng = self.headers.get("Range")
@@ -71,7 +71,7 @@ class Registry:
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
-    def __enter__(self) -> "Registry":
+    def __enter__(self) -> Registry:
         self.thread.start()
         return self
 

@@ -141,7 +141,7 @@ def test_a_server_that_ignores_range_is_refused():
     from envdoctor.wheels.ranged_zip import urllib_range_get
 
     class Whole(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):  # noqa: N802
+        def do_GET(self):
             self.send_response(200)
             self.send_header("Content-Length", "4")
             self.end_headers()
