@@ -4,7 +4,7 @@ update`), validated before anyone writes it."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional
 
 from envdoctor.wheels.remote import DEFAULT_DEADLINE
@@ -41,11 +41,13 @@ def index_sources(index_base: Optional[str], torch_index: Optional[str], pip_ind
 
 @dataclass(frozen=True)
 class IndexRefresh:
-    """The refreshed index document, what could not be read, and how many torch index pages were."""
+    """The refreshed index document, what could not be read, how many torch index pages were, and what was
+    learned beyond patches (a new release, a new variant: their arch lists assumed, `envdoctor.wheels.learn`)."""
 
     document: Dict[str, Any]
     failures: List[str]
     pages: int
+    learned: List[str] = field(default_factory=list)
 
     def to_json(self) -> Dict[str, Any]:
         return self.document
@@ -68,6 +70,7 @@ def refresh_wheel_index(sources: IndexSources, timeout: float, deadline: float,
     page read: `pages` is 0, nothing to write."""
     from envdoctor.wheels.remote import BoundedFetch, refresh
 
+    learned: List[str] = []
     new, failures, pages = refresh(sources.bundled.raw, sources.base, sources.pip_url, BoundedFetch(timeout, deadline),
-                                   say)
-    return IndexRefresh(new, failures, pages)
+                                   say, learned)
+    return IndexRefresh(new, failures, pages, learned)

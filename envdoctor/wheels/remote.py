@@ -282,6 +282,7 @@ def _learn(out: Dict[str, Any], listing: Dict[str, Dict[str, Dict[str, Any]]], w
     from envdoctor.wheels.learn import add_variant, kind_of, new_release
 
     toolkits = out["drivers"]["toolkits"]
+    skipped: set = set()
 
     def usable(var: str) -> bool:
         kind = kind_of(var)
@@ -290,7 +291,10 @@ def _learn(out: Dict[str, Any], listing: Dict[str, Dict[str, Dict[str, Any]]], w
         if kind == "cuda":
             cuda = f"{int(var[2:-1])}.{var[-1]}"
             if cuda not in toolkits:
-                learned.append(f"{var} is listed but the index has no driver facts for CUDA {cuda}: not added")
+                if var not in skipped:
+                    skipped.add(var)
+                    learned.append(f"{var} is listed but the index has no driver facts for CUDA {cuda}: not added")
+                    say(learned[-1])
                 return False
         return True
 
