@@ -45,6 +45,7 @@ from packaging.version import InvalidVersion, Version  # noqa: E402
 
 from envdoctor.wheels.ranged_zip import RangedZip, RangeGet, urllib_range_get  # noqa: E402
 from envdoctor.wheels.remote import page_files  # noqa: E402
+from envdoctor.wheels.variants import nvidia_build, read_variant_json, split_label  # noqa: E402
 
 SCHEMA = "envdoctor.registry_facts/1"
 DEFAULT_REGISTRY = "https://pypi.org/pypi"
@@ -167,6 +168,7 @@ class Reader:
                     platform: Optional[str] = None, python: Optional[str] = None) -> Dict[str, Any]:
         """One wheel's facts with their source and how many bytes it cost."""
         version_py = None
+        variant_props: Optional[Dict[str, Any]] = None
         cost: Optional[int] = None
         if has_metadata:
             text = self.document(url.split("#", 1)[0] + ".metadata").decode("utf-8", errors="replace")
@@ -187,6 +189,11 @@ class Reader:
             text = z.read(md).decode("utf-8", errors="replace")
             if "torch/version.py" in z.members:
                 version_py = z.read("torch/version.py").decode("utf-8", errors="replace")
+            vj = z.find(lambda n: n.count("/") == 1 and n.endswith(".dist-info/variant.json"))
+            label = split_label(filename)[1]
+            if vj and label:  # a PEP 825 variant wheel: the properties its label stands for
+                meta = read_variant_json(z.read(vj).decode("utf-8", errors="replace"), f"{filename}: {vj}")
+                variant_props = meta.variants.get(label)
             how, cost = "range requests (central directory + METADATA)", z.bytes_read
             self.bytes_read += z.bytes_read
             self.requests += z.requests
@@ -196,6 +203,11 @@ class Reader:
                                           "triton", "requires_python") if meta.get(k)}
         facts.update(variant=variant, cuda=cuda, variant_read_from=variant_how, status="verified",
                      read_from=f"registry metadata, {filename}, {self.today}", read_by=how)
+        if variant_props is not None:
+            facts["variant_properties"] = variant_props
+            build = nvidia_build(variant_props)
+            if build is not None:
+                facts.update(variant_label=split_label(filename)[1], sm=build.sm, ptx=build.ptx)
         if cost is not None:
             facts["bytes_read"] = cost
         if size:
@@ -227,7 +239,7 @@ def registry_releases(project_json: Dict[str, Any], base_url: str, spec: Specifi
             if f.get("yanked") or not str(f.get("filename", "")).endswith(".whl"):
                 continue
             try:
-                _n, _v, _b, tags = parse_wheel_filename(f["filename"])
+                _n, _v, _b, tags = parse_wheel_filename(split_label(f["filename"])[0])
             except InvalidWheelFilename:
                 continue
             out.setdefault(ver, []).append({
@@ -289,7 +301,7 @@ def read_torch_index(reader: Reader, base: str, variants: List[str], spec: Speci
         wheels: Dict[str, List[Dict[str, Any]]] = {}
         for name, href in page_files(page):
             try:
-                _n, v, _b, tags = parse_wheel_filename(name)
+                _n, v, _b, tags = parse_wheel_filename(split_label(name)[0])
             except InvalidWheelFilename:
                 continue
             if v.local != variant or v.is_prerelease or Version(v.public) not in spec:

@@ -74,3 +74,42 @@ def refresh_wheel_index(sources: IndexSources, timeout: float, deadline: float,
     new, failures, pages = refresh(sources.bundled.raw, sources.base, sources.pip_url, BoundedFetch(timeout, deadline),
                                    say, learned)
     return IndexRefresh(new, failures, pages, learned)
+
+
+@dataclass(frozen=True)
+class MachineVariantProperties:
+    """This machine's wheel-variant properties (PEP 817) as an NVIDIA variant provider reports them, and why
+    some could not be given (no driver, no GPU)."""
+
+    properties: Dict[str, Dict[str, List[str]]]
+    driver: Optional[str]
+    driver_cuda: Optional[str]
+    compute_capabilities: List[str]
+    notes: List[str]
+
+    def lines(self) -> List[str]:
+        """`namespace :: feature :: value`, most preferred first, then the notes as comments."""
+        from envdoctor.wheels.variants import property_lines
+
+        return property_lines(self.properties) + [f"# {n}" for n in self.notes]
+
+
+def machine_variant_properties(driver: Optional[str], ccs: List[str], os_name: str,
+                               index: WheelIndex) -> MachineVariantProperties:
+    """The variant properties of a machine with this NVIDIA driver and GPUs of these compute capabilities,
+    from the index's driver table (the CUDA lower bound) and its nvcc targets (the sm_arch values)."""
+    from envdoctor.wheels.variants import driver_cuda, machine_properties
+
+    codes = {int(a[3:]) for targets in index.nvcc_sass.values() for a in targets if a[3:].isdigit()}
+    cuda = driver_cuda(driver, os_name, index.drivers) if driver else None
+    notes = []
+    if not driver:
+        notes.append("the NVIDIA driver version is unknown: no nvidia properties (a provider reports none either)")
+    elif cuda is None:
+        notes.append(f"driver {driver} predates every CUDA toolkit the index knows: no cuda_version_lower_bound")
+    if not ccs:
+        notes.append("no NVIDIA GPU: no sm_arch values")
+    if len(ccs) > 1:
+        notes.append(f"sm_arch values are those every GPU runs (compute capabilities {', '.join(ccs)})")
+    props = machine_properties(driver, ccs, os_name, index.drivers, codes)
+    return MachineVariantProperties(props, driver, cuda, list(ccs), notes)

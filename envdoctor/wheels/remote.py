@@ -95,7 +95,9 @@ class BoundedFetch:
         import requests
 
         try:
-            resp = requests.get(url + "/", timeout=self.timeout, headers={"Accept": "text/html"}, stream=True)
+            # a PEP 503 page is URL/; a file the pages link (PEP 825's NAME-VERSION-variants.json) is read as named
+            wanted = url if url.endswith(".json") else url + "/"
+            resp = requests.get(wanted, timeout=self.timeout, headers={"Accept": "text/html"}, stream=True)
         except requests.exceptions.SSLError as exc:  # pip may have certificates that requests lacks
             raise OSError(str(exc)) from None
         except (requests.exceptions.ConnectionError, requests.exceptions.Timeout) as exc:
@@ -227,6 +229,7 @@ def refresh(raw: Dict[str, Any], base: str, pip_url: Optional[str], fetch: Fetch
     seen: Dict[str, Dict[str, List[str]]] = {}  # variant -> release -> patch versions
     listing: Dict[str, Dict[str, Dict[str, Any]]] = {}  # variant -> release -> patches, pythons
     where: Dict[str, str] = {}  # variant -> the page it was read from
+    variant_files: Dict[str, Tuple[str, str]] = {}  # torch version -> (name, URL) of its PEP 825 variants.json
     pages = 0
     for variant in [*variants, None]:  # None: the page listing every variant's wheels ({base}/torch)
         url = f"{base}/{variant}/torch" if variant else f"{base}/torch"
@@ -235,7 +238,12 @@ def refresh(raw: Dict[str, Any], base: str, pip_url: Optional[str], fetch: Fetch
         except OSError as exc:
             failures.append(f"{url}/: {exc}")
             continue
-        names = [name for name, _href in page_files(page)]
+        files = page_files(page)
+        names = [name for name, _href in files]
+        for name, href in files:
+            m = _VARIANTS_JSON.match(name)
+            if m:
+                variant_files.setdefault(m.group(1), (name, urllib.parse.urljoin(url + "/", href.split("#", 1)[0])))
         if variant:
             seen[variant] = torch_patches(names, variant)
         for var, rels in torch_listing(names).items():
@@ -252,7 +260,16 @@ def refresh(raw: Dict[str, Any], base: str, pip_url: Optional[str], fetch: Fetch
         for minor, row in rels.items():
             seen.setdefault(var, {}).setdefault(minor, [])
             seen[var][minor] = sorted(set(seen[var][minor]) | row["patches"], key=Version)
-    _learn(out, listing, where, today or time.strftime("%Y-%m-%d"), say, learned if learned is not None else [])
+    day = today or time.strftime("%Y-%m-%d")
+    learned = learned if learned is not None else []
+    _learn(out, listing, where, day, say, learned)
+    for version, (name, url) in sorted(variant_files.items()):
+        try:
+            text = fetch(url)
+        except OSError as exc:
+            failures.append(f"{url}: {exc}")
+            continue
+        _apply_variant_metadata(out, version, name, text, day, say, learned)
     for rel in out["torch"]:
         patches = [p for v in rel["variants"] for p in seen.get(v, {}).get(rel["version"], [])]
         if patches:
@@ -331,6 +348,47 @@ def _learn(out: Dict[str, Any], listing: Dict[str, Dict[str, Dict[str, Any]]], w
                        f"{known['variants'][var]['assumed_from']})")
                 learned.append(msg)
                 say(msg)
+
+
+_VARIANTS_JSON = re.compile(r"^torch-(\d+\.\d+\.\d+)-variants\.json$")
+
+
+def _apply_variant_metadata(out: Dict[str, Any], version: str, name: str, text: str, day: str,
+                            say: Callable[[str], None], learned: List[str]) -> None:
+    """A release's PEP 825 variants.json: each label that is a CUDA variant of the release gets the arch list its
+    `nvidia :: sm_arch` properties declare (verified: read from the index), replacing an assumed one."""
+    from envdoctor.wheels.variants import nvidia_build, read_variant_json
+
+    try:
+        meta = read_variant_json(text, name)
+    except InputError as exc:
+        learned.append(f"{exc}: not used")
+        say(learned[-1])
+        return
+    minor = ".".join(version.split(".")[:2])
+    rel = next((r for r in out["torch"] if r["version"] == minor), None)
+    if rel is None or rel["latest_patch"] != version:
+        return
+    for label, props in meta.variants.items():
+        var = rel["variants"].get(label)
+        build = nvidia_build(props)
+        if var is None or var.get("kind") != "cuda" or build is None or not build.sm:
+            continue
+        if build.variant != label:
+            learned.append(f"{name}: {label} declares CUDA >= {build.cuda_lower}, not {var.get('cuda')}: not used")
+            say(learned[-1])
+            continue
+        read_from = f"PyTorch index metadata, {name}, {day}"
+        for row in var["platforms"].values():
+            row.update(sm=list(build.sm), ptx=list(build.ptx), status="verified", read_from=read_from)
+            for key in ("sm_unverified", "ptx_unverified", "note"):
+                row.pop(key, None)
+        var["variant_properties"] = props
+        var["status"] = "verified"
+        var.pop("assumed_from", None)
+        var["note"] = f"arch list read from {name} (PEP 825 variant metadata: nvidia :: sm_arch)"
+        learned.append(f"torch {minor} {label}: arch list read from {name}")
+        say(learned[-1])
 
 
 def _add_deepspeed(releases: List[Dict[str, Any]], listed: List[str]) -> None:
