@@ -172,3 +172,27 @@ def test_ranged_zip_reads_zip64_and_stored_members():
     data = buf.getvalue()
     z = RangedZip("mem", lambda url, s, e: data[s:] if s < 0 else data[s:e + 1])
     assert z.read("a.dist-info/METADATA") == b"Name: a\n" and z.read("big.bin") == b"x" * 1000
+
+
+def test_a_variant_wheel_states_its_properties(tmp_path):
+    import io
+    import zipfile
+
+    name = "torch-2.16.0-cp311-cp311-manylinux_2_28_x86_64-cu133.whl"
+    declared = {"nvidia": {"cuda_version_lower_bound": ["13.3"], "sm_arch": ["90_real", "120_real", "120_virtual"]}}
+    variant_json = json.dumps({"$schema": "https://variants-schema.wheelnext.dev/v0.0.3.json",
+                               "default-priorities": {"namespace": ["nvidia"]}, "variants": {"cu133": declared}})
+    meta = (RECORDED / "torch-2.15.0-linux_x86_64.METADATA").read_bytes().replace(b"Version: 2.15.0", b"Version: 2.16.0")
+    buf = io.BytesIO(wheel_bytes(meta, b"__version__ = '2.16.0+cu133'\ncuda: Optional[str] = '13.3'\n",
+                                 dist="torch-2.16.0"))
+    with zipfile.ZipFile(buf, "a") as z:
+        z.writestr("torch-2.16.0.dist-info/variant.json", variant_json)
+    page = {"info": {"name": "torch"}, "releases": {"2.16.0": [
+        {"filename": name, "url": f"/f/{name}", "size": len(buf.getvalue()), "upload_time": "2026-12-01T00:00:00",
+         "yanked": False}]}}
+    files = {"/pypi/torch/json": json.dumps(page).encode(), f"/f/{name}": buf.getvalue()}
+    with Registry(files) as reg:
+        assert run(tmp_path, reg, "--releases", ">=2.16") == 0
+    x86 = json.loads((tmp_path / "registry.json").read_text())["releases"]["2.16.0"]["platforms"]["linux_x86_64"]
+    assert x86["variant_properties"] == declared and x86["variant_label"] == "cu133"
+    assert x86["sm"] == ["sm_90", "sm_120"] and x86["ptx"] == ["compute_120"] and x86["variant"] == "cu133"
