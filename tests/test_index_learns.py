@@ -61,7 +61,7 @@ def test_update_learns_a_new_release_and_its_variants(tmp_path):
         res = run(["fix", "--gpu", "9.0", "--driver", "595.71.05", "--torch", ">=2.16", "--dry-run",
                    "--index-base", f"{reg.url}/whl"], env)
         assert res.returncode == 0, res.stderr
-        assert "install torch==2.16.0+cu132" in res.stdout and "[assumed]" in res.stdout
+        assert "install torch==2.16.0+cu132" in res.stdout and "[not verified]" in res.stdout
         assert "torch 2.16 cu132: its arch list is assumed from torch 2.15 cu132 (not read from an index)" in res.stdout
 
 

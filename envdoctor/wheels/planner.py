@@ -346,8 +346,9 @@ def _gpu_phrase(machine: MachineFacts) -> str:
 
 
 def _status(var: Variant, platform: str, rel: Release) -> str:
-    order = {"verified": 0, "secondary": 1, "UNVERIFIED": 2, "assumed": 2}
-    st = [var.status, (var.platforms.get(platform) or {}).get("status", "UNVERIFIED")]
+    order = {"verified": 0, "secondary": 1, "UNVERIFIED": 2}
+    # an assumed fact is not verified: the plan document keeps its three statuses, the reason says "assumed"
+    st = [s if s in order else "UNVERIFIED" for s in (var.status, (var.platforms.get(platform) or {}).get("status"))]
     return max(st, key=lambda s: order.get(s, 2))
 
 
