@@ -341,6 +341,10 @@ def overlay_registry(index: dict, registry: dict) -> None:
                                            "read_from": pf["read_from"]}
             if var["kind"] == "cuda":
                 _pins(var, pf)
+                if pf.get("sm") and plat in var["platforms"]:  # a variant wheel's PEP 825 nvidia :: sm_arch
+                    var["platforms"][plat].update(sm=list(pf["sm"]), ptx=list(pf.get("ptx") or []), status="verified",
+                                                  read_from=pf["read_from"])
+                    var["variant_properties"] = pf["variant_properties"]
         triton = x86.get("triton")
         if triton:
             spec = triton.lstrip("=~<>! ")
