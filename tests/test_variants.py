@@ -96,6 +96,11 @@ def test_the_command_prints_this_machines_properties():
     assert res.returncode == 0, res.stderr
     lines = res.stdout.splitlines()
     assert lines[0] == "nvidia :: cuda_version_lower_bound :: 13.1" and "nvidia :: sm_arch :: 90_real" in lines
+    from tests.conftest import ROOT
+
+    res = run(["index", "variant-properties", "--snapshot", str(ROOT / "tests/data/h100_575.json")], env_for_plain())
+    assert res.returncode == 0 and res.stdout.splitlines()[0] == "nvidia :: cuda_version_lower_bound :: 12.9"
+    assert "nvidia :: sm_arch :: 90_real" in res.stdout and "#" not in res.stdout
     res = run(["index", "variant-properties", "--driver", "590.48.01"], env_for_plain())
     assert res.returncode == 2 and "--driver goes with --gpu" in res.stderr
 

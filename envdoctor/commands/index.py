@@ -17,6 +17,7 @@ from envdoctor.usecases.wheel_index import (
     index_sources,
     machine_variant_properties,
     refresh_wheel_index,
+    snapshot_variant_properties,
 )
 
 
@@ -76,22 +77,20 @@ def run_show(args: argparse.Namespace) -> int:
 
 def run_variant_properties(args: argparse.Namespace) -> int:
     settings = current_settings()
+    index = settings.wheel_index(warn=_say)
     if args.gpu or args.driver:
         from envdoctor.wheels.target import from_options
 
         if not args.gpu:
             raise InputError("--driver goes with --gpu CC")
         target = from_options(args.gpu, args.driver)
-        driver, ccs, os_name = target.driver, [str(g.compute_capability) for g in target.gpus], sys.platform
+        result = machine_variant_properties(target.driver, [str(g.compute_capability) for g in target.gpus],
+                                            sys.platform, index)
     else:
         from envdoctor.commands.common import obtain_snapshot
-        from envdoctor.snapshot import known_list, present
 
         snap = obtain_snapshot(argparse.Namespace(snapshot=args.snapshot, python=None, timeout=None), settings)
-        driver = str(snap.driver.version) if present(snap.driver) and snap.driver.version else None
-        ccs = [str(g.compute_capability) for g in known_list(snap.gpus) if present(g.compute_capability)]
-        os_name = str(snap.host.os) if present(getattr(snap, "host", None)) else sys.platform
-    result = machine_variant_properties(driver, ccs, os_name, settings.wheel_index(warn=_say))
+        result = snapshot_variant_properties(snap, index)
     for line in result.lines():
         sys.stdout.write(for_terminal(line) + "\n")
     return 0

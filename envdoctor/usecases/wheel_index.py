@@ -109,7 +109,18 @@ def machine_variant_properties(driver: Optional[str], ccs: List[str], os_name: s
         notes.append(f"driver {driver} predates every CUDA toolkit the index knows: no cuda_version_lower_bound")
     if not ccs:
         notes.append("no NVIDIA GPU: no sm_arch values")
-    if len(ccs) > 1:
-        notes.append(f"sm_arch values are those every GPU runs (compute capabilities {', '.join(ccs)})")
+    if len(set(ccs)) > 1:
+        notes.append(f"sm_arch values are those every GPU runs (compute capabilities {', '.join(sorted(set(ccs)))})")
     props = machine_properties(driver, ccs, os_name, index.drivers, codes)
     return MachineVariantProperties(props, driver, cuda, list(ccs), notes)
+
+
+def snapshot_variant_properties(snap: Any, index: WheelIndex) -> MachineVariantProperties:
+    """The variant properties of the machine a snapshot (or a `fix --gpu/--target` retargeted one) describes."""
+    from envdoctor.snapshot import known_list, present
+
+    driver = str(snap.driver.version) if present(snap.driver) and snap.driver.version else None
+    ccs = [str(g.compute_capability) for g in known_list(snap.gpus) if present(g.compute_capability)] \
+        if isinstance(snap.gpus, list) else []
+    os_name = str(snap.host.os) if present(snap.host) else "linux"
+    return machine_variant_properties(driver, ccs, os_name, index)

@@ -324,10 +324,12 @@ def _learn(out: Dict[str, Any], listing: Dict[str, Dict[str, Dict[str, Any]]], w
         known = next((r for r in rels if r["version"] == minor), None)
         older = [r for r in rels if Version(r["version"]) < Version(minor)]
         previous = older[-1] if older else None
+        if known is None and (previous is None or Version(minor) < Version(rels[-1]["version"])):
+            continue  # older than the planned releases: history, not learned here
         names = sorted(v for v in set(minors[minor]) if usable(v))
         if known is None:
-            if previous is None or Version(minor) < Version(rels[-1]["version"]) or not names:
-                continue  # older than the planned releases: history, not learned here
+            if not names:
+                continue
             patches = sorted({p for v in names for p in listing[v][minor]["patches"]}, key=Version)
             pythons = {p for v in names for p in listing[v][minor]["pythons"]}
             url = where[names[0]]
@@ -344,8 +346,8 @@ def _learn(out: Dict[str, Any], listing: Dict[str, Dict[str, Dict[str, Any]]], w
         for var in names:
             if var not in known["variants"] and add_variant(known, previous, var,
                                                             f"PyTorch index listing, {where[var]}/, {today}"):
-                msg = (f"new variant torch {minor} {var} (arch list assumed from torch "
-                       f"{known['variants'][var]['assumed_from']})")
+                what = "arch list" if kind_of(var) == "cuda" else "platforms"
+                msg = f"new variant torch {minor} {var} ({what} assumed from torch {known['variants'][var]['assumed_from']})"
                 learned.append(msg)
                 say(msg)
 
