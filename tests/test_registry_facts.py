@@ -85,3 +85,39 @@ def test_a_variant_wheels_properties_become_a_verified_arch_list():
     assert (row["sm"], row["ptx"], row["status"], row["read_from"]) == (["sm_90", "sm_100"], ["compute_120"],
                                                                         "verified", read_from)
     parse_index(index, "<overlaid>")
+
+
+NEW_FIELDS = {"read_from", "assumed_from", "listed_on", "pins_read_from", "cuda_toolkit", "nvshmem", "cusparselt",
+              "variant_properties", "requires_python", "patch_read_from", "python_assumed_from", "triton"}
+
+
+def _old_style(doc):
+    """The document as an index from before these fields existed."""
+    if isinstance(doc, dict):
+        return {k: _old_style("UNVERIFIED" if k == "status" and v == "assumed" else v)
+                for k, v in doc.items() if k not in NEW_FIELDS}
+    if isinstance(doc, list):
+        return [_old_style(x) for x in doc]
+    return doc
+
+
+def test_an_index_without_the_new_fields_stays_valid():
+    parse_index(_old_style(copy.deepcopy(INDEX)), "<old index>")
+
+
+def test_broken_new_fields_are_refused_naming_the_entry():
+    import pytest
+
+    from envdoctor.errors import InputError
+
+    bad = copy.deepcopy(INDEX)
+    r = next(x for x in bad["torch"] if x["version"] == "2.15")
+    del r["variants"]["cu126"]["assumed_from"]
+    r["companions"]["triton"]["read_from"] = "from memory"
+    r["variants"]["cu132"]["variant_properties"] = {"nvidia": {"sm_arch": "90_real"}}
+    with pytest.raises(InputError) as exc:
+        parse_index(bad, "idx.json")
+    msg = str(exc.value)
+    assert "idx.json: torch[2.15]: missing 'variants.cu126.assumed_from'" in msg
+    assert "idx.json: torch[2.15]: companions.triton.read_from" in msg
+    assert "variants.cu132.variant_properties.nvidia.sm_arch" in msg
