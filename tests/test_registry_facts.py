@@ -63,7 +63,10 @@ def test_fix_plans_torch_2_15_and_says_what_is_assumed():
     assert "its arch list is assumed from torch 2.14 cu132 (not read from an index)" in p.packages[0].reason
     assert p.packages[0].status == "UNVERIFIED"
     # without --torch, a build whose arch list was read wins over the newer assumed one
-    assert plan(m, idx, Wishes()).packages[0].version != "2.15.0"
+    p = plan(m, idx, Wishes())
+    assert p.packages[0].version != "2.15.0"
+    why = {(r.version, r.variant): r.why for r in p.rejected}[("2.15.0", "cu130")]
+    assert why.startswith("runs here if the build is as assumed from torch 2.14 cu130 (not read from an index)")
 
 
 def test_a_variant_wheels_properties_become_a_verified_arch_list():
