@@ -75,9 +75,14 @@ def raw_index():
     return json.loads((ROOT / "wheels_index.json").read_text())
 
 
+def entry(data, version):
+    """The torch release entry of `version` in a raw index document."""
+    return next(r for r in data["torch"] if r["version"] == version)
+
+
 def test_bundled_index_is_valid_and_covers_the_releases():
     idx = wi.read_index(ROOT / "wheels_index.json")
-    assert [r.version for r in idx.releases][:2] == ["2.14", "2.13"] and idx.releases[-1].version == "2.0"
+    assert [r.version for r in idx.releases][:3] == ["2.15", "2.14", "2.13"] and idx.releases[-1].version == "2.0"
     r214 = idx.release("2.14.1+cu130")
     assert r214.pypi_default["linux_x86_64"] == "cu130"
     assert r214.variants["cu130"].archs("linux_x86_64") == (["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"], [])
@@ -88,9 +93,9 @@ def test_bundled_index_is_valid_and_covers_the_releases():
 def test_index_errors_are_all_reported(tmp_path):
     data = raw_index()
     bad = copy.deepcopy(data)
-    bad["torch"][0]["variants"]["cu130"]["cuda"] = "12.9"
-    bad["torch"][1]["variants"]["cu126"]["platforms"]["linux_x86_64"]["sm"].append("sm_9x")
-    bad["torch"][2]["python"].append("three")
+    entry(bad, "2.14")["variants"]["cu130"]["cuda"] = "12.9"
+    entry(bad, "2.13")["variants"]["cu126"]["platforms"]["linux_x86_64"]["sm"].append("sm_9x")
+    entry(bad, "2.12")["python"].append("three")
     bad["drivers"]["families"]["12"]["linux"] = "new"
     bad["deepspeed"]["releases"][0]["torch"] = ">=>2"
     path = tmp_path / "idx.json"
@@ -125,7 +130,7 @@ def test_user_copy_preferred_only_when_valid_and_current(tmp_path):
     user.parent.mkdir(parents=True)
     data = raw_index()
     data["based_on"] = bundled.generated
-    data["torch"][0]["latest_patch"] = "2.14.2"
+    entry(data, "2.14")["latest_patch"] = "2.14.2"
     user.write_text(json.dumps(data))
     assert conf.wheel_index().release("2.14").latest_patch == "2.14.2"
     data["based_on"] = "1999-01-01"

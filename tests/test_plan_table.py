@@ -33,7 +33,7 @@ GPUS = {"P100": "6.0", "V100": "7.0", "T4": "7.5", "A100": "8.0", "L4": "8.9", "
 I450 = "impossible: driver >= 450.80.02"
 I525 = "impossible: driver >= 525.60.13"
 I570 = "impossible: driver >= 570.26"
-IPY = "impossible: Python 3.9-3.14"
+IPY = "impossible: Python 3.9-3.15"  # torch 2.15 (assumed builds) adds 3.15
 # columns: Python 3.8 3.9 3.10 3.11 3.12 3.13 3.14
 OLD_DRIVERS = {
     "450.51": [I450, I450, I450, I450, I450, I450, I525],

@@ -1,8 +1,11 @@
 """Build wheels_index.json from the fact base plus the few choices made here.
 
-Inputs: facts/matrix.json (torch 2.x, sources in facts/FACTS.md) and facts/cuda_history.json (toolkit drivers
+Inputs: facts/matrix.json (torch 2.x, sources in facts/FACTS.md), facts/cuda_history.json (toolkit drivers
 9.0-13.x, nvcc SASS targets, torch 1.8-1.13 builds, and the Pythons of every torch release's PyPI wheels per
-platform with its upload day; facts/CUDA_HISTORY.md).
+platform with its upload day; facts/CUDA_HISTORY.md) and facts/registry.json (what tools/refresh_facts.py read
+from the registry's wheel metadata: it wins over the RELEASE.md-derived facts for the newest patch, the PyPI
+default per platform, the default variant's pins and Triton, and adds a release the fact base lacks, its other
+variants assumed from the previous release; envdoctor.wheels.learn).
 
 Usage: python tools/build_index.py [MATRIX_JSON] [-o wheels_index.json]
 
@@ -19,8 +22,16 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from packaging.version import Version  # noqa: E402
+
+from envdoctor.wheels.learn import add_variant, new_release  # noqa: E402
+
 DEFAULT_MATRIX = ROOT / "facts" / "matrix.json"
 HISTORY = ROOT / "facts" / "cuda_history.json"
+REGISTRY = ROOT / "facts" / "registry.json"
 PLATFORMS = ("linux_x86_64", "linux_aarch64", "win_amd64")
 
 # Latest patch of each minor release. From the facts: 2.14.1 (LOCAL_2141), 2.13.0 (LOCAL_2130CPU).
@@ -280,6 +291,91 @@ def build(matrix: dict, history: dict) -> dict:
     }
 
 
+def _minor(version: str) -> str:
+    return ".".join(version.split(".")[:2])
+
+
+def overlay_registry(index: dict, registry: dict) -> None:
+    """The registry's wheel metadata over the RELEASE.md-derived facts of each planned release (2.x): the newest
+    patch, the PyPI default per platform, the default variant's cuda-toolkit/cuDNN/NCCL/nvshmem pins and Triton;
+    a minor the fact base lacks is added from the previous release (its variants assumed, envdoctor.wheels.learn)
+    with what its own metadata states."""
+    by_minor: dict = {}
+    for ver, rel in registry.get("releases", {}).items():
+        if Version(ver).major >= 2 and rel.get("platforms"):
+            by_minor.setdefault(_minor(ver), []).append((Version(ver), ver, rel))
+    releases = index["torch"]
+    toolkits = index["drivers"]["toolkits"]
+    for minor, patches in sorted(by_minor.items(), key=lambda kv: Version(kv[0])):
+        _v, newest, facts = max(patches)
+        x86 = facts["platforms"].get("linux_x86_64") or {}
+        read_from = x86.get("read_from") or next(iter(facts["platforms"].values()))["read_from"]
+        entry = next((r for r in releases if r["version"] == minor), None)
+        if entry is None:
+            older = [r for r in releases if Version(r["version"]) < Version(minor)]
+            if not older:
+                continue
+            previous = max(older, key=lambda r: Version(r["version"]))
+            entry = new_release(previous, newest, list(previous["variants"]), x86.get("pythons") or (), read_from,
+                                listed=False)
+            for name in [n for n, v in entry["variants"].items() if v.get("cuda") and v["cuda"] not in toolkits]:
+                del entry["variants"][name]
+            releases.append(entry)
+            releases.sort(key=lambda r: Version(r["version"]), reverse=True)
+        if Version(newest) >= Version(entry["latest_patch"]):
+            entry["latest_patch"], entry["patch_status"], entry["patch_read_from"] = newest, "verified", read_from
+        for plat, pf in facts["platforms"].items():
+            name = pf.get("variant")
+            if plat not in PLATFORMS or not name:
+                continue
+            if name not in entry["variants"]:
+                previous = next((r for r in releases if Version(r["version"]) < Version(minor)), None)
+                if not add_variant(entry, previous, name):
+                    continue
+            var = entry["variants"][name]
+            if plat not in var["platforms"]:
+                if var["kind"] == "cuda":  # an arch list is not in the metadata: not invented here
+                    continue
+                var["platforms"][plat] = {"status": "verified"}
+            entry["pypi_default"][plat] = {"variant": name, "status": "verified", "sources": ["PYPI_META"],
+                                           "read_from": pf["read_from"]}
+            if var["kind"] == "cuda":
+                _pins(var, pf)
+                if pf.get("sm") and plat in var["platforms"]:  # a variant wheel's PEP 825 nvidia :: sm_arch
+                    var["platforms"][plat].update(sm=list(pf["sm"]), ptx=list(pf.get("ptx") or []), status="verified",
+                                                  read_from=pf["read_from"])
+                    var["variant_properties"] = pf["variant_properties"]
+        triton = x86.get("triton")
+        if triton:
+            spec = triton.lstrip("=~<>! ")
+            entry.setdefault("companions", {})["triton"] = {
+                "series": _minor(spec), "requirement": triton, "status": "verified", "read_from": read_from}
+        if x86.get("requires_python"):
+            entry["requires_python"] = x86["requires_python"]
+
+
+def _pins(var: dict, facts: dict) -> None:
+    """The default variant's pins as its METADATA states them (the x86_64 wheel's when both Linux wheels are read);
+    a RELEASE.md value that differs is kept in the note, and the pins name where they were read."""
+    if var.get("pins_read_from"):
+        return
+    changed = []
+    for field in ("cudnn", "nccl"):
+        if facts.get(field) and var.get(field) and var[field] != facts[field] and var["status"] != "assumed":
+            changed.append(f"{field} {var[field]} (RELEASE.md) is {facts[field]} in the wheel METADATA")
+        if facts.get(field):
+            var[field] = facts[field]
+    for field in ("cuda_toolkit", "nvshmem", "cusparselt"):
+        if facts.get(field):
+            var[field] = facts[field]
+    var["pins_read_from"] = facts["read_from"]
+    if var["status"] == "assumed":
+        var["note"] = (f"arch list assumed from torch {var['assumed_from']} (not read from an index); cuDNN, NCCL "
+                       "and the CUDA pins read from the wheel METADATA (pins_read_from)")
+    elif changed:
+        var["note"] = "; ".join([*changed, *([var["note"]] if var.get("note") else [])])
+
+
 def gpu_major_floor(matrix: dict) -> dict:
     """GPU major -> the oldest driver that runs it at all (matrix.json's gpu_driver_floors, whose driver numbers
     are the named toolkit's GA drivers, stated once in cuda_toolkits)."""
@@ -299,6 +395,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-o", "--output", default=str(ROOT / "wheels_index.json"))
     args = ap.parse_args(argv)
     index = build(*(json.loads(Path(p).read_text(encoding="utf-8")) for p in (args.matrix, HISTORY)))
+    if REGISTRY.exists():
+        overlay_registry(index, json.loads(REGISTRY.read_text(encoding="utf-8")))
     Path(args.output).write_text(json.dumps(index, indent=1) + "\n", encoding="utf-8")
     print(f"wrote {args.output}: {len(index['torch'])} torch releases", file=sys.stderr)
     return 0

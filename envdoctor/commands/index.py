@@ -12,7 +12,13 @@ from envdoctor.errors import InputError
 from envdoctor.present.output import write_file
 from envdoctor.present.terminal import for_terminal
 from envdoctor.settings import writable_dir
-from envdoctor.usecases.wheel_index import DEFAULT_DEADLINE, index_sources, refresh_wheel_index
+from envdoctor.usecases.wheel_index import (
+    DEFAULT_DEADLINE,
+    index_sources,
+    machine_variant_properties,
+    refresh_wheel_index,
+    snapshot_variant_properties,
+)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -27,6 +33,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     u.set_defaults(func=run_update)
     sh = s.add_parser("show", help="where the wheel index in use comes from")
     sh.set_defaults(func=run_show)
+    vp = s.add_parser("variant-properties",
+                      help="this machine's wheel-variant properties (PEP 817) as an NVIDIA variant provider reports them")
+    vp.add_argument("--snapshot", metavar="FILE", help="of the machine a snapshot was taken on")
+    vp.add_argument("--gpu", metavar="CC[,CC...]", help="for GPUs of these compute capabilities (with --driver)")
+    vp.add_argument("--driver", metavar="VERSION", help="with --gpu: the NVIDIA driver version")
+    vp.set_defaults(func=run_variant_properties)
     p.set_defaults(func=lambda args: (p.print_help(sys.stderr), 2)[1])
 
 
@@ -60,4 +72,25 @@ def run_show(args: argparse.Namespace) -> int:
     idx = current_settings().wheel_index(warn=_say)
     sys.stdout.write(f"{idx.path} (generated {idx.generated}; {len(idx.releases)} torch releases, "
                      f"{len(idx.deepspeed)} DeepSpeed releases)\n")
+    return 0
+
+
+def run_variant_properties(args: argparse.Namespace) -> int:
+    settings = current_settings()
+    index = settings.wheel_index(warn=_say)
+    if args.gpu or args.driver:
+        from envdoctor.wheels.target import from_options
+
+        if not args.gpu:
+            raise InputError("--driver goes with --gpu CC")
+        target = from_options(args.gpu, args.driver)
+        result = machine_variant_properties(target.driver, [str(g.compute_capability) for g in target.gpus],
+                                            sys.platform, index)
+    else:
+        from envdoctor.commands.common import obtain_snapshot
+
+        snap = obtain_snapshot(argparse.Namespace(snapshot=args.snapshot, python=None, timeout=None), settings)
+        result = snapshot_variant_properties(snap, index)
+    for line in result.lines():
+        sys.stdout.write(for_terminal(line) + "\n")
     return 0

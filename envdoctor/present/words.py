@@ -18,6 +18,7 @@ WORDS = {
     "verified": "verified",
     "secondary": "from a secondary source",
     "UNVERIFIED": "not verified",
+    "assumed": "assumed from the previous release",
 }
 
 

@@ -33,7 +33,7 @@ _SECTION_SAYS = {
     "pypi_unlabelled_linux_x86_64": "needs a releases list",
     "deepspeed": "needs a releases list",
 }
-STATUSES = ("verified", "secondary", "UNVERIFIED")
+STATUSES = ("verified", "secondary", "UNVERIFIED", "assumed")  # assumed: copied from the previous release (assumed_from)
 KINDS = ("cpu", "cuda", "rocm", "xpu")
 PLATFORMS = ("linux_x86_64", "linux_aarch64", "win_amd64")
 _ARCH = re.compile(r"^(sm|compute)_\d{2,3}[af]?$")
@@ -60,6 +60,12 @@ class Variant:
     cudnn: Optional[str] = None
     nccl: Optional[str] = None
     note: Optional[str] = None
+    assumed_from: Optional[str] = None  # "2.14 cu132": the arch list and pins were copied from there, not read
+    listed: bool = True  # whether the build is known to exist (read from an index or its metadata), not assumed
+
+    def assumed(self, platform: str) -> bool:
+        """Whether this variant's facts on `platform` are assumed from a previous release rather than read."""
+        return self.status == "assumed" or (self.platforms.get(platform) or {}).get("status") == "assumed"
 
     def archs(self, platform: str) -> Tuple[List[str], List[str]]:
         """(SASS, PTX) counted for planning on a platform; *_unverified targets are left out."""
@@ -250,6 +256,8 @@ def _check_releases(torch: List[Any], key: str, tks: Dict[str, Any], err: Any) -
             for p in pys:
                 if not isinstance(p, str) or not _PY.match(p):
                     err(where, f"{name}: {p!r} is not a Python version like 3.12 or 3.13t")
+        for problem in data_schemas.problems(rel, FILE_SCHEMA, "release_facts"):
+            err(where, problem)  # the optional facts (read_from, assumed_from, triton, pins): wheels-index.schema.json
         variants = rel.get("variants")
         if not isinstance(variants, dict) or not variants:
             err(where, "variants missing or empty")
@@ -399,7 +407,9 @@ def _releases(rows: List[Dict[str, Any]]) -> List[Release]:
     for rel in rows:
         variants = {
             name: Variant(release=rel["version"], name=name, kind=v["kind"], cuda=v.get("cuda"), status=v["status"],
-                          platforms=v["platforms"], cudnn=v.get("cudnn"), nccl=v.get("nccl"), note=v.get("note"))
+                          platforms=v["platforms"], cudnn=v.get("cudnn"), nccl=v.get("nccl"), note=v.get("note"),
+                          assumed_from=v.get("assumed_from"),
+                          listed=v["status"] != "assumed" or bool(v.get("listed_on") or v.get("pins_read_from")))
             for name, v in rel["variants"].items()
         }
         releases.append(Release(

@@ -212,6 +212,7 @@ class _Candidate:
     notes: List[str]
     full_driver: bool
     ds_ok: bool
+    platform_of: str = ""  # the platform planned for
 
 
 def plan(machine: Union[Snapshot, MachineFacts], index: WheelIndex, wishes: Wishes) -> Plan:
@@ -270,7 +271,7 @@ def plan(machine: Union[Snapshot, MachineFacts], index: WheelIndex, wishes: Wish
             ds_ok = True
             if wishes.deepspeed and machine.nvcc and var.cuda and newest_ds is not None:
                 ds_ok = bool(compat.deepspeed_cuda_ok(machine.nvcc, var.cuda, newest_ds.cuda_minor_mismatch_ok))
-            candidates.append(_Candidate(rel, var, version, notes, full, ds_ok))
+            candidates.append(_Candidate(rel, var, version, notes, full, ds_ok, platform))
 
     if not candidates:
         out.status = "impossible"
@@ -279,7 +280,9 @@ def plan(machine: Union[Snapshot, MachineFacts], index: WheelIndex, wishes: Wish
 
     def rank(c: _Candidate) -> Tuple[Any, ...]:
         same = installed_rel is not None and c.release.version == installed_rel.version and wishes.torch is None
-        return (same, c.release.key, c.ds_ok, c.full_driver,
+        # A build whose arch list was read beats a newer one assumed from the previous release; among assumed
+        # ones, a build an index is known to carry beats one whose existence is assumed too.
+        return (same, not c.variant.assumed(platform), c.release.key, c.ds_ok, c.variant.listed, c.full_driver,
                 rel_default(c.release, platform) == c.variant.name, Version(c.variant.cuda or "0"))
 
     best = max(candidates, key=rank)
@@ -323,6 +326,9 @@ def rel_default(rel: Release, platform: str) -> Optional[str]:
 
 
 def _lost_why(c: _Candidate, best: _Candidate, rank: Any) -> str:
+    if c.variant.assumed(best.platform_of) and not best.variant.assumed(best.platform_of):
+        return (f"runs here if the build is as assumed from torch {c.variant.assumed_from} (not read from an index); "
+                f"torch {best.release.version} {best.variant.name}'s facts were read")
     if c.release.key < best.release.key:
         return f"runs here, but torch {best.release.version} is newer"
     if not c.ds_ok and best.ds_ok:
@@ -341,7 +347,8 @@ def _gpu_phrase(machine: MachineFacts) -> str:
 
 def _status(var: Variant, platform: str, rel: Release) -> str:
     order = {"verified": 0, "secondary": 1, "UNVERIFIED": 2}
-    st = [var.status, (var.platforms.get(platform) or {}).get("status", "UNVERIFIED")]
+    # an assumed fact is not verified: the plan document keeps its three statuses, the reason says "assumed"
+    st = [s if s in order else "UNVERIFIED" for s in (var.status, (var.platforms.get(platform) or {}).get("status"))]
     return max(st, key=lambda s: order.get(s, 2))
 
 
@@ -407,6 +414,10 @@ def _check_variant(var: Variant, m: MachineFacts, platform: str, index: WheelInd
         notes.append(d.why)
     if var.status == "UNVERIFIED":
         notes.append(f"{var.name} arch list is UNVERIFIED in the index; the install is verified before it is kept")
+    if var.assumed(platform):
+        frm = var.assumed_from or "the previous release"
+        notes.append(f"torch {var.release} {var.name}: its arch list is assumed from torch {frm} (not read from an "
+                     "index); the install is verified before it is kept")
     return "", notes, full
 
 
