@@ -2,12 +2,15 @@
 the driver is too old, a CPU-only torch asked for CUDA, CUDA software on a machine with no NVIDIA GPU, a CUDA
 runtime library newer than the driver, and a source build that could not see an installed module. Each reads
 facts the snapshot states (the error texts torch, CUDA and the builds printed, the torch build, the extensions'
-build records, the GPU list) and stays quiet when a decisive fact is unknown."""
+build records, the GPU list) and stays quiet when a decisive fact is unknown. bitsandbytes' own CUDA setup, which
+pairs a native library with the CUDA runtime it finds, is read here too."""
 
 from __future__ import annotations
 
 import re
 from typing import Any, Dict, List, Optional, Tuple, Union
+
+from packaging.version import InvalidVersion, Version
 
 from envdoctor import compat
 from envdoctor.rules.conditions import Context, predicate
@@ -189,3 +192,60 @@ def build_could_not_import(ctx: Context) -> Result:
                 "cause": m.cause, "remedy": m.fix.replace("{package}", package),
                 "evidence": [f"build of {package}: {_short(text)}", f"meaning: {m.source}"]}
     return None
+
+
+_BNB_WINDOWS_SINCE = "0.43.0"  # the first bitsandbytes release with Windows CUDA binaries (runtime_errors.json's source)
+
+
+def _bnb_failure(ctx: Context) -> Optional[Tuple[Any, str, Any]]:
+    for ext in known_list(ctx.snapshot.extensions):
+        if str(ext.name).lower().replace("_", "-") != "bitsandbytes" or not isinstance(ext.import_error, str):
+            continue
+        m = meaning(ctx, "extension", ext.import_error, "bnb_cuda_setup_failed")
+        if m is not None:
+            return ext, ext.import_error, m
+    return None
+
+
+def _bnb_before_windows_support(ext: Any, text: str) -> Optional[bool]:
+    version = ext.version if present(ext.version) and isinstance(ext.version, str) else None
+    if version:
+        try:
+            return Version(version) < Version(_BNB_WINDOWS_SINCE)
+        except InvalidVersion:
+            return None
+    # the pre-0.43 CUDA setup printed this; 0.43's loader has other words
+    return True if "CUDA Setup failed despite GPU being available" in text else None
+
+
+@predicate("said", "cause", "remedy", reads=("runtime_errors",))
+def bitsandbytes_cuda_setup_failed(ctx: Context) -> Result:
+    """bitsandbytes' loader could not load a native CUDA library for the CUDA runtime it detected (the 'extension'
+    row bnb_cuda_setup_failed of runtime_errors.json). On Windows before 0.43 the cause is the platform (ED517)."""
+    found = _bnb_failure(ctx)
+    if found is None:
+        return None
+    ext, text, m = found
+    host = ctx.snapshot.host if present(ctx.snapshot.host) else None
+    if host is not None and str(host.os).lower().startswith("win") and _bnb_before_windows_support(ext, text) is not False:
+        return None
+    return {"said": _short(text), "cause": m.cause, "remedy": m.fix,
+            "evidence": [f"import bitsandbytes: {_short(text)}", f"meaning: {m.source}"]}
+
+
+@predicate("release", "said", reads=("runtime_errors",))
+def bitsandbytes_without_windows_binaries(ctx: Context) -> Result:
+    """bitsandbytes older than 0.43 on Windows: its wheels carry no Windows CUDA library, so its CUDA setup fails
+    and it loads the CPU library."""
+    host = ctx.snapshot.host if present(ctx.snapshot.host) else None
+    if host is None or not str(host.os).lower().startswith("win"):
+        return None
+    found = _bnb_failure(ctx)
+    if found is None:
+        return None
+    ext, text, m = found
+    if not _bnb_before_windows_support(ext, text):
+        return None
+    release = ext.version if present(ext.version) and ext.version else f"before {_BNB_WINDOWS_SINCE}"
+    return {"release": str(release), "said": _short(text),
+            "evidence": [f"host: {host.os}", f"import bitsandbytes: {_short(text)}", f"meaning: {m.source}"]}

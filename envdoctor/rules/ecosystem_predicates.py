@@ -453,6 +453,44 @@ def extension_built_for_other_torch(ctx: Context) -> Result:
     return None
 
 
+def _torch_variant(t: Any, running: Optional[str]) -> Optional[str]:
+    """'cu126', 'cpu' from torch's local version, else from its CUDA version; None when neither says."""
+    v = _version(running)
+    if v is not None and v.local and re.match(r"^(cpu|cu\d+)$", v.local.lower()):
+        return v.local.lower()
+    cuda = t.cuda if t is not None and present(t.cuda) and isinstance(t.cuda, str) else None
+    return "cu" + cuda.replace(".", "")[:3] if cuda and re.match(r"^\d+\.\d+", cuda) else None
+
+
+@predicate("ext_abi", "torch_abi", "row", reads=("torch_cxx11_abi",))
+def extension_abi_differs_from_pytorch_binaries(ctx: Context) -> Result:
+    """The extension records its C++ ABI (a flash-attn wheel's cxx11abiTRUE/FALSE), torch's own ABI is not known,
+    and PyTorch's binaries of this torch release (torch_cxx11_abi.json: Linux x86_64 wheels and conda channel) use
+    the other one. A conda-forge or source build of torch may differ, so this is a likelihood, not ED508's fact."""
+    ext = ctx.bound["ext"]
+    s = ctx.snapshot
+    t = _torch(s)
+    if t is None or present(t.cxx11_abi) and t.cxx11_abi is not None:
+        return None  # torch's ABI is known: ED508 compares the two
+    if not present(ext.cxx11_abi) or ext.cxx11_abi is None:
+        return None
+    host = s.host if present(s.host) else None
+    if host is None or str(host.os).lower() != "linux" or str(host.arch).lower() not in ("x86_64", "amd64"):
+        return None
+    running = _torch_version(s)
+    version = _version(running)
+    if version is None:
+        return None
+    row = ctx.tables.torch_abi(version.public, _torch_variant(t, running))
+    if row is None or row.cxx11_abi == bool(ext.cxx11_abi):
+        return None
+    name = lambda abi: f"the {'new' if abi else 'old'} C++ ABI (_GLIBCXX_USE_CXX11_ABI={int(abi)})"  # noqa: E731
+    return {"ext_abi": name(bool(ext.cxx11_abi)), "torch_abi": name(row.cxx11_abi), "row": str(row.torch),
+            "evidence": [f"{ext.name}: built with {name(bool(ext.cxx11_abi))}",
+                         f"torch {running}: ABI not recorded; PyTorch's binaries for {row.torch} use {name(row.cxx11_abi)}",
+                         f"source: {row.source}"]}
+
+
 @predicate("gpus_below", "requirement", "source", reads=("extension_requirements",))
 def extension_gpu_too_old(ctx: Context) -> Result:
     ext = ctx.bound["ext"]

@@ -14,7 +14,7 @@ from envdoctor.snapshot import ProbeFailed, Snapshot, known_list, present
 
 Result = Union[bool, None, Dict[str, Any]]
 
-KINDS = ("build", "cuda_init", "cudnn", "deepspeed", "driver", "loader")
+KINDS = ("build", "cuda_init", "cudnn", "deepspeed", "driver", "extension", "loader")
 _ROW_KEYS = ("kind", "key", "pattern", "cause", "fix", "source")
 _CUDA_DIR = re.compile(r"(?i)cuda|cudnn|nccl|nvidia|tensorrt")
 # An undefined symbol, or a symbol version, that belongs to a CUDA library ("version libnvJitLink.so.12").

@@ -91,6 +91,16 @@ class Meaning:
 
 
 @dataclass(frozen=True)
+class TorchAbi:
+    """The C++ ABI of PyTorch's own Linux x86_64 binaries for a range of torch releases (torch_cxx11_abi.json)."""
+
+    torch: SpecifierSet
+    variants: Tuple[str, ...]  # the CUDA variants ('cu126') or 'cpu' the row holds for; () for all
+    cxx11_abi: bool
+    source: str
+
+
+@dataclass(frozen=True)
 class DynamoPython:
     """The first Python X.Y that torch.compile (Dynamo) refuses in a range of torch releases (dynamo_python.json)."""
 
@@ -116,6 +126,12 @@ class Tables:
     numpy_builds: Tuple[NumpyBuild, ...]
     runtime_errors: Tuple[Meaning, ...]
     dynamo_python: Tuple[DynamoPython, ...] = ()  # oldest torch range first
+    torch_cxx11_abi: Tuple[TorchAbi, ...] = ()  # in file order: the first matching row wins
+
+    def torch_abi(self, version: str, variant: Optional[str]) -> Optional[TorchAbi]:
+        """The row that says which C++ ABI PyTorch's binaries of torch `version` (its variant, when known) use."""
+        return next((r for r in self.torch_cxx11_abi if r.torch.contains(version, prereleases=True)
+                     and (not r.variants or variant in r.variants)), None)
 
     def meaning(self, kind: str, text: str, key: Optional[str] = None) -> Optional[Meaning]:
         """The first row of runtime_errors.json of `kind` (and `key`, when given) whose pattern occurs in `text`."""
@@ -314,6 +330,19 @@ def _dynamo_python(path: Path) -> Tuple[Tuple[DynamoPython, ...], List[str]]:
     return tuple(out), problems
 
 
+def _torch_cxx11_abi(path: Path) -> Tuple[Tuple[TorchAbi, ...], List[str]]:
+    doc, problems = _doc(path)
+    out = []
+    for at, row in _good_rows(path, doc, "torch_cxx11_abi_row", problems):
+        try:
+            spec = SpecifierSet(row["torch"])
+        except InvalidSpecifier:
+            problems.append(f"{at}: torch {row['torch']!r} is not a specifier")
+            continue
+        out.append(TorchAbi(spec, tuple(row.get("variants") or ()), bool(row["cxx11_abi"]), row["source"]))
+    return tuple(out), problems
+
+
 def _ecosystem(directory: Path) -> Tuple[EcosystemTables, List[str]]:
     docs, problems = [], []
     for name in ("companions.json", "extension_requirements.json"):
@@ -336,9 +365,11 @@ def load_tables(directory: Path) -> Tables:
     numpy_builds, p6 = _numpy_builds(directory / "numpy_builds.json")
     runtime_errors, p7 = _runtime_errors(directory / "runtime_errors.json")
     dynamo_python, p8 = _dynamo_python(directory / "dynamo_python.json")
-    problems = p1 + p2 + p3 + p4 + p5 + p6 + p7 + p8
+    torch_abi, p9 = _torch_cxx11_abi(directory / "torch_cxx11_abi.json")
+    problems = p1 + p2 + p3 + p4 + p5 + p6 + p7 + p8 + p9
     if problems:
         raise InputError("invalid compatibility tables: " + "; ".join(problems))
     return Tables(triton_pins=pins, nccl_min_for_gpu=floors, nccl_min_for_feature=features,
                   shm_min_mib=shm_min, shm_per_gpu_mib=shm_per_gpu, ecosystem=ecosystem,
-                  numpy_builds=numpy_builds, runtime_errors=runtime_errors, dynamo_python=dynamo_python)
+                  numpy_builds=numpy_builds, runtime_errors=runtime_errors, dynamo_python=dynamo_python,
+                  torch_cxx11_abi=torch_abi)
