@@ -95,7 +95,11 @@ class Scanner:
                                                    for c, w in sig.weights.items())
                            for sig in rules.signatures]
 
-    def scan(self, label: str, stream: BinaryIO) -> None:
+    def scan(self, label: str, stream: BinaryIO, cuts: Optional[List[int]] = None,
+             on_block: Optional[Callable[[int, bytes], None]] = None) -> None:
+        """Read one input. `cuts`: collect the numbers of lines longer than the cap there, each read as its head and
+        its tail (reader.iter_blocks); `on_block(first line number, block)` sees every block read (one reading
+        feeds both the signatures and a report reader)."""
         index = len(self.inputs)
         self.inputs.append(label)
         self.facts.files.append(label)
@@ -103,13 +107,19 @@ class Scanner:
             memo.clear()
         self._memo_bytes = 0
         first, block = 1, None
-        for first, block in iter_blocks(stream, self.max_line, self.chunk_bytes):
+        for first, block in iter_blocks(stream, self.max_line, self.chunk_bytes, cuts):
+            if on_block is not None:
+                on_block(first, block)
             self._block_bytes, self._stamped = block, None
             if not self.shaped or not self._shaped_block(index, label, first, block):
                 self._block(index, label, first, block)
             self.bytes += len(block) + 1
         if block is not None:
             self.lines += first + block.count(b"\n")  # the number of the last line
+
+    def findings(self, snapshot: Optional[Snapshot] = None) -> List[Finding]:
+        """The ranked causes of everything read so far (`rank`)."""
+        return rank(self.rules, self.signals, self.facts, snapshot)
 
     def _block(self, index: int, label: str, first: int, block: bytes) -> None:
         raw = block.split(b"\n")
@@ -417,8 +427,8 @@ def rank(rules: RuleSet, signals: Dict[str, SignalHit], facts: NcclFacts,
         against = _against(cat, rival, support, lowered.get(cat, []))
         detail = "\n".join([*reasons, *(f"log: {e}" for e in evidence)])
         out.append(Finding(
-            id=c.finding_id, category=cat, title=c.title, severity=c.severity,
-            detail=f"[{conf} confidence] {detail}".strip(), remedy=manual(c.fix), subjects=["nccl"],
+            id=c.finding_id, category=c.reported or cat, title=c.title, severity=c.severity,
+            detail=f"[{conf} confidence] {detail}".strip(), remedy=manual(c.fix), subjects=["nccl"] if c.finding_id.startswith("NCCL-") else ["text"],
             confidence=conf, score=score, evidence=evidence, locations=locations, why=reasons,
             against=against, test=dict(c.test) if c.test else None,
         ))

@@ -10,17 +10,24 @@ as Windows tools write it) is turned into UTF-8 chunk by chunk; a UTF-8 byte-ord
 from __future__ import annotations
 
 import codecs
-from typing import BinaryIO, Iterator, Optional, Tuple
+from typing import BinaryIO, Iterator, List, Optional, Tuple
 
 CHUNK_BYTES = 1 << 20
 MAX_LINE = 8192
 
 
-def iter_blocks(stream: BinaryIO, max_line: int = MAX_LINE, chunk_bytes: int = CHUNK_BYTES) -> Iterator[Tuple[int, bytes]]:
+def iter_blocks(stream: BinaryIO, max_line: int = MAX_LINE, chunk_bytes: int = CHUNK_BYTES,
+                cuts: Optional[List[int]] = None) -> Iterator[Tuple[int, bytes]]:
     """Yield (number of the block's first line, block): whole lines joined by b"\\n", no final newline.
 
-    Memory is bounded by chunk_bytes plus max_line bytes of an unfinished line.
+    Memory is bounded by chunk_bytes plus max_line bytes of an unfinished line. A line longer than max_line is
+    handed on as its first max_line bytes; with `cuts` (a list), its number is appended there and the line is
+    handed on as its head and its tail joined by CUT_MARK, no longer than max_line, so that what a failure
+    prints at the end of a 200 MB line is read too.
     """
+    if cuts is not None:
+        yield from _blocks_keeping_tails(stream, max_line, chunk_bytes, cuts)
+        return
     lineno = 1
     pending = b""  # the start of a line whose end has not been read yet
     skipping = False  # inside an over-long line whose head was already handed on
@@ -46,6 +53,80 @@ def iter_blocks(stream: BinaryIO, max_line: int = MAX_LINE, chunk_bytes: int = C
             pending = b""
             skipping = True
     if pending:
+        yield lineno, pending
+
+
+CUT_MARK = b" [... line cut by envdoctor ...] "
+
+
+def _blocks_keeping_tails(stream: BinaryIO, max_line: int, chunk_bytes: int, cuts: List[int]
+                          ) -> Iterator[Tuple[int, bytes]]:
+    """iter_blocks with `cuts`: an over-long line becomes head + CUT_MARK + tail (max_line bytes in all)."""
+    half = max(1, (max_line - len(CUT_MARK)) // 2)
+    for first, block in _long_lines_whole(stream, max_line, chunk_bytes, cuts, half):
+        if len(block) <= max_line:
+            yield first, block
+            continue
+        lines = block.split(b"\n")
+        if max(map(len, lines)) <= max_line:
+            yield first, block
+            continue
+        for i, line in enumerate(lines):
+            if len(line) > max_line:
+                cuts.append(first + i)
+                lines[i] = line[:half] + CUT_MARK + line[-half:]
+        yield first, b"\n".join(lines)
+
+
+def _long_lines_whole(stream: BinaryIO, max_line: int, chunk_bytes: int, cuts: List[int], half: int
+                      ) -> Iterator[Tuple[int, bytes]]:
+    """The blocks, a line that outgrows the pending buffer already cut (head + CUT_MARK + tail); lines within one
+    chunk come whole (the caller cuts them)."""
+    lineno = 1
+    pending = b""
+    head: Optional[bytes] = None  # the head of the over-long line being read (None: not in one)
+    tail = b""
+
+    def cut_line() -> bytes:
+        cuts.append(lineno)
+        return (head or b"")[:half] + CUT_MARK + tail[-half:]
+
+    for chunk in utf8_chunks(stream, chunk_bytes):
+        start = 0
+        if head is not None:
+            nl = chunk.find(b"\n")
+            if nl < 0:
+                tail = (tail + chunk)[-half:]
+                continue
+            tail = (tail + chunk[:nl])[-half:]
+            line = cut_line()
+            head, tail = None, b""
+            start = nl + 1
+            last_nl = chunk.rfind(b"\n", start)
+            if last_nl < 0:
+                yield lineno, line
+                lineno += 1
+                pending = chunk[start:]
+            else:
+                body = chunk[start:last_nl]
+                yield lineno, line + b"\n" + body
+                lineno += body.count(b"\n") + 2
+                pending = chunk[last_nl + 1:]
+        else:
+            last_nl = chunk.rfind(b"\n", start)
+            if last_nl < 0:
+                pending += chunk[start:]
+            else:
+                body = pending + chunk[start:last_nl] if pending else chunk[start:last_nl]
+                pending = chunk[last_nl + 1:]
+                yield lineno, body
+                lineno += body.count(b"\n") + 1
+        if head is None and len(pending) > max_line:
+            head, tail = pending[:half], pending[-half:]
+            pending = b""
+    if head is not None:
+        yield lineno, cut_line()
+    elif pending:
         yield lineno, pending
 
 

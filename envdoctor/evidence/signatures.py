@@ -1,6 +1,8 @@
-"""The NCCL signature database: categories, signatures and context rules, read from `rules/nccl/*.json`.
+"""The signature database of the evidence engine: categories, signatures and context rules, in the one format
+`envdoctor.signatures/1`, read from `rules/nccl/*.json` (the NCCL / torch.distributed / Gloo ones) and
+`rules/signatures/*.json` (every other failure text: tracebacks, build logs, CUDA runtime errors).
 
-Every file is validated on load, its shape against envdoctor/data/nccl-rules.schema.json and then what a
+Every file is validated on load, its shape against envdoctor/data/inputs/signatures.schema.json and then what a
 schema cannot say (patterns compile and match their examples, needles, known categories and signatures,
 conditions); all problems of all files are reported at once, each naming its file and entry, as one
 InputError (exit 2). Compiled rule sets are cached by each file's (path, mtime_ns, size).
@@ -23,12 +25,13 @@ from envdoctor.nccl import dist_predicates  # noqa: F401  (registers the torch.d
 from envdoctor.rules.conditions import check_condition, predicates_for, tables_read
 from envdoctor.rules.tables import Tables, load_tables
 
-SCHEMAS = {
+FORMAT = "envdoctor.signatures/1"  # a file of any of the three lists (and settings)
+SCHEMAS = {  # the older headers: one list per file, the same entries
     "envdoctor.nccl-categories/1": "categories",
     "envdoctor.nccl-signatures/1": "signatures",
     "envdoctor.nccl-context/1": "rules",
 }
-SCHEMA = "nccl-rules.schema.json"  # envdoctor/data/: each file's shape and each entry's
+SCHEMA = "signatures.schema.json"  # envdoctor/data/: each file's shape and each entry's
 _FILE_DEF = {"categories": "categories_file", "signatures": "signatures_file", "rules": "context_file"}
 # The sentence each field of an entry has always been named with when it is missing or malformed.
 MESSAGES = {
@@ -69,11 +72,13 @@ class Category:
     layer: str = ""  # where the cause sits (nccl-taxonomy layers A-F)
     test: Optional[Mapping[str, str]] = None  # the one check that confirms it: {"run": ..., "confirms": ...}
     tables: Tuple[str, ...] = ()  # the tables it, or a signature or context rule that points at it, reads or quotes
+    own_id: str = ""  # the entry's `finding_id`, where it names one
+    reported: str = ""  # the entry's `category`: what its findings report (the machine rules' name for it)
 
     @property
     def finding_id(self) -> str:
-        """The id of its findings: shm_exhausted -> NCCL-SHM-EXHAUSTED."""
-        return "NCCL-" + self.id.upper().replace("_", "-")
+        """The id of its findings: its `finding_id`, else shm_exhausted -> NCCL-SHM-EXHAUSTED."""
+        return self.own_id or "NCCL-" + self.id.upper().replace("_", "-")
 
 
 @dataclass(frozen=True)
@@ -121,17 +126,27 @@ def default_rules_dir() -> Path:
 _CACHE: Dict[Tuple[Tuple[str, int, int], ...], RuleSet] = {}
 
 
-def load_rules(directory: Union[str, Path, None] = None, tables_dir: Union[str, Path, None] = None,
-               tables: Optional[Tables] = None) -> RuleSet:
-    """The signature database in `directory`; `tables_dir` holds the compatibility tables its files refer to
-    (default: `tables/` beside it, else the bundled one), `tables` the same already loaded (the Knowledge's,
+def load_rules(directory: Union[str, Path, Sequence[Union[str, Path]], None] = None,
+               tables_dir: Union[str, Path, None] = None, tables: Optional[Tables] = None) -> RuleSet:
+    """The signature database in `directory` (or in several directories, read as one: `envdoctor diagnose` reads
+    `rules/nccl` and `rules/signatures`); `tables_dir` holds the compatibility tables its files refer to
+    (default: `tables/` beside the first, else the bundled one), `tables` the same already loaded (the Knowledge's,
     so that its rules and its signatures read one value). Cached until a file changes."""
-    base = Path(directory) if directory is not None else default_rules_dir()
-    if not base.is_dir():
-        raise InputError(f"{base}: NCCL signature directory not found")
-    files = sorted(base.glob("*.json"))
-    if not files:
-        raise InputError(f"{base}: no NCCL signature files (*.json)")
+    if directory is None or isinstance(directory, (str, Path)):
+        dirs = [Path(directory) if directory is not None else default_rules_dir()]
+    else:
+        dirs = [Path(d) for d in directory]
+    files: List[Path] = []
+    for base in dirs:
+        if not base.is_dir():
+            raise InputError(f"{base}: NCCL signature directory not found" if base.name == "nccl" or len(dirs) == 1
+                             else f"{base}: signature directory not found")
+        found = sorted(base.glob("*.json"))
+        if not found:
+            raise InputError(f"{base}: no NCCL signature files (*.json)" if len(dirs) == 1
+                             else f"{base}: no signature files (*.json)")
+        files.extend(found)
+    base = dirs[0]
     if tables_dir is None:
         tables_dir = base.parent / "tables" if (base.parent / "tables").is_dir() else data_path("rules") / "tables"
     tables_dir = Path(tables_dir)
@@ -144,38 +159,49 @@ def load_rules(directory: Union[str, Path, None] = None, tables_dir: Union[str, 
     return cached
 
 
+def default_signatures_dirs() -> List[Path]:
+    """Every bundled signature directory: the NCCL ones and the rest (`rules/signatures`)."""
+    return [default_rules_dir(), data_path("rules/signatures")]
+
+
 Raw = Dict[str, List[Tuple[str, int, Any]]]  # "categories" / "signatures" / "rules" -> (file, index, entry)
 
 
 def _read_files(files: Sequence[Path], tables: Tables, errors: List[str]
-                ) -> Tuple[Raw, Dict[Tuple[str, int], List[str]], Dict[str, Any]]:
+                ) -> Tuple[Raw, Dict[Tuple[str, str, int], List[str]], Dict[str, Any]]:
     """Every file's entries (table references resolved), the table entries each quotes, and the settings; each
     file's own shape is checked here, its entries' later, one by one."""
     raw: Raw = {"categories": [], "signatures": [], "rules": []}
-    named: Dict[Tuple[str, int], List[str]] = {}  # (file, entry) -> the table entries it quotes
+    named: Dict[Tuple[str, str, int], List[str]] = {}  # (file, entry) -> the table entries it quotes
     settings: Dict[str, Any] = dict(DEFAULT_SETTINGS)
     for path in files:
         doc, error = read_json(path)
         if error:
             errors.append(error)
             continue
-        if not isinstance(doc, dict) or doc.get("schema") not in SCHEMAS:
-            errors.append(f"{path}: 'schema' must be one of {sorted(SCHEMAS)}")
+        if not isinstance(doc, dict) or doc.get("schema") not in (FORMAT, *SCHEMAS):
+            errors.append(f"{path}: 'schema' must be one of {sorted([FORMAT, *SCHEMAS])}")
             continue
-        key = SCHEMAS[doc["schema"]]
-        entries = doc.get(key)
-        # each entry is checked on its own, below
-        shape = data_schemas.problems(doc, SCHEMA, _FILE_DEF[key], str(path), skip=(f"{key}[",))
-        if not isinstance(entries, list):
-            errors.append(f"{path}: '{key}' must be a list")
+        if doc["schema"] == FORMAT:
+            keys = [k for k in ("categories", "signatures", "rules") if k in doc]
+            shape = data_schemas.problems(doc, SCHEMA, "document", str(path), skip=tuple(f"{k}[" for k in keys))
+        else:
+            keys = [SCHEMAS[doc["schema"]]]
+            # each entry is checked on its own, below
+            shape = data_schemas.problems(doc, SCHEMA, _FILE_DEF[keys[0]], str(path), skip=(f"{keys[0]}[",))
+        lists = [(key, doc.get(key)) for key in keys]
+        bad = [key for key, entries in lists if not isinstance(entries, list)]
+        if bad:
+            errors.extend(f"{path}: '{key}' must be a list" for key in bad)
             continue
         errors.extend(shape)
-        for i, e in enumerate(entries):
-            named[(str(path), i)] = Tables.references(e)
-            refs: List[str] = []
-            e = tables.resolve(e, refs)
-            errors.extend(f"{path}: entry #{i + 1}: {r}" for r in refs)
-            raw[key].append((str(path), i, e))
+        for key, entries in lists:
+            for i, e in enumerate(entries):
+                named[(str(path), key, i)] = Tables.references(e)
+                refs: List[str] = []
+                e = tables.resolve(e, refs)
+                errors.extend(f"{path}: entry #{i + 1}: {r}" for r in refs)
+                raw[key].append((str(path), i, e))
         if "settings" in doc and not any(p.startswith(f"{path}: settings") for p in shape):
             settings.update(doc["settings"])
     return raw, named, settings
@@ -214,7 +240,8 @@ def _load(files: Sequence[Path], tables: Tables) -> RuleSet:
             continue
         test = e.get("discriminating_test")
         rs.categories[name] = Category(name, e["title"], e["fix"], e.get("severity", "error"), str(e.get("layer", "")),
-                                       dict(test) if test else None)
+                                       dict(test) if test else None, own_id=e.get("finding_id", ""),
+                                       reported=e.get("category", ""))
 
     for file, i, e in raw["signatures"]:
         name = take_id(file, i, e, "signature")
@@ -242,7 +269,7 @@ def _load(files: Sequence[Path], tables: Tables) -> RuleSet:
 
     _tables_of_categories(rs, raw, named)
     if not raw["categories"] and not errors:
-        errors.append("no categories defined (a file with schema envdoctor.nccl-categories/1)")
+        errors.append("no categories defined (a file with schema envdoctor.signatures/1 and categories)")
     if errors:
         head = f"invalid NCCL signatures: {len(errors)} error(s): " if len(errors) > 1 else "invalid NCCL signatures: "
         raise InputError(head + "; ".join(errors))
@@ -284,10 +311,10 @@ def _context_rule_problems(e: Mapping[str, Any], rs: RuleSet, log_predicates: Ma
 
 
 def _tables_of_categories(rs: RuleSet, raw: Raw,
-                          named: Mapping[Tuple[str, int], List[str]]) -> None:
+                          named: Mapping[Tuple[str, str, int], List[str]]) -> None:
     """Each category's tables: quoted by it, or by a signature or context rule that points at it, or read by that
     rule's predicates (`rules explain` shows them)."""
-    quoted = {(key, e.get("id")): named[(f, i)] for key in raw for f, i, e in raw[key] if isinstance(e, dict)}
+    quoted = {(key, e.get("id")): named[(f, key, i)] for key in raw for f, i, e in raw[key] if isinstance(e, dict)}
     for cat in list(rs.categories.values()):
         found = list(quoted.get(("categories", cat.id), []))
         found += [t for s in rs.signatures if cat.id in s.weights for t in quoted.get(("signatures", s.id), [])]
