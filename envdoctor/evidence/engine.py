@@ -426,9 +426,10 @@ def rank(rules: RuleSet, signals: Dict[str, SignalHit], facts: NcclFacts,
         rival = cands[0][4] if n > 0 else cands[1][4] if len(cands) > 1 else None
         against = _against(cat, rival, support, lowered.get(cat, []))
         detail = "\n".join([*reasons, *(f"log: {e}" for e in evidence)])
+        subjects = ["nccl"] if c.finding_id.startswith("NCCL-") else ["text"]
         out.append(Finding(
             id=c.finding_id, category=c.reported or cat, title=c.title, severity=c.severity,
-            detail=f"[{conf} confidence] {detail}".strip(), remedy=manual(c.fix), subjects=["nccl"] if c.finding_id.startswith("NCCL-") else ["text"],
+            detail=f"[{conf} confidence] {detail}".strip(), remedy=manual(c.fix), subjects=subjects,
             confidence=conf, score=score, evidence=evidence, locations=locations, why=reasons,
             against=against, test=dict(c.test) if c.test else None,
         ))
