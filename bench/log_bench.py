@@ -24,11 +24,13 @@ import subprocess
 import sys
 import tempfile
 import time
+import zlib
 from pathlib import Path
 from typing import Dict, List, Tuple
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "corpus"))
+sys.path.insert(0, str(ROOT))
 
 import split  # noqa: E402  (tests/corpus/split.py: dev or validation by the thread's URL)
 
@@ -38,7 +40,12 @@ BUS_IDS = ("18000", "2a000", "3a000", "5d000", "9a000", "ab000", "ba000", "db000
 
 
 def dev_lines() -> Tuple[List[str], List[str]]:
-    """(the NCCL INFO lines, the other lines) of every dev case of the NCCL corpora, without their prefixes."""
+    """(the NCCL INFO lines, the other lines) of every dev case of the NCCL corpora, without their prefixes: the lines
+    a job prints while it runs. A line that matches a signature (an error, a warning) is left to the failure at the
+    end: a healthy job does not print its failure's trace every few seconds."""
+    from envdoctor.evidence.signatures import default_signatures_dirs, load_rules
+
+    signatures = [s.regex for s in load_rules(default_signatures_dirs()).signatures]
     info: List[str] = []
     other: List[str] = []
     for path in sorted((ROOT / "tests" / "nccl" / "corpus").glob("*.jsonl")):
@@ -50,7 +57,7 @@ def dev_lines() -> Tuple[List[str], List[str]]:
                 continue
             for line in str(case.get("log", "")).splitlines():
                 line = line.rstrip()
-                if not line:
+                if not line or any(rx.search(line) for rx in signatures):
                     continue
                 at = line.find(" NCCL INFO ")
                 if at >= 0:
@@ -79,21 +86,23 @@ class Job:
         self.rng = rng
         self.hosts = [f"gpu-node-{n:04d}" for n in range(RANKS // GPUS_PER_NODE)]
         self.pids = [rng.randrange(1000, 4_000_000) for _ in range(RANKS)]
-        self.comm = [f"0x{rng.getrandbits(64):016x}" for _ in range(16)]
+        # each rank's threads: the main one, NCCL's proxy and service threads
+        self.tids = [[pid, pid + rng.randrange(1, 400), pid + rng.randrange(400, 900)] for pid in self.pids]
+        self.comm = [f"0x{rng.getrandbits(64):016x}" for _ in range(64)]  # one per communicator
 
     def prefix(self, rank: int) -> str:
-        return f"{self.hosts[rank // GPUS_PER_NODE]}:{self.pids[rank]}:{self.pids[rank] + self.rng.randrange(1, 400)} " \
+        return f"{self.hosts[rank // GPUS_PER_NODE]}:{self.pids[rank]}:{self.rng.choice(self.tids[rank])} " \
                f"[{rank % GPUS_PER_NODE}]"
 
-    def vary(self, text: str) -> str:
-        """A corpus INFO line with its numbers and ids made those of this job."""
-        r = self.rng
+    def vary(self, text: str, rank: int) -> str:
+        """A corpus INFO line with its numbers and ids made those of one rank of this job (a rank prints the same
+        configuration at every communicator it joins; communicator ids differ)."""
         out = []
         for tok in text.split(" "):
             if tok.startswith("0x") and len(tok) > 6:
-                tok = r.choice(self.comm)
+                tok = self.rng.choice(self.comm)
             elif tok.isdigit() and len(tok) < 6:
-                tok = str(r.randrange(0, RANKS))
+                tok = str(zlib.crc32(f"{rank}:{tok}".encode()) % RANKS)
             out.append(tok)
         return " ".join(out)
 
@@ -149,13 +158,15 @@ def write_log(path: Path, size: int, dense: bool, seed: int = 0) -> int:
             for _ in range(2000):
                 rank = rng.randrange(RANKS)
                 x = rng.random()
+                # proportions of a communicator's setup per rank: a comm line, its configuration lines, then one
+                # connection line per channel and peer and the ring and tree lines (mixed: between training steps)
                 if dense:
-                    line = job.channel(rank) if x < 0.55 else job.ring_tree(rank) if x < 0.8 else \
-                        job.comm_init(rank) if x < 0.85 else f"{job.prefix(rank)} {job.vary(rng.choice(info))}"
+                    line = job.channel(rank) if x < 0.5 else job.ring_tree(rank) if x < 0.8 else \
+                        job.comm_init(rank) if x < 0.83 else f"{job.prefix(rank)} {job.vary(rng.choice(info), rank)}"
                 else:
                     line = job.training(other) if x < 0.45 else job.progress() if x < 0.6 else \
-                        job.channel(rank) if x < 0.75 else job.ring_tree(rank) if x < 0.82 else \
-                        f"{job.prefix(rank)} {job.vary(rng.choice(info))}" if x < 0.95 else job.comm_init(rank)
+                        job.channel(rank) if x < 0.78 else job.ring_tree(rank) if x < 0.9 else \
+                        f"{job.prefix(rank)} {job.vary(rng.choice(info), rank)}" if x < 0.98 else job.comm_init(rank)
                 lines.append(line)
             chunk = "\n".join(lines) + "\n"
             f.write(chunk)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Dict, Hashable, Iterable, Iterator, List, Sequence, Tuple
 
-from envdoctor.evidence.shapes import FOLD, shape_gates, unsafe_gates
+from envdoctor.evidence.shapes import FOLD, prefix_unsafe_gates, shape_gates, unsafe_gates
 
 MIN_NEEDLE = 3
 SHAPE_CACHE_BYTES = 2 << 20  # about: the shapes kept with their gates, for candidates_of_shape
@@ -54,7 +54,7 @@ class Prefilter:
         gates = sorted(self.by_gate)
         self.block_re = re.compile(_trie_pattern(_trie(gates))) if gates else None
         self.line_re = re.compile(b"(?=(" + _trie_pattern(_trie(gates)) + b"))") if gates else None
-        unsafe = unsafe_gates(gates)
+        unsafe = sorted(set(unsafe_gates(gates)) | set(prefix_unsafe_gates(gates)))
         # the gates a line's key may hide (see shapes.py): lines holding one are keyed by their own text
         self.unsafe_re = re.compile(_trie_pattern(_trie(unsafe))) if unsafe else None
         self.unsafe_cased = any(bytes([c]).isalpha() for g in unsafe for c in g)  # else no need to lower the text

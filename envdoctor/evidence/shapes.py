@@ -33,16 +33,48 @@ def _channel_pattern() -> re.Pattern[bytes]:
 _CHANNEL = _channel_pattern()
 _CANONICAL = b" NCCL INFO Channel 0/0 : 0[0] -> 0[0]"  # matches _CHANNEL: keying twice changes nothing
 
+def _possessive(pattern: bytes, flags: int = 0) -> re.Pattern[bytes]:
+    """`pattern` with its `++` possessive where Python has them (3.11+), else greedy (the same matches here)."""
+    try:
+        return re.compile(pattern, flags)
+    except re.error:
+        return re.compile(pattern.replace(b"++", b"+"), flags)
+
+
+# Ring and tree lines (`Channel 05/32 : 0 1 2 ... 511`, `Trees [3] 1/2/-1->3->4 ...`) carry no cause and no fact:
+# their numbers are made canonical too, so that a 512-rank job's thousands of them share one key.
+_RING = _possessive(rb" NCCL INFO Channel \d++/\d++ :(?: \d++)++$", re.M)
+_RING_CANONICAL = b" NCCL INFO Channel 0/0 : 0"
+_TREES = _possessive(rb" NCCL INFO Trees(?: \[\d++\] -?\d++/-?\d++/-?\d++->-?\d++->-?\d++)++$", re.M)
+_TREES_CANONICAL = b" NCCL INFO Trees [0] 0/0/0->0->0"
+# A canonical line's per-rank prefix `host:pid:tid [local]`: its pid and tid are read by no fact (the host is:
+# OriginFacts), so they are made 0 too; a 512-rank job's connection lines then share a key per host, local rank and
+# transport instead of one per line.
+_CHANNEL_PREFIX = re.compile(rb":\d+:\d+ (?=\[\d+\](?:" + re.escape(_CANONICAL) + rb"|" + re.escape(_RING_CANONICAL)
+                             + rb"$|" + re.escape(_TREES_CANONICAL) + rb"$))", re.M)
+_CANONICAL_PREFIX = b":0:0 "
+
 # The text _CHANNEL replaces as the prefilter sees it (lower case); '#' is a run of digits.
 _TEMPLATES = (" nccl info channel #/# : #[#] -> #[#]", " nccl info channel # : #[#] -> #[#]")
+# The same with the connection line's prefix, whose pid and tid are made canonical too (_CHANNEL_PREFIX).
+_PREFIX_TEMPLATES = (":#:# [#] nccl info channel #/# : #[#] -> #[#]", ":#:# [#] nccl info channel # : #[#] -> #[#]",
+                     ":#:# [#] nccl info channel #/# : # # # # # # # # # # # # # # # #",
+                     ":#:# [#] nccl info trees [#] #/#/#->#-># [#] #/#/#->#->#",
+                     ":#:# [#] nccl info trees [#] -#/-#/-#->#->-# [#] -#/-#/-#->#->-#")
 
 # lower case, and every digit a 0
 FOLD = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ123456789", b"abcdefghijklmnopqrstuvwxyz000000000")
 
 
 def unsafe_gates(gates: Iterable[bytes]) -> List[bytes]:
-    """The gates whose digits could lie on the numbers a key makes canonical."""
+    """The gates whose digits could lie on the connection numbers a key makes canonical."""
     return [g for g in gates if any(_overlaps(g.decode("latin-1"), t) for t in _TEMPLATES)]
+
+
+def prefix_unsafe_gates(gates: Iterable[bytes]) -> List[bytes]:
+    """The gates whose digits could lie on the numbers of a ring or tree line, or on the pid and tid of the prefix
+    of a connection, ring or tree line (all made canonical too)."""
+    return [g for g in gates if any(_overlaps(g.decode("latin-1"), t) for t in _PREFIX_TEMPLATES)]
 
 
 def _overlaps(gate: str, template: str) -> bool:
@@ -100,7 +132,9 @@ def line_keys(lines: Sequence[bytes], unsafe: Optional[re.Pattern[bytes]], max_l
     mark of a whole-line key. `unsafe` is searched in the lower-cased lines (fold_case=False: its gates
     hold no letter, so the lines as they are); may_be_long=False: no line is longer than the cap."""
     joined = b"\n".join(lines)
-    canon = _CHANNEL.sub(_CANONICAL, joined)
+    canon = _TREES.sub(_TREES_CANONICAL, _RING.sub(_RING_CANONICAL, _CHANNEL.sub(_CANONICAL, joined)))
+    if canon is not joined:
+        canon = _CHANNEL_PREFIX.sub(_CANONICAL_PREFIX, canon)
     keys = list(lines) if canon is joined else canon.split(b"\n")
     whole: List[int] = []
     if may_be_long and max(map(len, lines), default=0) > max_line:
