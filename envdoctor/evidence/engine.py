@@ -155,7 +155,7 @@ class Scanner:
         rows = list(compress(range(len(shapes)), map(hits.__contains__, shapes)))  # lines that may hold a gate
         if not rows:
             return True
-        keys = line_keys(list(map(raw.__getitem__, rows)), self.prefilter.unsafe_re, cap,
+        keys = line_keys(list(map(raw.__getitem__, rows)), self.prefilter.unsafe_literals or None, cap,
                          fold_case=self.prefilter.unsafe_cased, may_be_long=long)
         candidates = self.prefilter.candidates_of_shape
         for n in compress(range(len(rows)), map(not_, map(done.__contains__, keys))):  # lazy, in C

@@ -57,6 +57,7 @@ class Prefilter:
         unsafe = sorted(set(unsafe_gates(gates)) | set(prefix_unsafe_gates(gates)))
         # the gates a line's key may hide (see shapes.py): lines holding one are keyed by their own text
         self.unsafe_re = re.compile(_trie_pattern(_trie(unsafe))) if unsafe else None
+        self.unsafe_literals = tuple(unsafe)  # the same gates, for bytes.find (shapes.line_keys)
         self.unsafe_cased = any(bytes([c]).isalpha() for g in unsafe for c in g)  # else no need to lower the text
         folded = shape_gates(gates, lambda c: _RANK.get(chr(c), len(_RANK)))
         self.shape_re = re.compile(_trie_pattern(_trie(folded))) if folded else None
