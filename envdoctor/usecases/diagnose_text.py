@@ -219,6 +219,8 @@ def diagnose_text(inputs: Sequence[Input], knowledge: Knowledge, snapshot: Optio
     stated = None
     if report_facts and partial is not None and partial is not snapshot:
         stated = partial.to_json()
+    renamed = rules.settings.get("report_as", {})
+    text_findings = [replace(f, category=renamed[f.category]) if f.category in renamed else f for f in text_findings]
     findings = rank_together(text_findings, machine, rules.settings)
     return DiagnoseResult(findings, list(scanner.inputs), sections, stated, scanner.lines, scanner.bytes,
                           cut_lines, reports_read)

@@ -77,6 +77,22 @@ POSITIVE = [
     ("compile_unready", "/tmp/tmpab/main.c:5:10: fatal error: Python.h: No such file or directory\n"),
     ("cuda_unavailable", "Failed to initialize NVML: Driver/library version mismatch\nNVML library version: 550.90\n"),
     ("companion_mismatch", "RuntimeError: operator torchvision::nms does not exist\n"),
+    ("cpu_build_on_gpu_machine", "WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:\n"
+                                 "    PyTorch 2.1.0+cu121 with CUDA 1201 (you have 2.1.0+cpu)\n"),
+    ("extension_torch_mismatch", "xFormers was built for:\n    PyTorch 2.1.0+cu121 with CUDA 1201 (you have 2.0.1+cu118)\n"),
+    ("extension_arch_unsupported", "RuntimeError: FlashAttention only supports Ampere GPUs or newer.\n"),
+    ("extension_arch_unsupported", "  File \"/x/site-packages/flash_attn/flash_attn_interface.py\", line 51, in fwd\n"
+                                   "RuntimeError: CUDA error: no kernel image is available for execution on the device\n"),
+    ("cuda_unavailable", "RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before "
+                         "calling NumCudaDevices() that might have already set an error? Error 803: system has unsupported "
+                         "display driver / cuda driver combination\n"),
+    ("build_isolation_hides_torch", "Requirement already satisfied: torch>=2.4.0 in ./venv/lib/python3.11/site-packages\n"
+                                    "Collecting flash-attn\n      ModuleNotFoundError: No module named 'torch'\n"),
+    ("driver_too_old", "THCudaCheck FAIL file=/pytorch/aten/src/THC/THCGeneral.cpp line=50 error=35 : CUDA driver "
+                       "version is insufficient for CUDA runtime version\n"),
+    ("arch_unsupported", "The current PyTorch install supports CUDA capabilities sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90.\n"),
+    ("toolkit_mismatch", "UserWarning: Cuda extensions are being compiled with a version of Cuda that does not match the "
+                         "version used to compile Pytorch binaries.\n"),
 ]
 
 
@@ -100,6 +116,9 @@ NEAR_MISSES = [
     ("arch_unsupported", "torch.cuda.get_arch_list(): ['sm_80', 'sm_90', 'sm_120']\n"),
     ("driver_too_old", "NVIDIA-SMI 550.54 Driver Version: 550.54 CUDA Version: 12.4\n"),
     ("companion_mismatch", "torchvision.ops.nms(boxes, scores, 0.5)\n"),
+    ("toolkit_mismatch", "Installed CUDA version 11.1 does not match the version torch was compiled with 11.7 but since "
+                         "the APIs are compatible, accepting this combination\n"),
+    ("extension_torch_mismatch", "    PyTorch 2.1.0+cu121 with CUDA 1201 (you have 2.1.0+cu121)x\n"),
 ]
 
 
@@ -130,6 +149,14 @@ def test_a_negative_control_gives_no_environment_error(know, text):
     r = run(know, text)
     assert not [f for f in r.findings if f.severity == "error"]
     assert r.exit_code() == 0
+
+
+def test_the_diagnose_view_reports_the_machine_rules_name_and_nccl_keeps_its_own(know):
+    from envdoctor.nccl import diagnose_text as nccl_text
+
+    log = "NCCL WARN Cuda failure 802 'system not yet initialized'\n"
+    assert nccl_text(log).root_cause.category == "fabric_manager_down"
+    assert run(know, log).findings[0].category == "fabric_manager"
 
 
 def test_oom_is_a_warning_at_most(know):
