@@ -26,7 +26,7 @@ import tempfile
 import time
 import zlib
 from pathlib import Path
-from typing import Dict, List, Tuple
+from typing import Dict, List, Optional, Tuple
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "corpus"))
@@ -177,27 +177,34 @@ def write_log(path: Path, size: int, dense: bool, seed: int = 0) -> int:
     return written
 
 
-def child(argv: List[str]) -> Tuple[float, float, int, str]:
-    """(CPU seconds, wall seconds, peak RSS in KiB, stdout) of one child process."""
+def child(argv: List[str], tree: Path = ROOT) -> Tuple[float, float, int, str]:
+    """(CPU seconds, wall seconds, peak RSS in KiB, stdout) of one child process running envdoctor from `tree`."""
     start = time.perf_counter()
-    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=str(tree),
+                         env={**os.environ, "PYTHONPATH": str(tree)})
     out = p.stdout.read() if p.stdout else b""
     _, _, ru = os.wait4(p.pid, 0)
     p.returncode = 0
     return ru.ru_utime + ru.ru_stime, time.perf_counter() - start, ru.ru_maxrss, out.decode(errors="replace")
 
 
-def measure(path: Path, repeat: int) -> Dict[str, object]:
+def measure(path: Path, repeat: int, before: Optional[Path] = None) -> Dict[str, object]:
+    """grep, then `nccl diagnose` and `diagnose` (and `nccl diagnose` of the `before` tree), `repeat` times."""
     size = path.stat().st_size
     mb = size / 1e6
     runs: Dict[str, List[float]] = {"grep": [], "nccl diagnose": [], "diagnose": []}
+    if before is not None:
+        runs["nccl diagnose (before)"] = []
     rss: Dict[str, int] = {}
     tops: Dict[str, str] = {}
     for _ in range(repeat):
-        for name, argv in (("grep", ["grep", "-c", "-F", "NCCL", str(path)]),
-                           ("nccl diagnose", [sys.executable, "-m", "envdoctor", "nccl", "diagnose", "--json", str(path)]),
-                           ("diagnose", [sys.executable, "-m", "envdoctor", "diagnose", "--json", str(path)])):
-            cpu, _wall, peak, out = child(argv)
+        nccl = [sys.executable, "-m", "envdoctor", "nccl", "diagnose", "--json", str(path)]
+        todo = [("grep", ["grep", "-c", "-F", "NCCL", str(path)], ROOT), ("nccl diagnose", nccl, ROOT),
+                ("diagnose", [sys.executable, "-m", "envdoctor", "diagnose", "--json", str(path)], ROOT)]
+        if before is not None:
+            todo.append(("nccl diagnose (before)", nccl, before))
+        for name, argv, tree in todo:
+            cpu, _wall, peak, out = child(argv, tree)
             runs[name].append(cpu)
             rss[name] = max(rss.get(name, 0), peak)
             if name != "grep":
@@ -213,7 +220,7 @@ def measure(path: Path, repeat: int) -> Dict[str, object]:
                      "mb_per_cpu_s": round(mb / best, 1) if best else None, "peak_rss_mib": round(rss[name] / 1024, 1),
                      **({"top_cause": tops.get(name)} if name != "grep" else {})}
     g = min(runs["grep"]) or 1e-9
-    out["times_grep"] = {name: round(min(runs[name]) / g, 1) for name in ("nccl diagnose", "diagnose")}
+    out["times_grep"] = {name: round(min(runs[name]) / g, 1) for name in runs if name != "grep"}
     return out
 
 
@@ -223,6 +230,7 @@ def main() -> int:
     ap.add_argument("--dense-mb", type=int, default=256, help="size of the INFO-dense log (MiB)")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--out", help="write the results (JSON) here")
+    ap.add_argument("--before", metavar="TREE", help="also run `nccl diagnose` from this source tree (an older commit)")
     args = ap.parse_args()
     results: Dict[str, object] = {"ranks": RANKS}
     with tempfile.TemporaryDirectory(prefix="envdoctor-log-bench-") as tmp:
@@ -231,13 +239,13 @@ def main() -> int:
                 continue
             path = Path(tmp) / f"{name}.log"
             write_log(path, mib << 20, dense)
-            results[name] = measure(path, args.repeat)
+            results[name] = measure(path, args.repeat, Path(args.before) if args.before else None)
             path.unlink()
             r = results[name]
             print(f"{name} ({r['bytes'] / 2**20:.0f} MiB): " + "; ".join(
                 f"{k} {r[k]['mb_per_cpu_s']} MB/s CPU, peak RSS {r[k]['peak_rss_mib']} MiB"
                 + (f", top {r[k]['top_cause']}" if "top_cause" in r[k] else "")
-                for k in ("grep", "nccl diagnose", "diagnose")) + f"; x grep: {r['times_grep']}", flush=True)
+                for k in r if isinstance(r[k], dict) and "peak_rss_mib" in r[k]) + f"; x grep: {r['times_grep']}", flush=True)
     if args.out:
         Path(args.out).write_text(json.dumps(results, indent=1) + "\n")
     return 0
