@@ -113,7 +113,8 @@ def versus_of(f: Finding, rival: Optional[Finding]) -> Optional[str]:
     """What tells it apart from `rival` (the runner-up for the top cause, the top cause for an alternative)."""
     if rival is None:
         return None
-    parts = [a for a in f.against if a]
+    # what the engine said against it, where it speaks of this rival (its ranking's runner-up may be another)
+    parts = [a for a in f.against if a.startswith("less likely") or f"fits {rival.category})" in a]
     if rival.test:
         parts.append(f"it is {rival.category} instead if `{rival.test['run']}` shows {rival.test['confirms']}")
     return "; ".join(parts) or f"nothing in the input tells it apart from {rival.category}"

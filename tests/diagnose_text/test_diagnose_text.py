@@ -288,3 +288,18 @@ def test_report_sections_become_a_partial_snapshot_the_machine_rules_read(know):
     assert r.sections and r.snapshot is not None
     assert r.findings[0].category == "driver_too_old" and r.findings[0].confidence == "high"
     assert_valid(r.to_json())
+
+
+def test_text_and_snapshot_in_one_ranking_agree_on_the_category(know):
+    """The machine rules' finding for the same mechanism joins the text's: one finding, the machine facts agreeing."""
+    from envdoctor.snapshot import load_snapshot
+
+    snap = load_snapshot(str(ROOT / "tests" / "fixtures" / "snapshots" / "rtx5090_old_torch.json"))
+    text = "RuntimeError: CUDA error: no kernel image is available for execution on the device\n"
+    alone = run(know, text).findings[0]
+    both = diagnose_text([("err.txt", text)], know, snapshot=snap)
+    top = both.findings[0]
+    assert top.category == alone.category == "arch_unsupported"
+    assert [f.category for f in both.findings].count("arch_unsupported") == 1
+    assert top.confidence == "high" and any("machine facts agree" in w for w in top.why)
+    assert_valid(both.to_json())
