@@ -49,6 +49,9 @@ def run(args: argparse.Namespace) -> int:
         from envdoctor.probes.runner import run_probes
 
         snapshot = run_probes(ProbeContext())
-    result = diagnose_text(files, knowledge, snapshot)
+    from envdoctor.evidence.signatures import load_rules, signatures_dirs_of
+
+    signatures = load_rules(signatures_dirs_of(settings.rules_path), settings.rules_path / "tables", knowledge.tables)
+    result = diagnose_text(files, knowledge, snapshot, signatures=signatures)
     emit_result(args, result, lambda: render_diagnose(result, Style.for_stream(sys.stdout)))
     return result.exit_code()

@@ -164,6 +164,13 @@ def default_signatures_dirs() -> List[Path]:
     return [default_rules_dir(), data_path("rules/signatures")]
 
 
+def signatures_dirs_of(rules_dir: Path) -> List[Path]:
+    """The signature directories of a rules database: its `nccl/` and `signatures/`, each else the bundled one."""
+    bundled = default_signatures_dirs()
+    return [rules_dir / name if (rules_dir / name).is_dir() else default
+            for name, default in zip(("nccl", "signatures"), bundled)]
+
+
 Raw = Dict[str, List[Tuple[str, int, Any]]]  # "categories" / "signatures" / "rules" -> (file, index, entry)
 
 

@@ -303,3 +303,19 @@ def test_text_and_snapshot_in_one_ranking_agree_on_the_category(know):
     assert [f.category for f in both.findings].count("arch_unsupported") == 1
     assert top.confidence == "high" and any("machine facts agree" in w for w in top.why)
     assert_valid(both.to_json())
+
+
+def test_the_rules_dir_setting_reaches_diagnose(tmp_path):
+    import shutil
+
+    rules = tmp_path / "rules"
+    shutil.copytree(ROOT / "rules", rules)
+    doc = json.loads((rules / "signatures" / "environment.json").read_text())
+    doc["signatures"].append({"id": "site-only", "pattern": "frobnicator exploded", "needles": ["frobnicator"],
+                              "weights": {"compile_unready": 10}, "specificity": "decisive", "means": "m",
+                              "example": "frobnicator exploded"})
+    (rules / "signatures" / "environment.json").write_text(json.dumps(doc))
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "ENVDOCTOR_RULES_DIR": str(rules)}
+    p = subprocess.run([sys.executable, "-m", "envdoctor", "diagnose", "--json", "-"], input="frobnicator exploded\n",
+                       capture_output=True, text=True, env=env, timeout=120)
+    assert p.returncode == 1 and json.loads(p.stdout)["findings"][0]["category"] == "compile_unready"
