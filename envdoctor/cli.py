@@ -25,6 +25,7 @@ COMMANDS = {
     "fix": "envdoctor.commands.fix",
     "selftest": "envdoctor.commands.selftest",
     "nccl": "envdoctor.commands.nccl",
+    "diagnose": "envdoctor.commands.diagnose",
     "report": "envdoctor.commands.report",
     "rules": "envdoctor.commands.rules",
     "undo": "envdoctor.commands.undo",

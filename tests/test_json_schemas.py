@@ -31,6 +31,7 @@ from envdoctor.nccl.diagnose import SCHEMA as NCCL_SCHEMA
 from envdoctor.selftest.result import SCHEMA as SELFTEST_SCHEMA
 from envdoctor.selftest.result import TestResult, document
 from envdoctor.snapshot import SCHEMA as SNAPSHOT_SCHEMA
+from envdoctor.usecases.diagnose_text import SCHEMA as DIAGNOSE_SCHEMA
 from envdoctor.wheels.planner import PLAN_SCHEMA
 from tests.conftest import ROOT, all_fixture_names, fixture_path
 from tests.json_schemas import REGISTRY, SCHEMAS, assert_valid, errors
@@ -69,6 +70,7 @@ def _runs() -> List[List[str]]:
                  ["fix", "--snapshot", snap, "--dry-run", "--json", "--deepspeed"]]
     runs += [["nccl", "diagnose", str(log), "--json"] for log in NCCL_LOGS]
     runs.append(["nccl", "diagnose", *map(str, NCCL_LOGS), "--json"])
+    runs += [["diagnose", "--json", str(log)] for log in NCCL_LOGS[:4]]
     runs.append(["check", "--snapshot", str(fixture_path("b200_driver_575")), "--baseline",
                  str(fixture_path("h100_8x_nvswitch")), "--json"])
     runs.append(["fleet", *(str(fixture_path(n)) for n in all_fixture_names()), "--json"])
@@ -96,9 +98,16 @@ def run_json(args: List[str]) -> Any:
 
 def test_one_schema_per_document_named_as_the_code_names_it():
     assert set(SCHEMAS) == {SNAPSHOT_SCHEMA, CHECK_SCHEMA, PLAN_SCHEMA, SELFTEST_SCHEMA, NCCL_SCHEMA, FLEET_SCHEMA,
-                            "envdoctor.finding/1"}
+                            DIAGNOSE_SCHEMA, "envdoctor.finding/1"}
     for schema in SCHEMAS.values():
         jsonschema.Draft202012Validator.check_schema(schema)
+
+
+@pytest.mark.parametrize("log", NCCL_LOGS[:4], ids=lambda p: p.name)
+def test_diagnose_json(log):
+    doc = run_json(["diagnose", "--json", str(log)])
+    assert doc["schema"] == DIAGNOSE_SCHEMA
+    assert_valid(doc)
 
 
 @pytest.mark.parametrize("name", all_fixture_names())

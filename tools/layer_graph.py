@@ -31,7 +31,8 @@ LAYERS: Tuple[Tuple[str, Tuple[str, ...]], ...] = (
               "envdoctor.redact", "envdoctor.jsonschema_lite",
               "envdoctor.atomic_write", "envdoctor.cpulist", "envdoctor.processes", "envdoctor.process_guard")),
     ("probes", ("envdoctor.probes", "envdoctor.text")),  # text: the facts a pasted report states
-    ("knowledge", ("envdoctor.compat", "envdoctor.wheels", "envdoctor.rules", "envdoctor.nccl", "envdoctor.diagnose",
+    ("knowledge", ("envdoctor.compat", "envdoctor.wheels", "envdoctor.rules", "envdoctor.evidence", "envdoctor.nccl",
+                   "envdoctor.diagnose",
                    "envdoctor.knowledge", "envdoctor.catalog", "envdoctor.fleet")),
     # fleet: the checks are knowledge; meeting the other nodes and measuring them is acting
     ("act", ("envdoctor.install", "envdoctor.selftest", "envdoctor.fleet.collect", "envdoctor.fleet.measure",

@@ -1,6 +1,7 @@
 """NCCL failure diagnosis: from a log (or one log per rank/node) to the root cause and its fix.
 
-Public entry points (the allreduce self-test calls these when a run fails):
+The NCCL view of the one evidence engine (`envdoctor.evidence`). Public entry points (the allreduce self-test
+calls these when a run fails):
 
     diagnose_text(text, snapshot=None) -> NcclReport
     diagnose_paths(paths, snapshot=None) -> NcclReport       # "-" reads stdin; InputError names an unreadable file
@@ -8,24 +9,23 @@ Public entry points (the allreduce self-test calls these when a run fails):
 
 `NcclReport.findings` is ranked, most likely root cause first; `.failed` says whether a failure was
 diagnosed; `.to_json()` is the `envdoctor.nccl/1` document. Findings are `envdoctor.findings.Finding`s.
+The names are loaded on first use, so that the engine may import this package's fact readers first.
 """
 
-from envdoctor.nccl.diagnose import (
-    NO_FAILURE,
-    SCHEMA,
-    NcclReport,
-    diagnose_paths,
-    diagnose_streams,
-    diagnose_text,
-)
-from envdoctor.nccl.rules import load_rules
+from typing import Any
 
-__all__ = [
-    "NO_FAILURE",
-    "SCHEMA",
-    "NcclReport",
-    "diagnose_paths",
-    "diagnose_streams",
-    "diagnose_text",
-    "load_rules",
-]
+_FROM_DIAGNOSE = ("NO_FAILURE", "SCHEMA", "NcclReport", "diagnose_paths", "diagnose_streams", "diagnose_text")
+
+__all__ = [*_FROM_DIAGNOSE, "load_rules"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _FROM_DIAGNOSE:
+        from envdoctor.nccl import diagnose
+
+        return getattr(diagnose, name)
+    if name == "load_rules":
+        from envdoctor.evidence.signatures import load_rules
+
+        return load_rules
+    raise AttributeError(f"module 'envdoctor.nccl' has no attribute {name!r}")

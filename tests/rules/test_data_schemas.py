@@ -25,7 +25,7 @@ from envdoctor.wheels.index import bundled_path
 from tests.conftest import ROOT
 
 NCCL_DEFS = {"envdoctor.nccl-categories/1": "categories_file", "envdoctor.nccl-signatures/1": "signatures_file",
-             "envdoctor.nccl-context/1": "context_file"}
+             "envdoctor.nccl-context/1": "context_file", "envdoctor.signatures/1": "document"}
 # Keywords envdoctor/jsonschema_lite.py checks, and the annotations it may skip.
 CHECKED = {"type", "enum", "const", "required", "properties", "additionalProperties", "items", "pattern", "$ref",
            "minimum"}
@@ -38,8 +38,8 @@ def _bundled() -> Iterator[Tuple[Path, str, Any]]:
         yield path, "rules.schema.json", None
     for path in sorted((ROOT / "rules" / "tables").glob("*.json")):
         yield path, "tables.schema.json", path.stem
-    for path in sorted((ROOT / "rules" / "nccl").glob("*.json")):
-        yield path, "nccl-rules.schema.json", NCCL_DEFS[json.loads(path.read_text())["schema"]]
+    for path in sorted([*(ROOT / "rules" / "nccl").glob("*.json"), *(ROOT / "rules" / "signatures").glob("*.json")]):
+        yield path, "signatures.schema.json", NCCL_DEFS[json.loads(path.read_text())["schema"]]
     for path in sorted((ROOT / "rules" / "checks").glob("*.json")):
         yield path, "checks.schema.json", None
     yield bundled_path(), "wheels-index.schema.json", None
@@ -69,7 +69,7 @@ def _keywords(node: Any, out: set) -> set:
     return out
 
 
-@pytest.mark.parametrize("schema", ["rules.schema.json", "tables.schema.json", "nccl-rules.schema.json",
+@pytest.mark.parametrize("schema", ["rules.schema.json", "tables.schema.json", "signatures.schema.json",
                                     "checks.schema.json", "wheels-index.schema.json"])
 def test_data_schemas_use_only_keywords_the_validator_checks(schema):
     assert _keywords(load_schema(schema), set()) - CHECKED - ANNOTATIONS == set()
