@@ -77,8 +77,12 @@ def cuda_built_software(s: Snapshot) -> List[str]:
 
 
 def _torch_is_cpu_build(s: Snapshot) -> bool:
+    """torch imports (or is not known not to) and is a CPU build: no CUDA known, or a '+cpu' wheel version."""
     t = s.torch if present(s.torch) else None
-    return t is not None and t.importable is not False and is_unavailable(t.cuda)
+    if t is None or t.importable is False:
+        return False
+    version = t.version if present(t.version) and isinstance(t.version, str) else ""
+    return is_unavailable(t.cuda) or version.endswith("+cpu")
 
 
 @predicate("said", "who", reads=("runtime_errors",))

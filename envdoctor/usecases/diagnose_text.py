@@ -248,7 +248,21 @@ def rank_together(text: Sequence[Finding], machine: Sequence[Finding], settings:
                               score=MACHINE_SCORE[m.severity], why=[*m.why, f"machine rule {m.id} holds on the facts read"]))
     order = {id(f): n for n, f in enumerate(merged)}
     merged.sort(key=lambda f: ((f.confidence or "low") == "low", -(f.score or 0.0), order[id(f)]))
-    return [_contract(f, settings) for f in merged]
+    return [_contract(f, settings) for f in causes_first(merged, settings.get("explains") or {})]
+
+
+def causes_first(ranked: List[Finding], explains: Dict[str, Sequence[str]]) -> List[Finding]:
+    """`ranked` with each established cause moved just above the first finding it explains (`explains`: category ->
+    the categories it causes, from the signature settings): a CPU-only torch above the extensions built for CUDA that
+    it makes fail. A cause that only generic lines point to (low confidence) is never moved."""
+    out = list(ranked)
+    for cause in [f for f in ranked if (f.confidence or "low") != "low" and explains.get(f.category)]:
+        effects = set(explains[cause.category])
+        first = next((n for n, f in enumerate(out) if f.category in effects), None)
+        at = out.index(cause)
+        if first is not None and first < at:
+            out.insert(first, out.pop(at))
+    return out
 
 
 def _contract(f: Finding, settings: Dict[str, Any]) -> Finding:
