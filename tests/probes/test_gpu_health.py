@@ -141,3 +141,32 @@ def test_health_facts_round_trip_through_the_snapshot(tmp_path, recording):
     again = snapshot_from_json(json.loads(text))
     assert again.gpus[0].health == g.health
     assert again.dumps() == text
+
+
+HEALTH_RULES = {f"ED6{n:02d}" for n in range(1, 13)}
+
+
+def _health_findings(tmp_path, recording, kmsg=None):
+    from envdoctor.snapshot import Host
+    from tests.conftest import diagnose_bundled
+
+    _, g = probed(tmp_path, recording, kmsg=kmsg)
+    snap = Snapshot(host=Host(os="linux"), gpus=[g])
+    found = diagnose_bundled(snap)
+    return {f.id for f in found if f.id in HEALTH_RULES or f.id == "ED208"}
+
+
+def test_rules_on_the_recorded_h100_find_nothing(tmp_path):
+    assert _health_findings(tmp_path, "h100_healthy", kmsg="") == set()
+
+
+def test_rules_on_the_recorded_a100_name_each_fault(tmp_path):
+    got = _health_findings(tmp_path, "a100_remap_nvlink_crc", kmsg=A100_KMSG)
+    # pending remap (ED208), NVLink CRC (ED603), HW slowdown (ED604), power cap (ED607),
+    # exclusive process (ED608), clocks below base (ED610), hardware Xids 63 and 74 (ED611)
+    assert got == {"ED208", "ED603", "ED604", "ED607", "ED608", "ED610", "ED611"}
+
+
+def test_rules_on_the_recorded_old_t4_say_only_what_they_know(tmp_path):
+    # Hot and thermally slowed; its missing counters and unreadable kernel log fire nothing.
+    assert _health_findings(tmp_path, "t4_old_driver") == {"ED605"}
