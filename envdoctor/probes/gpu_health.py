@@ -59,7 +59,7 @@ def read_health(nvml: Nvml, h: Any, bus_id: Any, kernel: Tuple[KernelXids, Any])
     xids, source = kernel
     health = GpuHealth(throttle_reasons=read_throttle(nvml, h), xid_source=source)
     if isinstance(xids, dict):
-        key = _pci_key(bus_id) if isinstance(bus_id, str) else None
+        key = pci_key(bus_id) if isinstance(bus_id, str) else None
         health.xids = list(xids.get(key, [])) if key else Unknown("the GPU's PCI address is unknown")
     else:
         health.xids = xids
@@ -122,7 +122,7 @@ def _row_remap(nvml: Nvml, h: Any) -> Any:
 # --- Xids from the kernel log -----------------------------------------------------------------
 
 
-def _pci_key(bus_id: str) -> str:
+def pci_key(bus_id: str) -> str:
     """'0000:3b:00.0' or '00000000:3B:00' -> '0000:3b:00' (the kernel log names domain:bus:device)."""
     m = re.match(r"([0-9a-fA-F]+):([0-9a-fA-F]{2}):([0-9a-fA-F]{2})", bus_id.strip())
     return f"{int(m.group(1), 16):04x}:{m.group(2).lower()}:{m.group(3).lower()}" if m else bus_id.lower()
@@ -134,7 +134,7 @@ def parse_xids(text: str) -> Dict[str, List[Xid]]:
     for line in text.splitlines():
         m = _XID.search(line)
         if m:
-            out.setdefault(_pci_key(m.group(1)), []).append(Xid(code=int(m.group(2)), text=m.group(3).strip()[:300]))
+            out.setdefault(pci_key(m.group(1)), []).append(Xid(code=int(m.group(2)), text=m.group(3).strip()[:300]))
     return out
 
 
