@@ -170,3 +170,15 @@ def test_rules_on_the_recorded_a100_name_each_fault(tmp_path):
 def test_rules_on_the_recorded_old_t4_say_only_what_they_know(tmp_path):
     # Hot and thermally slowed; its missing counters and unreadable kernel log fire nothing.
     assert _health_findings(tmp_path, "t4_old_driver") == {"ED605"}
+
+
+def test_the_facts_line_names_what_is_off_and_nothing_on_a_healthy_gpu(tmp_path):
+    from envdoctor.present.facts import _gpu
+
+    _, sick = probed(tmp_path, "a100_remap_nvlink_crc", kmsg=A100_KMSG)
+    line = _gpu(sick)
+    for words in ("clocks slowed: sw_power_cap, hw_slowdown", "compute mode exclusive_process", "power cap 300/400 W",
+                  "row remap pending", "NVLink errors on 1 link(s)", "2 Xid event(s) since boot"):
+        assert words in line, line
+    _, healthy = probed(tmp_path, "h100_healthy", kmsg="")
+    assert _gpu(healthy).endswith("NUMA 0")
