@@ -324,6 +324,7 @@ def parse_smi_csv(text: str) -> Tuple[Optional[Driver], List[Gpu]]:
         gpu.numa_node = Unavailable("nvidia-smi fallback")
         gpu.cpu_affinity = Unavailable("nvidia-smi fallback")
         gpu.retired_pages_pending = Unavailable("nvidia-smi fallback")
+        gpu.health = Unavailable("nvidia-smi fallback reads no health counters (NVML unavailable)")
         version = _smi_value(rec["driver_version"])
         if version and driver is None:
             driver = Driver(version=version, source="nvidia-smi",

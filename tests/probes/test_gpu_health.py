@@ -182,3 +182,12 @@ def test_the_facts_line_names_what_is_off_and_nothing_on_a_healthy_gpu(tmp_path)
         assert words in line, line
     _, healthy = probed(tmp_path, "h100_healthy", kmsg="")
     assert _gpu(healthy).endswith("NUMA 0")
+
+
+def test_the_nvidia_smi_fallback_says_it_reads_no_health_counters():
+    from envdoctor.probes.gpu import SMI_FIELDS, parse_smi_csv
+
+    row = "0, NVIDIA H100 80GB HBM3, GPU-1, 00000000:18:00.0, 9.0, 81559, 550.54.15, 5, 5, 16, 16, Enabled, Disabled, 0"
+    assert len(row.split(",")) == len(SMI_FIELDS.split(","))
+    _, (g,) = parse_smi_csv(row)
+    assert isinstance(g.health, Unavailable) and "nvidia-smi fallback" in g.health.reason
