@@ -309,6 +309,57 @@ class NvLink(Model):
 
 
 @dataclass
+class NvLinkErrors(Model):
+    """One NVLink's data-link error counters since the driver loaded (nvmlDeviceGetNvLinkErrorCounter)."""
+
+    link: int = fact(0, required=True)
+    crc_flit: Field[int] = fact(doc="flits with a CRC error (NVML_NVLINK_ERROR_DL_CRC_FLIT)")
+    crc_data: Field[int] = fact(doc="data with a CRC error (NVML_NVLINK_ERROR_DL_CRC_DATA)")
+    replay: Field[int] = fact(doc="packets replayed (NVML_NVLINK_ERROR_DL_REPLAY)")
+    recovery: Field[int] = fact(doc="link recoveries (NVML_NVLINK_ERROR_DL_RECOVERY)")
+
+
+@dataclass
+class RowRemap(Model):
+    """Row remapping (Ampere and newer): rows swapped for spare ones after memory errors."""
+
+    correctable: Field[int] = fact(doc="rows remapped after correctable errors")
+    uncorrectable: Field[int] = fact(doc="rows remapped after uncorrectable errors")
+    pending: Field[bool] = fact(doc="a remap waits for a GPU reset")
+    failed: Field[bool] = fact(doc="a remap failed: no spare row was left")
+    histogram: Field[Dict[str, int]] = fact(
+        doc="memory banks by spare rows left: max, high, partial, low, none (nvmlDeviceGetRowRemapperHistogram)")
+
+
+@dataclass
+class Xid(Model):
+    """One Xid event the driver logged (`NVRM: Xid (PCI:...): CODE, ...`)."""
+
+    code: int = fact(0, required=True)
+    text: Field[str] = fact(doc="the rest of the kernel log line")
+
+
+@dataclass
+class GpuHealth(Model):
+    """What DCGM's health checks read: throttling, Xids, link and memory error counters, limits, modes, clocks."""
+
+    throttle_reasons: Field[List[str]] = fact(
+        doc="active clock-event reasons, e.g. 'sw_power_cap', 'hw_slowdown', 'hw_thermal_slowdown', 'sw_thermal_slowdown'")
+    xids: Field[List[Xid]] = fact(doc="Xid events since boot for this GPU (kernel log)")
+    xid_source: Field[str] = fact(enum=('kmsg', 'dmesg'))
+    nvlink_errors: Field[List[NvLinkErrors]] = fact(doc="per active NVLink")
+    row_remap: Field[RowRemap] = fact()
+    power_limit_w: Field[float] = fact(doc="the power limit in force (nvmlDeviceGetPowerManagementLimit)")
+    power_default_w: Field[float] = fact(doc="the board's default power limit")
+    temperature_c: Field[int] = fact()
+    slowdown_temperature_c: Field[int] = fact(doc="where the GPU starts slowing its clocks (NVML_TEMPERATURE_THRESHOLD_SLOWDOWN)")
+    compute_mode: Field[str] = fact(enum=('default', 'exclusive_thread', 'prohibited', 'exclusive_process'))
+    app_clock_mhz: Field[int] = fact(doc="graphics application clock set now")
+    default_app_clock_mhz: Field[int] = fact(doc="graphics application clock by default (the base clock)")
+    max_clock_mhz: Field[int] = fact(doc="highest graphics clock")
+
+
+@dataclass
 class Gpu(Model):
     index: int = fact(0, required=True)
     name: Field[str] = fact(required=True, doc="null with a reason in `absent` when the driver did not give it")
@@ -325,6 +376,7 @@ class Gpu(Model):
     persistence_mode: Field[bool] = fact()
     ecc_uncorrected: Field[int] = fact()
     retired_pages_pending: Field[bool] = fact()
+    health: Field[GpuHealth] = fact(NOT_RECORDED, doc="health counters and limits (NVML; Xids from the kernel log)")
 
     @property
     def sm(self) -> int:

@@ -61,36 +61,43 @@ _c6 = frozenset(['version', 'cuda_driver_version', 'source'])
 _c7 = re.compile('^[0-9]+\\.[0-9]+$').search
 _c8 = frozenset(['gen', 'max_gen', 'width', 'max_width'])
 _c9 = frozenset(['links_active', 'version'])
-_c10 = frozenset(['index', 'name', 'compute_capability', 'uuid', 'pci_bus_id', 'memory_bytes', 'numa_node', 'cpu_affinity', 'pcie', 'nvlink', 'mig_enabled', 'persistence_mode', 'ecc_uncorrected', 'retired_pages_pending'])
-_c11 = frozenset(['conda', 'other', 'system', 'uv', 'venv'])
-_c12 = frozenset(['version', 'implementation', 'executable', 'env_kind', 'externally_managed', 'packages', 'python_headers', 'free_threaded', 'pointer_bits', 'build_errors', 'interrupted_fix'])
-_c13 = {bool}
-_c14 = {str, _NONE}
-_c15 = frozenset(['cwd', 'editable', 'other', 'pythonpath', 'site-packages', 'user-site'])
-_c16 = frozenset(['file', 'kind', 'outside_site_packages', 'site_packages', 'dist_location'])
-_c17 = frozenset(['version', 'works', 'error'])
-_c18 = frozenset(['version', 'requires_torch', 'importable', 'error', 'nms_op', 'warnings'])
-_c19 = frozenset(['required', 'installed'])
-_c20 = frozenset(['path', 'file_version', 'dist', 'dist_version'])
-_c21 = frozenset(['importable', 'error', 'version', 'cuda', 'hip', 'cudnn', 'nccl', 'arch_list', 'cuda_available', 'device_count', 'distributed_backends', 'loaded_libraries', 'cuda_init_error', 'path', 'origin', 'cwd_torch', 'cxx11_abi', 'numpy', 'companions', 'nvidia_wheels', 'mapped_cuda_libraries', 'missing_files'])
-_c22 = frozenset(['failed', 'ok', 'skipped', 'timeout'])
-_c23 = frozenset(['name', 'status', 'seconds', 'error'])
-_c24 = {bool, _NONE}
-_c25 = frozenset(['links', 'p2p'])
-_c26 = frozenset(['nvcc_version', 'cuda_home', 'nvcc_path'])
-_c27 = frozenset(['version', 'path'])
-_c28 = frozenset(['cudnn', 'nccl', 'cudart', 'cublas'])
-_c29 = frozenset(['version', 'importable', 'error', 'torch_info', 'ops_error'])
-_c30 = frozenset(['bridge', 'ethernet', 'infiniband', 'loopback', 'other', 'virtual'])
-_c31 = frozenset(['name', 'up', 'kind', 'speed_mbps', 'addresses'])
-_c32 = frozenset(['name', 'state', 'link_layer'])
-_c33 = frozenset(['interfaces', 'rdma_devices', 'peermem_loaded'])
-_c34 = frozenset(['nvswitch_present', 'running', 'version'])
-_c35 = frozenset(['build record', 'requires-dist', 'wheel version'])
-_c36 = frozenset(['name', 'version', 'arch_list', 'torch_version', 'cuda_version', 'torch_version_source', 'requires_torch', 'cxx11_abi', 'importable', 'import_error'])
-_c37 = frozenset(['ninja', 'cc', 'cxx', 'libaio'])
-_c38 = frozenset(['package', 'requirement', 'installed'])
-_c39 = frozenset(['created', 'host', 'driver', 'gpus', 'python', 'torch', 'probes', 'topology', 'cuda_toolkit', 'libraries', 'deepspeed', 'env', 'network', 'fabric_manager', 'extensions', 'build_tools', 'requirement_conflicts'])
+_c10 = frozenset(['code', 'text'])
+_c11 = frozenset(['dmesg', 'kmsg'])
+_c12 = frozenset(['link', 'crc_flit', 'crc_data', 'replay', 'recovery'])
+_c13 = {int}
+_c14 = frozenset(['correctable', 'uncorrectable', 'pending', 'failed', 'histogram'])
+_c15 = frozenset(['default', 'exclusive_process', 'exclusive_thread', 'prohibited'])
+_c16 = frozenset(['throttle_reasons', 'xids', 'xid_source', 'nvlink_errors', 'row_remap', 'power_limit_w', 'power_default_w', 'temperature_c', 'slowdown_temperature_c', 'compute_mode', 'app_clock_mhz', 'default_app_clock_mhz', 'max_clock_mhz'])
+_c17 = frozenset(['index', 'name', 'compute_capability', 'uuid', 'pci_bus_id', 'memory_bytes', 'numa_node', 'cpu_affinity', 'pcie', 'nvlink', 'mig_enabled', 'persistence_mode', 'ecc_uncorrected', 'retired_pages_pending', 'health'])
+_c18 = frozenset(['conda', 'other', 'system', 'uv', 'venv'])
+_c19 = frozenset(['version', 'implementation', 'executable', 'env_kind', 'externally_managed', 'packages', 'python_headers', 'free_threaded', 'pointer_bits', 'build_errors', 'interrupted_fix'])
+_c20 = {bool}
+_c21 = {str, _NONE}
+_c22 = frozenset(['cwd', 'editable', 'other', 'pythonpath', 'site-packages', 'user-site'])
+_c23 = frozenset(['file', 'kind', 'outside_site_packages', 'site_packages', 'dist_location'])
+_c24 = frozenset(['version', 'works', 'error'])
+_c25 = frozenset(['version', 'requires_torch', 'importable', 'error', 'nms_op', 'warnings'])
+_c26 = frozenset(['required', 'installed'])
+_c27 = frozenset(['path', 'file_version', 'dist', 'dist_version'])
+_c28 = frozenset(['importable', 'error', 'version', 'cuda', 'hip', 'cudnn', 'nccl', 'arch_list', 'cuda_available', 'device_count', 'distributed_backends', 'loaded_libraries', 'cuda_init_error', 'path', 'origin', 'cwd_torch', 'cxx11_abi', 'numpy', 'companions', 'nvidia_wheels', 'mapped_cuda_libraries', 'missing_files'])
+_c29 = frozenset(['failed', 'ok', 'skipped', 'timeout'])
+_c30 = frozenset(['name', 'status', 'seconds', 'error'])
+_c31 = {bool, _NONE}
+_c32 = frozenset(['links', 'p2p'])
+_c33 = frozenset(['nvcc_version', 'cuda_home', 'nvcc_path'])
+_c34 = frozenset(['version', 'path'])
+_c35 = frozenset(['cudnn', 'nccl', 'cudart', 'cublas'])
+_c36 = frozenset(['version', 'importable', 'error', 'torch_info', 'ops_error'])
+_c37 = frozenset(['bridge', 'ethernet', 'infiniband', 'loopback', 'other', 'virtual'])
+_c38 = frozenset(['name', 'up', 'kind', 'speed_mbps', 'addresses'])
+_c39 = frozenset(['name', 'state', 'link_layer'])
+_c40 = frozenset(['interfaces', 'rdma_devices', 'peermem_loaded'])
+_c41 = frozenset(['nvswitch_present', 'running', 'version'])
+_c42 = frozenset(['build record', 'requires-dist', 'wheel version'])
+_c43 = frozenset(['name', 'version', 'arch_list', 'torch_version', 'cuda_version', 'torch_version_source', 'requires_torch', 'cxx11_abi', 'importable', 'import_error'])
+_c44 = frozenset(['ninja', 'cc', 'cxx', 'libaio'])
+_c45 = frozenset(['package', 'requirement', 'installed'])
+_c46 = frozenset(['created', 'host', 'driver', 'gpus', 'python', 'torch', 'probes', 'topology', 'cuda_toolkit', 'libraries', 'deepspeed', 'env', 'network', 'fabric_manager', 'extensions', 'build_tools', 'requirement_conflicts'])
 
 
 def _dec_Cpu(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Cpu:
@@ -602,6 +609,424 @@ def _dec_NvLink(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.NvLink:
     return o
 
 
+def _dec_Xid(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Xid:
+    g = d.get
+    miss = 0
+    v = g('code')
+    if type(v) is int:
+        f0 = v
+    elif v is None:
+        if 'code' in d:
+            raise _Refused(pre + 'code')
+        else:
+            raise _Refused(pre + 'code')
+    elif _isint(v):
+        f0 = v
+    else:
+        raise _Refused(pre + 'code')
+    v = g('text')
+    if isinstance(v, str):
+        f1 = v
+    elif v is None:
+        if 'text' in d:
+            w = ab.get(pre + 'text') if ab else None
+            f1 = _NOT_REPORTED if w is None else _marker(w)
+        else:
+            miss += 1
+            f1 = _null(ab, pre + 'text', _s.NOT_PROBED) if ab else _s.NOT_PROBED
+    else:
+        raise _Refused(pre + 'text')
+    if len(d) + miss != 2:
+        ex = {k: w for k, w in d.items() if k not in _c10}
+    else:
+        ex = {}
+    o = _new(_s.Xid)
+    o.__dict__ = {'extra': ex, 'code': f0, 'text': f1}
+    return o
+
+
+def _dec_NvLinkErrors(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.NvLinkErrors:
+    g = d.get
+    miss = 0
+    v = g('link')
+    if type(v) is int:
+        f0 = v
+    elif v is None:
+        if 'link' in d:
+            raise _Refused(pre + 'link')
+        else:
+            raise _Refused(pre + 'link')
+    elif _isint(v):
+        f0 = v
+    else:
+        raise _Refused(pre + 'link')
+    v = g('crc_flit')
+    if type(v) is int:
+        f1 = v
+    elif v is None:
+        if 'crc_flit' in d:
+            w = ab.get(pre + 'crc_flit') if ab else None
+            f1 = _NOT_REPORTED if w is None else _marker(w)
+        else:
+            miss += 1
+            f1 = _null(ab, pre + 'crc_flit', _s.NOT_PROBED) if ab else _s.NOT_PROBED
+    elif _isint(v):
+        f1 = v
+    else:
+        raise _Refused(pre + 'crc_flit')
+    v = g('crc_data')
+    if type(v) is int:
+        f2 = v
+    elif v is None:
+        if 'crc_data' in d:
+            w = ab.get(pre + 'crc_data') if ab else None
+            f2 = _NOT_REPORTED if w is None else _marker(w)
+        else:
+            miss += 1
+            f2 = _null(ab, pre + 'crc_data', _s.NOT_PROBED) if ab else _s.NOT_PROBED
+    elif _isint(v):
+        f2 = v
+    else:
+        raise _Refused(pre + 'crc_data')
+    v = g('replay')
+    if type(v) is int:
+        f3 = v
+    elif v is None:
+        if 'replay' in d:
+            w = ab.get(pre + 'replay') if ab else None
+            f3 = _NOT_REPORTED if w is None else _marker(w)
+        else:
+            miss += 1
+            f3 = _null(ab, pre + 'replay', _s.NOT_PROBED) if ab else _s.NOT_PROBED
+    elif _isint(v):
+        f3 = v
+    else:
+        raise _Refused(pre + 'replay')
+    v = g('recovery')
+    if type(v) is int:
+        f4 = v
+    elif v is None:
+        if 'recovery' in d:
+            w = ab.get(pre + 'recovery') if ab else None
+            f4 = _NOT_REPORTED if w is None else _marker(w)
+        else:
+            miss += 1
+            f4 = _null(ab, pre + 'recovery', _s.NOT_PROBED) if ab else _s.NOT_PROBED
+    elif _isint(v):
+        f4 = v
+    else:
+        raise _Refused(pre + 'recovery')
+    if len(d) + miss != 5:
+        ex = {k: w for k, w in d.items() if k not in _c12}
+    else:
+        ex = {}
+    o = _new(_s.NvLinkErrors)
+    o.__dict__ = {'extra': ex, 'link': f0, 'crc_flit': f1, 'crc_data': f2, 'replay': f3, 'recovery': f4}
+    return o
+
+
+def _dec_RowRemap(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.RowRemap:
+    g = d.get
+    miss = 0
+    v = g('correctable')
+    if type(v) is int:
+        f0 = v
+    elif v is None:
+        if 'correctable' in d:
+            w = ab.get(pre + 'correctable') if ab else None
+            f0 = _NOT_REPORTED if w is None else _marker(w)
+        else:
+            miss += 1
+            f0 = _null(ab, pre + 'correctable', _s.NOT_PROBED) if ab else _s.NOT_PROBED
+    elif _isint(v):
+        f0 = v
+    else:
+        raise _Refused(pre + 'correctable')
+    v = g('uncorrectable')
+    if type(v) is int:
+        f1 = v
+    elif v is None:
+        if 'uncorrectable' in d:
+            w = ab.get(pre + 'uncorrectable') if ab else None
+            f1 = _NOT_REPORTED if w is None else _marker(w)
+        else:
+            miss += 1
+            f1 = _null(ab, pre + 'uncorrectable', _s.NOT_PROBED) if ab else _s.NOT_PROBED
+    elif _isint(v):
+        f1 = v
+    else:
+        raise _Refused(pre + 'uncorrectable')
+    v = g('pending')
+    if (v is True or v is False):
+        f2 = v
+    elif v is None:
+        if 'pending' in d:
+            w = ab.get(pre + 'pending') if ab else None
+            f2 = _NOT_REPORTED if w is None else _marker(w)
+        else:
+            miss += 1
+            f2 = _null(ab, pre + 'pending', _s.NOT_PROBED) if ab else _s.NOT_PROBED
+    else:
+        raise _Refused(pre + 'pending')
+    v = g('failed')
+    if (v is True or v is False):
+        f3 = v
+    elif v is None:
+        if 'failed' in d:
+            w = ab.get(pre + 'failed') if ab else None
+            f3 = _NOT_REPORTED if w is None else _marker(w)
+        else:
+            miss += 1
+            f3 = _null(ab, pre + 'failed', _s.NOT_PROBED) if ab else _s.NOT_PROBED
+    else:
+        raise _Refused(pre + 'failed')
+    v = g('histogram')
+    if isinstance(v, dict):
+        if set(map(type, v.values())) <= _c13:
+            f4 = dict(v)
+        else:
+            m21 = {}
+            for k19, x20 in v.items():
+                if type(x20) is int:
+                    x20 = x20
+                elif x20 is None:
+                    raise _Refused(pre + 'histogram' + '.' + k19)
+                elif _isint(x20):
+                    x20 = x20
+                else:
+                    raise _Refused(pre + 'histogram' + '.' + k19)
+                m21[k19] = x20
+            f4 = m21
+    elif v is None:
+        if 'histogram' in d:
+            w = ab.get(pre + 'histogram') if ab else None
+            f4 = _NOT_REPORTED if w is None else _marker(w)
+        else:
+            miss += 1
+            f4 = _null(ab, pre + 'histogram', _s.NOT_PROBED) if ab else _s.NOT_PROBED
+    else:
+        raise _Refused(pre + 'histogram')
+    if len(d) + miss != 5:
+        ex = {k: w for k, w in d.items() if k not in _c14}
+    else:
+        ex = {}
+    o = _new(_s.RowRemap)
+    o.__dict__ = {'extra': ex, 'correctable': f0, 'uncorrectable': f1, 'pending': f2, 'failed': f3, 'histogram': f4}
+    return o
+
+
+def _dec_GpuHealth(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.GpuHealth:
+    g = d.get
+    miss = 0
+    v = g('throttle_reasons')
+    if isinstance(v, list):
+        if set(map(type, v)) <= _c4:
+            f0 = v[:]
+        else:
+            l12 = []
+            for i10, x11 in enumerate(v):
+                if isinstance(x11, str):
+                    x11 = x11
+                elif x11 is None:
+                    raise _Refused(pre + 'throttle_reasons' + '.' + str(i10))
+                else:
+                    raise _Refused(pre + 'throttle_reasons' + '.' + str(i10))
+                l12.append(x11)
+            f0 = l12
+    elif v is None:
+        if 'throttle_reasons' in d:
+            w = ab.get(pre + 'throttle_reasons') if ab else None
+            f0 = _NOT_REPORTED if w is None else _marker(w)
+        else:
+            miss += 1
+            f0 = _null(ab, pre + 'throttle_reasons', _s.NOT_PROBED) if ab else _s.NOT_PROBED
+    else:
+        raise _Refused(pre + 'throttle_reasons')
+    v = g('xids')
+    if isinstance(v, list):
+        l15 = []
+        for i13, x14 in enumerate(v):
+            if isinstance(x14, dict):
+                x14 = _dec_Xid(x14, ab, pre + 'xids' + '.' + str(i13) + '.')
+            elif x14 is None:
+                raise _Refused(pre + 'xids' + '.' + str(i13))
+            else:
+                raise _Refused(pre + 'xids' + '.' + str(i13))
+            l15.append(x14)
+        f1 = l15
+    elif v is None:
+        if 'xids' in d:
+            w = ab.get(pre + 'xids') if ab else None
+            f1 = _NOT_REPORTED if w is None else _marker(w)
+        else:
+            miss += 1
+            f1 = _null(ab, pre + 'xids', _s.NOT_PROBED) if ab else _s.NOT_PROBED
+    else:
+        raise _Refused(pre + 'xids')
+    v = g('xid_source')
+    if isinstance(v, str) and v in _c11:
+        f2 = v
+    elif v is None:
+        if 'xid_source' in d:
+            w = ab.get(pre + 'xid_source') if ab else None
+            f2 = _NOT_REPORTED if w is None else _marker(w)
+        else:
+            miss += 1
+            f2 = _null(ab, pre + 'xid_source', _s.NOT_PROBED) if ab else _s.NOT_PROBED
+    else:
+        raise _Refused(pre + 'xid_source')
+    v = g('nvlink_errors')
+    if isinstance(v, list):
+        l18 = []
+        for i16, x17 in enumerate(v):
+            if isinstance(x17, dict):
+                x17 = _dec_NvLinkErrors(x17, ab, pre + 'nvlink_errors' + '.' + str(i16) + '.')
+            elif x17 is None:
+                raise _Refused(pre + 'nvlink_errors' + '.' + str(i16))
+            else:
+                raise _Refused(pre + 'nvlink_errors' + '.' + str(i16))
+            l18.append(x17)
+        f3 = l18
+    elif v is None:
+        if 'nvlink_errors' in d:
+            w = ab.get(pre + 'nvlink_errors') if ab else None
+            f3 = _NOT_REPORTED if w is None else _marker(w)
+        else:
+            miss += 1
+            f3 = _null(ab, pre + 'nvlink_errors', _s.NOT_PROBED) if ab else _s.NOT_PROBED
+    else:
+        raise _Refused(pre + 'nvlink_errors')
+    v = g('row_remap')
+    if isinstance(v, dict):
+        f4 = _dec_RowRemap(v, ab, pre + 'row_remap.')
+    elif v is None:
+        if 'row_remap' in d:
+            w = ab.get(pre + 'row_remap') if ab else None
+            f4 = _NOT_REPORTED if w is None else _marker(w)
+        else:
+            miss += 1
+            f4 = _null(ab, pre + 'row_remap', _s.NOT_PROBED) if ab else _s.NOT_PROBED
+    else:
+        raise _Refused(pre + 'row_remap')
+    v = g('power_limit_w')
+    if (type(v) is float or type(v) is int):
+        f5 = v
+    elif v is None:
+        if 'power_limit_w' in d:
+            w = ab.get(pre + 'power_limit_w') if ab else None
+            f5 = _NOT_REPORTED if w is None else _marker(w)
+        else:
+            miss += 1
+            f5 = _null(ab, pre + 'power_limit_w', _s.NOT_PROBED) if ab else _s.NOT_PROBED
+    elif _isnum(v):
+        f5 = v
+    else:
+        raise _Refused(pre + 'power_limit_w')
+    v = g('power_default_w')
+    if (type(v) is float or type(v) is int):
+        f6 = v
+    elif v is None:
+        if 'power_default_w' in d:
+            w = ab.get(pre + 'power_default_w') if ab else None
+            f6 = _NOT_REPORTED if w is None else _marker(w)
+        else:
+            miss += 1
+            f6 = _null(ab, pre + 'power_default_w', _s.NOT_PROBED) if ab else _s.NOT_PROBED
+    elif _isnum(v):
+        f6 = v
+    else:
+        raise _Refused(pre + 'power_default_w')
+    v = g('temperature_c')
+    if type(v) is int:
+        f7 = v
+    elif v is None:
+        if 'temperature_c' in d:
+            w = ab.get(pre + 'temperature_c') if ab else None
+            f7 = _NOT_REPORTED if w is None else _marker(w)
+        else:
+            miss += 1
+            f7 = _null(ab, pre + 'temperature_c', _s.NOT_PROBED) if ab else _s.NOT_PROBED
+    elif _isint(v):
+        f7 = v
+    else:
+        raise _Refused(pre + 'temperature_c')
+    v = g('slowdown_temperature_c')
+    if type(v) is int:
+        f8 = v
+    elif v is None:
+        if 'slowdown_temperature_c' in d:
+            w = ab.get(pre + 'slowdown_temperature_c') if ab else None
+            f8 = _NOT_REPORTED if w is None else _marker(w)
+        else:
+            miss += 1
+            f8 = _null(ab, pre + 'slowdown_temperature_c', _s.NOT_PROBED) if ab else _s.NOT_PROBED
+    elif _isint(v):
+        f8 = v
+    else:
+        raise _Refused(pre + 'slowdown_temperature_c')
+    v = g('compute_mode')
+    if isinstance(v, str) and v in _c15:
+        f9 = v
+    elif v is None:
+        if 'compute_mode' in d:
+            w = ab.get(pre + 'compute_mode') if ab else None
+            f9 = _NOT_REPORTED if w is None else _marker(w)
+        else:
+            miss += 1
+            f9 = _null(ab, pre + 'compute_mode', _s.NOT_PROBED) if ab else _s.NOT_PROBED
+    else:
+        raise _Refused(pre + 'compute_mode')
+    v = g('app_clock_mhz')
+    if type(v) is int:
+        f10 = v
+    elif v is None:
+        if 'app_clock_mhz' in d:
+            w = ab.get(pre + 'app_clock_mhz') if ab else None
+            f10 = _NOT_REPORTED if w is None else _marker(w)
+        else:
+            miss += 1
+            f10 = _null(ab, pre + 'app_clock_mhz', _s.NOT_PROBED) if ab else _s.NOT_PROBED
+    elif _isint(v):
+        f10 = v
+    else:
+        raise _Refused(pre + 'app_clock_mhz')
+    v = g('default_app_clock_mhz')
+    if type(v) is int:
+        f11 = v
+    elif v is None:
+        if 'default_app_clock_mhz' in d:
+            w = ab.get(pre + 'default_app_clock_mhz') if ab else None
+            f11 = _NOT_REPORTED if w is None else _marker(w)
+        else:
+            miss += 1
+            f11 = _null(ab, pre + 'default_app_clock_mhz', _s.NOT_PROBED) if ab else _s.NOT_PROBED
+    elif _isint(v):
+        f11 = v
+    else:
+        raise _Refused(pre + 'default_app_clock_mhz')
+    v = g('max_clock_mhz')
+    if type(v) is int:
+        f12 = v
+    elif v is None:
+        if 'max_clock_mhz' in d:
+            w = ab.get(pre + 'max_clock_mhz') if ab else None
+            f12 = _NOT_REPORTED if w is None else _marker(w)
+        else:
+            miss += 1
+            f12 = _null(ab, pre + 'max_clock_mhz', _s.NOT_PROBED) if ab else _s.NOT_PROBED
+    elif _isint(v):
+        f12 = v
+    else:
+        raise _Refused(pre + 'max_clock_mhz')
+    if len(d) + miss != 13:
+        ex = {k: w for k, w in d.items() if k not in _c16}
+    else:
+        ex = {}
+    o = _new(_s.GpuHealth)
+    o.__dict__ = {'extra': ex, 'throttle_reasons': f0, 'xids': f1, 'xid_source': f2, 'nvlink_errors': f3, 'row_remap': f4, 'power_limit_w': f5, 'power_default_w': f6, 'temperature_c': f7, 'slowdown_temperature_c': f8, 'compute_mode': f9, 'app_clock_mhz': f10, 'default_app_clock_mhz': f11, 'max_clock_mhz': f12}
+    return o
+
+
 def _dec_Gpu(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Gpu:
     g = d.get
     miss = 0
@@ -777,12 +1202,24 @@ def _dec_Gpu(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Gpu:
             f13 = _null(ab, pre + 'retired_pages_pending', _s.NOT_PROBED) if ab else _s.NOT_PROBED
     else:
         raise _Refused(pre + 'retired_pages_pending')
-    if len(d) + miss != 14:
-        ex = {k: w for k, w in d.items() if k not in _c10}
+    v = g('health')
+    if isinstance(v, dict):
+        f14 = _dec_GpuHealth(v, ab, pre + 'health.')
+    elif v is None:
+        if 'health' in d:
+            w = ab.get(pre + 'health') if ab else None
+            f14 = _NOT_REPORTED if w is None else _marker(w)
+        else:
+            miss += 1
+            f14 = _null(ab, pre + 'health', _s.NOT_RECORDED) if ab else _s.NOT_RECORDED
+    else:
+        raise _Refused(pre + 'health')
+    if len(d) + miss != 15:
+        ex = {k: w for k, w in d.items() if k not in _c17}
     else:
         ex = {}
     o = _new(_s.Gpu)
-    o.__dict__ = {'extra': ex, 'index': f0, 'name': f1, 'compute_capability': f2, 'uuid': f3, 'pci_bus_id': f4, 'memory_bytes': f5, 'numa_node': f6, 'cpu_affinity': f7, 'pcie': f8, 'nvlink': f9, 'mig_enabled': f10, 'persistence_mode': f11, 'ecc_uncorrected': f12, 'retired_pages_pending': f13}
+    o.__dict__ = {'extra': ex, 'index': f0, 'name': f1, 'compute_capability': f2, 'uuid': f3, 'pci_bus_id': f4, 'memory_bytes': f5, 'numa_node': f6, 'cpu_affinity': f7, 'pcie': f8, 'nvlink': f9, 'mig_enabled': f10, 'persistence_mode': f11, 'ecc_uncorrected': f12, 'retired_pages_pending': f13, 'health': f14}
     return o
 
 
@@ -824,7 +1261,7 @@ def _dec_PythonEnv(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Python
     else:
         raise _Refused(pre + 'executable')
     v = g('env_kind')
-    if isinstance(v, str) and v in _c11:
+    if isinstance(v, str) and v in _c18:
         f3 = v
     elif v is None:
         if 'env_kind' in d:
@@ -852,16 +1289,16 @@ def _dec_PythonEnv(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Python
         if set(map(type, v.values())) <= _c4:
             f5 = dict(v)
         else:
-            m12 = {}
-            for k10, x11 in v.items():
-                if isinstance(x11, str):
-                    x11 = x11
-                elif x11 is None:
-                    raise _Refused(pre + 'packages' + '.' + k10)
+            m24 = {}
+            for k22, x23 in v.items():
+                if isinstance(x23, str):
+                    x23 = x23
+                elif x23 is None:
+                    raise _Refused(pre + 'packages' + '.' + k22)
                 else:
-                    raise _Refused(pre + 'packages' + '.' + k10)
-                m12[k10] = x11
-            f5 = m12
+                    raise _Refused(pre + 'packages' + '.' + k22)
+                m24[k22] = x23
+            f5 = m24
     elif v is None:
         if 'packages' in d:
             w = ab.get(pre + 'packages') if ab else None
@@ -914,16 +1351,16 @@ def _dec_PythonEnv(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Python
         if set(map(type, v.values())) <= _c4:
             f9 = dict(v)
         else:
-            m15 = {}
-            for k13, x14 in v.items():
-                if isinstance(x14, str):
-                    x14 = x14
-                elif x14 is None:
-                    raise _Refused(pre + 'build_errors' + '.' + k13)
+            m27 = {}
+            for k25, x26 in v.items():
+                if isinstance(x26, str):
+                    x26 = x26
+                elif x26 is None:
+                    raise _Refused(pre + 'build_errors' + '.' + k25)
                 else:
-                    raise _Refused(pre + 'build_errors' + '.' + k13)
-                m15[k13] = x14
-            f9 = m15
+                    raise _Refused(pre + 'build_errors' + '.' + k25)
+                m27[k25] = x26
+            f9 = m27
     elif v is None:
         if 'build_errors' in d:
             w = ab.get(pre + 'build_errors') if ab else None
@@ -946,7 +1383,7 @@ def _dec_PythonEnv(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Python
     else:
         raise _Refused(pre + 'interrupted_fix')
     if len(d) + miss != 11:
-        ex = {k: w for k, w in d.items() if k not in _c12}
+        ex = {k: w for k, w in d.items() if k not in _c19}
     else:
         ex = {}
     o = _new(_s.PythonEnv)
@@ -970,7 +1407,7 @@ def _dec_TorchOrigin(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Torc
     else:
         raise _Refused(pre + 'file')
     v = g('kind')
-    if isinstance(v, str) and v in _c15:
+    if isinstance(v, str) and v in _c22:
         f1 = v
     elif v is None:
         if 'kind' in d:
@@ -998,16 +1435,16 @@ def _dec_TorchOrigin(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Torc
         if set(map(type, v)) <= _c4:
             f3 = v[:]
         else:
-            l28 = []
-            for i26, x27 in enumerate(v):
-                if isinstance(x27, str):
-                    x27 = x27
-                elif x27 is None:
-                    raise _Refused(pre + 'site_packages' + '.' + str(i26))
+            l40 = []
+            for i38, x39 in enumerate(v):
+                if isinstance(x39, str):
+                    x39 = x39
+                elif x39 is None:
+                    raise _Refused(pre + 'site_packages' + '.' + str(i38))
                 else:
-                    raise _Refused(pre + 'site_packages' + '.' + str(i26))
-                l28.append(x27)
-            f3 = l28
+                    raise _Refused(pre + 'site_packages' + '.' + str(i38))
+                l40.append(x39)
+            f3 = l40
     elif v is None:
         if 'site_packages' in d:
             w = ab.get(pre + 'site_packages') if ab else None
@@ -1030,7 +1467,7 @@ def _dec_TorchOrigin(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Torc
     else:
         raise _Refused(pre + 'dist_location')
     if len(d) + miss != 5:
-        ex = {k: w for k, w in d.items() if k not in _c16}
+        ex = {k: w for k, w in d.items() if k not in _c23}
     else:
         ex = {}
     o = _new(_s.TorchOrigin)
@@ -1078,7 +1515,7 @@ def _dec_NumpyBridge(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Nump
     else:
         raise _Refused(pre + 'error')
     if len(d) + miss != 3:
-        ex = {k: w for k, w in d.items() if k not in _c17}
+        ex = {k: w for k, w in d.items() if k not in _c24}
     else:
         ex = {}
     o = _new(_s.NumpyBridge)
@@ -1154,16 +1591,16 @@ def _dec_Companion(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Compan
         if set(map(type, v)) <= _c4:
             f5 = v[:]
         else:
-            l34 = []
-            for i32, x33 in enumerate(v):
-                if isinstance(x33, str):
-                    x33 = x33
-                elif x33 is None:
-                    raise _Refused(pre + 'warnings' + '.' + str(i32))
+            l46 = []
+            for i44, x45 in enumerate(v):
+                if isinstance(x45, str):
+                    x45 = x45
+                elif x45 is None:
+                    raise _Refused(pre + 'warnings' + '.' + str(i44))
                 else:
-                    raise _Refused(pre + 'warnings' + '.' + str(i32))
-                l34.append(x33)
-            f5 = l34
+                    raise _Refused(pre + 'warnings' + '.' + str(i44))
+                l46.append(x45)
+            f5 = l46
     elif v is None:
         if 'warnings' in d:
             w = ab.get(pre + 'warnings') if ab else None
@@ -1174,7 +1611,7 @@ def _dec_Companion(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Compan
     else:
         raise _Refused(pre + 'warnings')
     if len(d) + miss != 6:
-        ex = {k: w for k, w in d.items() if k not in _c18}
+        ex = {k: w for k, w in d.items() if k not in _c25}
     else:
         ex = {}
     o = _new(_s.Companion)
@@ -1210,7 +1647,7 @@ def _dec_NvidiaWheel(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Nvid
     else:
         raise _Refused(pre + 'installed')
     if len(d) + miss != 2:
-        ex = {k: w for k, w in d.items() if k not in _c19}
+        ex = {k: w for k, w in d.items() if k not in _c26}
     else:
         ex = {}
     o = _new(_s.NvidiaWheel)
@@ -1268,7 +1705,7 @@ def _dec_MappedLibrary(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Ma
     else:
         raise _Refused(pre + 'dist_version')
     if len(d) + miss != 4:
-        ex = {k: w for k, w in d.items() if k not in _c20}
+        ex = {k: w for k, w in d.items() if k not in _c27}
     else:
         ex = {}
     o = _new(_s.MappedLibrary)
@@ -1366,16 +1803,16 @@ def _dec_Torch(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Torch:
         if set(map(type, v)) <= _c4:
             f7 = v[:]
         else:
-            l18 = []
-            for i16, x17 in enumerate(v):
-                if isinstance(x17, str):
-                    x17 = x17
-                elif x17 is None:
-                    raise _Refused(pre + 'arch_list' + '.' + str(i16))
+            l30 = []
+            for i28, x29 in enumerate(v):
+                if isinstance(x29, str):
+                    x29 = x29
+                elif x29 is None:
+                    raise _Refused(pre + 'arch_list' + '.' + str(i28))
                 else:
-                    raise _Refused(pre + 'arch_list' + '.' + str(i16))
-                l18.append(x17)
-            f7 = l18
+                    raise _Refused(pre + 'arch_list' + '.' + str(i28))
+                l30.append(x29)
+            f7 = l30
     elif v is None:
         if 'arch_list' in d:
             w = ab.get(pre + 'arch_list') if ab else None
@@ -1413,19 +1850,19 @@ def _dec_Torch(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Torch:
         raise _Refused(pre + 'device_count')
     v = g('distributed_backends')
     if isinstance(v, dict):
-        if set(map(type, v.values())) <= _c13:
+        if set(map(type, v.values())) <= _c20:
             f10 = dict(v)
         else:
-            m21 = {}
-            for k19, x20 in v.items():
-                if (x20 is True or x20 is False):
-                    x20 = x20
-                elif x20 is None:
-                    raise _Refused(pre + 'distributed_backends' + '.' + k19)
+            m33 = {}
+            for k31, x32 in v.items():
+                if (x32 is True or x32 is False):
+                    x32 = x32
+                elif x32 is None:
+                    raise _Refused(pre + 'distributed_backends' + '.' + k31)
                 else:
-                    raise _Refused(pre + 'distributed_backends' + '.' + k19)
-                m21[k19] = x20
-            f10 = m21
+                    raise _Refused(pre + 'distributed_backends' + '.' + k31)
+                m33[k31] = x32
+            f10 = m33
     elif v is None:
         if 'distributed_backends' in d:
             w = ab.get(pre + 'distributed_backends') if ab else None
@@ -1437,24 +1874,24 @@ def _dec_Torch(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Torch:
         raise _Refused(pre + 'distributed_backends')
     v = g('loaded_libraries')
     if isinstance(v, dict):
-        if set(map(type, v.values())) <= _c14:
+        if set(map(type, v.values())) <= _c21:
             f11 = dict(v)
             if ab and None in v.values():
-                for k22, w in v.items():
+                for k34, w in v.items():
                     if w is None:
-                        f11[k22] = _null(ab, pre + 'loaded_libraries' + '.' + k22, None)
+                        f11[k34] = _null(ab, pre + 'loaded_libraries' + '.' + k34, None)
         else:
-            m25 = {}
-            for k23, x24 in v.items():
-                if isinstance(x24, str):
-                    x24 = x24
-                elif x24 is None:
-                    w = ab.get(pre + 'loaded_libraries' + '.' + k23) if ab else None
-                    x24 = None if w is None else _marker(w)
+            m37 = {}
+            for k35, x36 in v.items():
+                if isinstance(x36, str):
+                    x36 = x36
+                elif x36 is None:
+                    w = ab.get(pre + 'loaded_libraries' + '.' + k35) if ab else None
+                    x36 = None if w is None else _marker(w)
                 else:
-                    raise _Refused(pre + 'loaded_libraries' + '.' + k23)
-                m25[k23] = x24
-            f11 = m25
+                    raise _Refused(pre + 'loaded_libraries' + '.' + k35)
+                m37[k35] = x36
+            f11 = m37
     elif v is None:
         if 'loaded_libraries' in d:
             w = ab.get(pre + 'loaded_libraries') if ab else None
@@ -1538,16 +1975,16 @@ def _dec_Torch(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Torch:
         raise _Refused(pre + 'numpy')
     v = g('companions')
     if isinstance(v, dict):
-        m31 = {}
-        for k29, x30 in v.items():
-            if isinstance(x30, dict):
-                x30 = _dec_Companion(x30, ab, pre + 'companions' + '.' + k29 + '.')
-            elif x30 is None:
-                raise _Refused(pre + 'companions' + '.' + k29)
+        m43 = {}
+        for k41, x42 in v.items():
+            if isinstance(x42, dict):
+                x42 = _dec_Companion(x42, ab, pre + 'companions' + '.' + k41 + '.')
+            elif x42 is None:
+                raise _Refused(pre + 'companions' + '.' + k41)
             else:
-                raise _Refused(pre + 'companions' + '.' + k29)
-            m31[k29] = x30
-        f18 = m31
+                raise _Refused(pre + 'companions' + '.' + k41)
+            m43[k41] = x42
+        f18 = m43
     elif v is None:
         if 'companions' in d:
             w = ab.get(pre + 'companions') if ab else None
@@ -1559,16 +1996,16 @@ def _dec_Torch(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Torch:
         raise _Refused(pre + 'companions')
     v = g('nvidia_wheels')
     if isinstance(v, dict):
-        m37 = {}
-        for k35, x36 in v.items():
-            if isinstance(x36, dict):
-                x36 = _dec_NvidiaWheel(x36, ab, pre + 'nvidia_wheels' + '.' + k35 + '.')
-            elif x36 is None:
-                raise _Refused(pre + 'nvidia_wheels' + '.' + k35)
+        m49 = {}
+        for k47, x48 in v.items():
+            if isinstance(x48, dict):
+                x48 = _dec_NvidiaWheel(x48, ab, pre + 'nvidia_wheels' + '.' + k47 + '.')
+            elif x48 is None:
+                raise _Refused(pre + 'nvidia_wheels' + '.' + k47)
             else:
-                raise _Refused(pre + 'nvidia_wheels' + '.' + k35)
-            m37[k35] = x36
-        f19 = m37
+                raise _Refused(pre + 'nvidia_wheels' + '.' + k47)
+            m49[k47] = x48
+        f19 = m49
     elif v is None:
         if 'nvidia_wheels' in d:
             w = ab.get(pre + 'nvidia_wheels') if ab else None
@@ -1580,16 +2017,16 @@ def _dec_Torch(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Torch:
         raise _Refused(pre + 'nvidia_wheels')
     v = g('mapped_cuda_libraries')
     if isinstance(v, list):
-        l40 = []
-        for i38, x39 in enumerate(v):
-            if isinstance(x39, dict):
-                x39 = _dec_MappedLibrary(x39, ab, pre + 'mapped_cuda_libraries' + '.' + str(i38) + '.')
-            elif x39 is None:
-                raise _Refused(pre + 'mapped_cuda_libraries' + '.' + str(i38))
+        l52 = []
+        for i50, x51 in enumerate(v):
+            if isinstance(x51, dict):
+                x51 = _dec_MappedLibrary(x51, ab, pre + 'mapped_cuda_libraries' + '.' + str(i50) + '.')
+            elif x51 is None:
+                raise _Refused(pre + 'mapped_cuda_libraries' + '.' + str(i50))
             else:
-                raise _Refused(pre + 'mapped_cuda_libraries' + '.' + str(i38))
-            l40.append(x39)
-        f20 = l40
+                raise _Refused(pre + 'mapped_cuda_libraries' + '.' + str(i50))
+            l52.append(x51)
+        f20 = l52
     elif v is None:
         if 'mapped_cuda_libraries' in d:
             w = ab.get(pre + 'mapped_cuda_libraries') if ab else None
@@ -1604,16 +2041,16 @@ def _dec_Torch(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Torch:
         if set(map(type, v)) <= _c4:
             f21 = v[:]
         else:
-            l43 = []
-            for i41, x42 in enumerate(v):
-                if isinstance(x42, str):
-                    x42 = x42
-                elif x42 is None:
-                    raise _Refused(pre + 'missing_files' + '.' + str(i41))
+            l55 = []
+            for i53, x54 in enumerate(v):
+                if isinstance(x54, str):
+                    x54 = x54
+                elif x54 is None:
+                    raise _Refused(pre + 'missing_files' + '.' + str(i53))
                 else:
-                    raise _Refused(pre + 'missing_files' + '.' + str(i41))
-                l43.append(x42)
-            f21 = l43
+                    raise _Refused(pre + 'missing_files' + '.' + str(i53))
+                l55.append(x54)
+            f21 = l55
     elif v is None:
         if 'missing_files' in d:
             w = ab.get(pre + 'missing_files') if ab else None
@@ -1624,7 +2061,7 @@ def _dec_Torch(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Torch:
     else:
         raise _Refused(pre + 'missing_files')
     if len(d) + miss != 22:
-        ex = {k: w for k, w in d.items() if k not in _c21}
+        ex = {k: w for k, w in d.items() if k not in _c28}
     else:
         ex = {}
     o = _new(_s.Torch)
@@ -1646,7 +2083,7 @@ def _dec_ProbeRecord(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Prob
     else:
         raise _Refused(pre + 'name')
     v = g('status')
-    if isinstance(v, str) and v in _c22:
+    if isinstance(v, str) and v in _c29:
         f1 = v
     elif v is None:
         if 'status' in d:
@@ -1682,7 +2119,7 @@ def _dec_ProbeRecord(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Prob
     else:
         raise _Refused(pre + 'error')
     if len(d) + miss != 4:
-        ex = {k: w for k, w in d.items() if k not in _c23}
+        ex = {k: w for k, w in d.items() if k not in _c30}
     else:
         ex = {}
     o = _new(_s.ProbeRecord)
@@ -1695,28 +2132,28 @@ def _dec_Topology(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Topolog
     miss = 0
     v = g('links')
     if isinstance(v, list):
-        l49 = []
-        for i47, x48 in enumerate(v):
-            if isinstance(x48, list):
-                if set(map(type, x48)) <= _c4:
-                    x48 = x48[:]
+        l61 = []
+        for i59, x60 in enumerate(v):
+            if isinstance(x60, list):
+                if set(map(type, x60)) <= _c4:
+                    x60 = x60[:]
                 else:
-                    l52 = []
-                    for i50, x51 in enumerate(x48):
-                        if isinstance(x51, str):
-                            x51 = x51
-                        elif x51 is None:
-                            raise _Refused(pre + 'links' + '.' + str(i47) + '.' + str(i50))
+                    l64 = []
+                    for i62, x63 in enumerate(x60):
+                        if isinstance(x63, str):
+                            x63 = x63
+                        elif x63 is None:
+                            raise _Refused(pre + 'links' + '.' + str(i59) + '.' + str(i62))
                         else:
-                            raise _Refused(pre + 'links' + '.' + str(i47) + '.' + str(i50))
-                        l52.append(x51)
-                    x48 = l52
-            elif x48 is None:
-                raise _Refused(pre + 'links' + '.' + str(i47))
+                            raise _Refused(pre + 'links' + '.' + str(i59) + '.' + str(i62))
+                        l64.append(x63)
+                    x60 = l64
+            elif x60 is None:
+                raise _Refused(pre + 'links' + '.' + str(i59))
             else:
-                raise _Refused(pre + 'links' + '.' + str(i47))
-            l49.append(x48)
-        f0 = l49
+                raise _Refused(pre + 'links' + '.' + str(i59))
+            l61.append(x60)
+        f0 = l61
     elif v is None:
         if 'links' in d:
             raise _Refused(pre + 'links')
@@ -1727,33 +2164,33 @@ def _dec_Topology(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Topolog
         raise _Refused(pre + 'links')
     v = g('p2p')
     if isinstance(v, list):
-        l55 = []
-        for i53, x54 in enumerate(v):
-            if isinstance(x54, list):
-                if set(map(type, x54)) <= _c24:
-                    x54 = x54[:]
-                    if ab and None in x54:
-                        for k56, w in enumerate(x54):
+        l67 = []
+        for i65, x66 in enumerate(v):
+            if isinstance(x66, list):
+                if set(map(type, x66)) <= _c31:
+                    x66 = x66[:]
+                    if ab and None in x66:
+                        for k68, w in enumerate(x66):
                             if w is None:
-                                x54[k56] = _null(ab, pre + 'p2p' + '.' + str(i53) + '.' + str(k56), None)
+                                x66[k68] = _null(ab, pre + 'p2p' + '.' + str(i65) + '.' + str(k68), None)
                 else:
-                    l59 = []
-                    for i57, x58 in enumerate(x54):
-                        if (x58 is True or x58 is False):
-                            x58 = x58
-                        elif x58 is None:
-                            w = ab.get(pre + 'p2p' + '.' + str(i53) + '.' + str(i57)) if ab else None
-                            x58 = None if w is None else _marker(w)
+                    l71 = []
+                    for i69, x70 in enumerate(x66):
+                        if (x70 is True or x70 is False):
+                            x70 = x70
+                        elif x70 is None:
+                            w = ab.get(pre + 'p2p' + '.' + str(i65) + '.' + str(i69)) if ab else None
+                            x70 = None if w is None else _marker(w)
                         else:
-                            raise _Refused(pre + 'p2p' + '.' + str(i53) + '.' + str(i57))
-                        l59.append(x58)
-                    x54 = l59
-            elif x54 is None:
-                raise _Refused(pre + 'p2p' + '.' + str(i53))
+                            raise _Refused(pre + 'p2p' + '.' + str(i65) + '.' + str(i69))
+                        l71.append(x70)
+                    x66 = l71
+            elif x66 is None:
+                raise _Refused(pre + 'p2p' + '.' + str(i65))
             else:
-                raise _Refused(pre + 'p2p' + '.' + str(i53))
-            l55.append(x54)
-        f1 = l55
+                raise _Refused(pre + 'p2p' + '.' + str(i65))
+            l67.append(x66)
+        f1 = l67
     elif v is None:
         if 'p2p' in d:
             w = ab.get(pre + 'p2p') if ab else None
@@ -1764,7 +2201,7 @@ def _dec_Topology(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Topolog
     else:
         raise _Refused(pre + 'p2p')
     if len(d) + miss != 2:
-        ex = {k: w for k, w in d.items() if k not in _c25}
+        ex = {k: w for k, w in d.items() if k not in _c32}
     else:
         ex = {}
     o = _new(_s.Topology)
@@ -1812,7 +2249,7 @@ def _dec_CudaToolkit(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Cuda
     else:
         raise _Refused(pre + 'nvcc_path')
     if len(d) + miss != 3:
-        ex = {k: w for k, w in d.items() if k not in _c26}
+        ex = {k: w for k, w in d.items() if k not in _c33}
     else:
         ex = {}
     o = _new(_s.CudaToolkit)
@@ -1848,7 +2285,7 @@ def _dec_LibCopy(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.LibCopy:
     else:
         raise _Refused(pre + 'path')
     if len(d) + miss != 2:
-        ex = {k: w for k, w in d.items() if k not in _c27}
+        ex = {k: w for k, w in d.items() if k not in _c34}
     else:
         ex = {}
     o = _new(_s.LibCopy)
@@ -1861,16 +2298,16 @@ def _dec_Libraries(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Librar
     miss = 0
     v = g('cudnn')
     if isinstance(v, list):
-        l62 = []
-        for i60, x61 in enumerate(v):
-            if isinstance(x61, dict):
-                x61 = _dec_LibCopy(x61, ab, pre + 'cudnn' + '.' + str(i60) + '.')
-            elif x61 is None:
-                raise _Refused(pre + 'cudnn' + '.' + str(i60))
+        l74 = []
+        for i72, x73 in enumerate(v):
+            if isinstance(x73, dict):
+                x73 = _dec_LibCopy(x73, ab, pre + 'cudnn' + '.' + str(i72) + '.')
+            elif x73 is None:
+                raise _Refused(pre + 'cudnn' + '.' + str(i72))
             else:
-                raise _Refused(pre + 'cudnn' + '.' + str(i60))
-            l62.append(x61)
-        f0 = l62
+                raise _Refused(pre + 'cudnn' + '.' + str(i72))
+            l74.append(x73)
+        f0 = l74
     elif v is None:
         if 'cudnn' in d:
             w = ab.get(pre + 'cudnn') if ab else None
@@ -1882,16 +2319,16 @@ def _dec_Libraries(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Librar
         raise _Refused(pre + 'cudnn')
     v = g('nccl')
     if isinstance(v, list):
-        l65 = []
-        for i63, x64 in enumerate(v):
-            if isinstance(x64, dict):
-                x64 = _dec_LibCopy(x64, ab, pre + 'nccl' + '.' + str(i63) + '.')
-            elif x64 is None:
-                raise _Refused(pre + 'nccl' + '.' + str(i63))
+        l77 = []
+        for i75, x76 in enumerate(v):
+            if isinstance(x76, dict):
+                x76 = _dec_LibCopy(x76, ab, pre + 'nccl' + '.' + str(i75) + '.')
+            elif x76 is None:
+                raise _Refused(pre + 'nccl' + '.' + str(i75))
             else:
-                raise _Refused(pre + 'nccl' + '.' + str(i63))
-            l65.append(x64)
-        f1 = l65
+                raise _Refused(pre + 'nccl' + '.' + str(i75))
+            l77.append(x76)
+        f1 = l77
     elif v is None:
         if 'nccl' in d:
             w = ab.get(pre + 'nccl') if ab else None
@@ -1903,16 +2340,16 @@ def _dec_Libraries(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Librar
         raise _Refused(pre + 'nccl')
     v = g('cudart')
     if isinstance(v, list):
-        l68 = []
-        for i66, x67 in enumerate(v):
-            if isinstance(x67, dict):
-                x67 = _dec_LibCopy(x67, ab, pre + 'cudart' + '.' + str(i66) + '.')
-            elif x67 is None:
-                raise _Refused(pre + 'cudart' + '.' + str(i66))
+        l80 = []
+        for i78, x79 in enumerate(v):
+            if isinstance(x79, dict):
+                x79 = _dec_LibCopy(x79, ab, pre + 'cudart' + '.' + str(i78) + '.')
+            elif x79 is None:
+                raise _Refused(pre + 'cudart' + '.' + str(i78))
             else:
-                raise _Refused(pre + 'cudart' + '.' + str(i66))
-            l68.append(x67)
-        f2 = l68
+                raise _Refused(pre + 'cudart' + '.' + str(i78))
+            l80.append(x79)
+        f2 = l80
     elif v is None:
         if 'cudart' in d:
             w = ab.get(pre + 'cudart') if ab else None
@@ -1924,16 +2361,16 @@ def _dec_Libraries(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Librar
         raise _Refused(pre + 'cudart')
     v = g('cublas')
     if isinstance(v, list):
-        l71 = []
-        for i69, x70 in enumerate(v):
-            if isinstance(x70, dict):
-                x70 = _dec_LibCopy(x70, ab, pre + 'cublas' + '.' + str(i69) + '.')
-            elif x70 is None:
-                raise _Refused(pre + 'cublas' + '.' + str(i69))
+        l83 = []
+        for i81, x82 in enumerate(v):
+            if isinstance(x82, dict):
+                x82 = _dec_LibCopy(x82, ab, pre + 'cublas' + '.' + str(i81) + '.')
+            elif x82 is None:
+                raise _Refused(pre + 'cublas' + '.' + str(i81))
             else:
-                raise _Refused(pre + 'cublas' + '.' + str(i69))
-            l71.append(x70)
-        f3 = l71
+                raise _Refused(pre + 'cublas' + '.' + str(i81))
+            l83.append(x82)
+        f3 = l83
     elif v is None:
         if 'cublas' in d:
             w = ab.get(pre + 'cublas') if ab else None
@@ -1944,7 +2381,7 @@ def _dec_Libraries(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Librar
     else:
         raise _Refused(pre + 'cublas')
     if len(d) + miss != 4:
-        ex = {k: w for k, w in d.items() if k not in _c28}
+        ex = {k: w for k, w in d.items() if k not in _c35}
     else:
         ex = {}
     o = _new(_s.Libraries)
@@ -1993,11 +2430,11 @@ def _dec_DeepSpeed(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.DeepSp
         raise _Refused(pre + 'error')
     v = g('torch_info')
     if isinstance(v, dict):
-        m74 = {}
-        for k72, x73 in v.items():
-            x73 = x73 if x73 is not None else _null(ab, pre + 'torch_info' + '.' + k72, _NOT_REPORTED)
-            m74[k72] = x73
-        f3 = m74
+        m86 = {}
+        for k84, x85 in v.items():
+            x85 = x85 if x85 is not None else _null(ab, pre + 'torch_info' + '.' + k84, _NOT_REPORTED)
+            m86[k84] = x85
+        f3 = m86
     elif v is None:
         if 'torch_info' in d:
             w = ab.get(pre + 'torch_info') if ab else None
@@ -2020,7 +2457,7 @@ def _dec_DeepSpeed(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.DeepSp
     else:
         raise _Refused(pre + 'ops_error')
     if len(d) + miss != 5:
-        ex = {k: w for k, w in d.items() if k not in _c29}
+        ex = {k: w for k, w in d.items() if k not in _c36}
     else:
         ex = {}
     o = _new(_s.DeepSpeed)
@@ -2054,7 +2491,7 @@ def _dec_Interface(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Interf
     else:
         raise _Refused(pre + 'up')
     v = g('kind')
-    if isinstance(v, str) and v in _c30:
+    if isinstance(v, str) and v in _c37:
         f2 = v
     elif v is None:
         if 'kind' in d:
@@ -2084,16 +2521,16 @@ def _dec_Interface(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Interf
         if set(map(type, v)) <= _c4:
             f4 = v[:]
         else:
-            l83 = []
-            for i81, x82 in enumerate(v):
-                if isinstance(x82, str):
-                    x82 = x82
-                elif x82 is None:
-                    raise _Refused(pre + 'addresses' + '.' + str(i81))
+            l95 = []
+            for i93, x94 in enumerate(v):
+                if isinstance(x94, str):
+                    x94 = x94
+                elif x94 is None:
+                    raise _Refused(pre + 'addresses' + '.' + str(i93))
                 else:
-                    raise _Refused(pre + 'addresses' + '.' + str(i81))
-                l83.append(x82)
-            f4 = l83
+                    raise _Refused(pre + 'addresses' + '.' + str(i93))
+                l95.append(x94)
+            f4 = l95
     elif v is None:
         if 'addresses' in d:
             w = ab.get(pre + 'addresses') if ab else None
@@ -2104,7 +2541,7 @@ def _dec_Interface(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Interf
     else:
         raise _Refused(pre + 'addresses')
     if len(d) + miss != 5:
-        ex = {k: w for k, w in d.items() if k not in _c31}
+        ex = {k: w for k, w in d.items() if k not in _c38}
     else:
         ex = {}
     o = _new(_s.Interface)
@@ -2151,7 +2588,7 @@ def _dec_RdmaDevice(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.RdmaD
     else:
         raise _Refused(pre + 'link_layer')
     if len(d) + miss != 3:
-        ex = {k: w for k, w in d.items() if k not in _c32}
+        ex = {k: w for k, w in d.items() if k not in _c39}
     else:
         ex = {}
     o = _new(_s.RdmaDevice)
@@ -2164,16 +2601,16 @@ def _dec_Network(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Network:
     miss = 0
     v = g('interfaces')
     if isinstance(v, list):
-        l80 = []
-        for i78, x79 in enumerate(v):
-            if isinstance(x79, dict):
-                x79 = _dec_Interface(x79, ab, pre + 'interfaces' + '.' + str(i78) + '.')
-            elif x79 is None:
-                raise _Refused(pre + 'interfaces' + '.' + str(i78))
+        l92 = []
+        for i90, x91 in enumerate(v):
+            if isinstance(x91, dict):
+                x91 = _dec_Interface(x91, ab, pre + 'interfaces' + '.' + str(i90) + '.')
+            elif x91 is None:
+                raise _Refused(pre + 'interfaces' + '.' + str(i90))
             else:
-                raise _Refused(pre + 'interfaces' + '.' + str(i78))
-            l80.append(x79)
-        f0 = l80
+                raise _Refused(pre + 'interfaces' + '.' + str(i90))
+            l92.append(x91)
+        f0 = l92
     elif v is None:
         if 'interfaces' in d:
             w = ab.get(pre + 'interfaces') if ab else None
@@ -2185,16 +2622,16 @@ def _dec_Network(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Network:
         raise _Refused(pre + 'interfaces')
     v = g('rdma_devices')
     if isinstance(v, list):
-        l86 = []
-        for i84, x85 in enumerate(v):
-            if isinstance(x85, dict):
-                x85 = _dec_RdmaDevice(x85, ab, pre + 'rdma_devices' + '.' + str(i84) + '.')
-            elif x85 is None:
-                raise _Refused(pre + 'rdma_devices' + '.' + str(i84))
+        l98 = []
+        for i96, x97 in enumerate(v):
+            if isinstance(x97, dict):
+                x97 = _dec_RdmaDevice(x97, ab, pre + 'rdma_devices' + '.' + str(i96) + '.')
+            elif x97 is None:
+                raise _Refused(pre + 'rdma_devices' + '.' + str(i96))
             else:
-                raise _Refused(pre + 'rdma_devices' + '.' + str(i84))
-            l86.append(x85)
-        f1 = l86
+                raise _Refused(pre + 'rdma_devices' + '.' + str(i96))
+            l98.append(x97)
+        f1 = l98
     elif v is None:
         if 'rdma_devices' in d:
             w = ab.get(pre + 'rdma_devices') if ab else None
@@ -2217,7 +2654,7 @@ def _dec_Network(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Network:
     else:
         raise _Refused(pre + 'peermem_loaded')
     if len(d) + miss != 3:
-        ex = {k: w for k, w in d.items() if k not in _c33}
+        ex = {k: w for k, w in d.items() if k not in _c40}
     else:
         ex = {}
     o = _new(_s.Network)
@@ -2265,7 +2702,7 @@ def _dec_FabricManager(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Fa
     else:
         raise _Refused(pre + 'version')
     if len(d) + miss != 3:
-        ex = {k: w for k, w in d.items() if k not in _c34}
+        ex = {k: w for k, w in d.items() if k not in _c41}
     else:
         ex = {}
     o = _new(_s.FabricManager)
@@ -2303,16 +2740,16 @@ def _dec_Extension(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Extens
         if set(map(type, v)) <= _c4:
             f2 = v[:]
         else:
-            l92 = []
-            for i90, x91 in enumerate(v):
-                if isinstance(x91, str):
-                    x91 = x91
-                elif x91 is None:
-                    raise _Refused(pre + 'arch_list' + '.' + str(i90))
+            l104 = []
+            for i102, x103 in enumerate(v):
+                if isinstance(x103, str):
+                    x103 = x103
+                elif x103 is None:
+                    raise _Refused(pre + 'arch_list' + '.' + str(i102))
                 else:
-                    raise _Refused(pre + 'arch_list' + '.' + str(i90))
-                l92.append(x91)
-            f2 = l92
+                    raise _Refused(pre + 'arch_list' + '.' + str(i102))
+                l104.append(x103)
+            f2 = l104
     elif v is None:
         if 'arch_list' in d:
             w = ab.get(pre + 'arch_list') if ab else None
@@ -2347,7 +2784,7 @@ def _dec_Extension(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Extens
     else:
         raise _Refused(pre + 'cuda_version')
     v = g('torch_version_source')
-    if isinstance(v, str) and v in _c35:
+    if isinstance(v, str) and v in _c42:
         f5 = v
     elif v is None:
         if 'torch_version_source' in d:
@@ -2407,7 +2844,7 @@ def _dec_Extension(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Extens
     else:
         raise _Refused(pre + 'import_error')
     if len(d) + miss != 10:
-        ex = {k: w for k, w in d.items() if k not in _c36}
+        ex = {k: w for k, w in d.items() if k not in _c43}
     else:
         ex = {}
     o = _new(_s.Extension)
@@ -2467,7 +2904,7 @@ def _dec_BuildTools(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Build
     else:
         raise _Refused(pre + 'libaio')
     if len(d) + miss != 4:
-        ex = {k: w for k, w in d.items() if k not in _c37}
+        ex = {k: w for k, w in d.items() if k not in _c44}
     else:
         ex = {}
     o = _new(_s.BuildTools)
@@ -2511,7 +2948,7 @@ def _dec_RequirementConflict(d: Dict[str, Any], ab: Dict[str, str], pre: str) ->
     else:
         raise _Refused(pre + 'installed')
     if len(d) + miss != 3:
-        ex = {k: w for k, w in d.items() if k not in _c38}
+        ex = {k: w for k, w in d.items() if k not in _c45}
     else:
         ex = {}
     o = _new(_s.RequirementConflict)
@@ -2596,16 +3033,16 @@ def _dec_Snapshot(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Snapsho
         raise _Refused(pre + 'torch')
     v = g('probes')
     if isinstance(v, list):
-        l46 = []
-        for i44, x45 in enumerate(v):
-            if isinstance(x45, dict):
-                x45 = _dec_ProbeRecord(x45, ab, pre + 'probes' + '.' + str(i44) + '.')
-            elif x45 is None:
-                raise _Refused(pre + 'probes' + '.' + str(i44))
+        l58 = []
+        for i56, x57 in enumerate(v):
+            if isinstance(x57, dict):
+                x57 = _dec_ProbeRecord(x57, ab, pre + 'probes' + '.' + str(i56) + '.')
+            elif x57 is None:
+                raise _Refused(pre + 'probes' + '.' + str(i56))
             else:
-                raise _Refused(pre + 'probes' + '.' + str(i44))
-            l46.append(x45)
-        f6 = l46
+                raise _Refused(pre + 'probes' + '.' + str(i56))
+            l58.append(x57)
+        f6 = l58
     elif v is None:
         if 'probes' in d:
             raise _Refused(pre + 'probes')
@@ -2666,16 +3103,16 @@ def _dec_Snapshot(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Snapsho
         if set(map(type, v.values())) <= _c4:
             f11 = dict(v)
         else:
-            m77 = {}
-            for k75, x76 in v.items():
-                if isinstance(x76, str):
-                    x76 = x76
-                elif x76 is None:
-                    raise _Refused(pre + 'env' + '.' + k75)
+            m89 = {}
+            for k87, x88 in v.items():
+                if isinstance(x88, str):
+                    x88 = x88
+                elif x88 is None:
+                    raise _Refused(pre + 'env' + '.' + k87)
                 else:
-                    raise _Refused(pre + 'env' + '.' + k75)
-                m77[k75] = x76
-            f11 = m77
+                    raise _Refused(pre + 'env' + '.' + k87)
+                m89[k87] = x88
+            f11 = m89
     elif v is None:
         if 'env' in d:
             w = ab.get(pre + 'env') if ab else None
@@ -2711,16 +3148,16 @@ def _dec_Snapshot(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Snapsho
         raise _Refused(pre + 'fabric_manager')
     v = g('extensions')
     if isinstance(v, list):
-        l89 = []
-        for i87, x88 in enumerate(v):
-            if isinstance(x88, dict):
-                x88 = _dec_Extension(x88, ab, pre + 'extensions' + '.' + str(i87) + '.')
-            elif x88 is None:
-                raise _Refused(pre + 'extensions' + '.' + str(i87))
+        l101 = []
+        for i99, x100 in enumerate(v):
+            if isinstance(x100, dict):
+                x100 = _dec_Extension(x100, ab, pre + 'extensions' + '.' + str(i99) + '.')
+            elif x100 is None:
+                raise _Refused(pre + 'extensions' + '.' + str(i99))
             else:
-                raise _Refused(pre + 'extensions' + '.' + str(i87))
-            l89.append(x88)
-        f14 = l89
+                raise _Refused(pre + 'extensions' + '.' + str(i99))
+            l101.append(x100)
+        f14 = l101
     elif v is None:
         if 'extensions' in d:
             w = ab.get(pre + 'extensions') if ab else None
@@ -2744,16 +3181,16 @@ def _dec_Snapshot(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Snapsho
         raise _Refused(pre + 'build_tools')
     v = g('requirement_conflicts')
     if isinstance(v, list):
-        l95 = []
-        for i93, x94 in enumerate(v):
-            if isinstance(x94, dict):
-                x94 = _dec_RequirementConflict(x94, ab, pre + 'requirement_conflicts' + '.' + str(i93) + '.')
-            elif x94 is None:
-                raise _Refused(pre + 'requirement_conflicts' + '.' + str(i93))
+        l107 = []
+        for i105, x106 in enumerate(v):
+            if isinstance(x106, dict):
+                x106 = _dec_RequirementConflict(x106, ab, pre + 'requirement_conflicts' + '.' + str(i105) + '.')
+            elif x106 is None:
+                raise _Refused(pre + 'requirement_conflicts' + '.' + str(i105))
             else:
-                raise _Refused(pre + 'requirement_conflicts' + '.' + str(i93))
-            l95.append(x94)
-        f16 = l95
+                raise _Refused(pre + 'requirement_conflicts' + '.' + str(i105))
+            l107.append(x106)
+        f16 = l107
     elif v is None:
         if 'requirement_conflicts' in d:
             w = ab.get(pre + 'requirement_conflicts') if ab else None
@@ -2764,7 +3201,7 @@ def _dec_Snapshot(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Snapsho
     else:
         raise _Refused(pre + 'requirement_conflicts')
     if len(d) + miss != 17:
-        ex = {k: w for k, w in d.items() if k not in _c39}
+        ex = {k: w for k, w in d.items() if k not in _c46}
     else:
         ex = {}
     o = _new(_s.Snapshot)

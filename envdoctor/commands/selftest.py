@@ -40,6 +40,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--repeats", type=int, default=3, metavar="N",
                    help="timed rounds per mode in the backward test; the median counts (default 3)")
     p.add_argument("--no-deepspeed", action="store_true", help="skip the DeepSpeed engine step in the backward test")
+    p.add_argument("--stress", type=float, default=0.0, metavar="SECONDS",
+                   help="gpu: after the checks, a matmul burn of SECONDS on every GPU and a memory pattern test over "
+                        "half the free memory; reports throttling, ECC/Xid/NVLink growth and TFLOP/s against the "
+                        "GPU's datasheet peak (default 0: none)")
     p.add_argument("--steps", type=int, default=4, metavar="N", help="optimizer steps in the zero3 test (default 4)")
     p.add_argument("--nvme", type=Path, default=None, metavar="PATH",
                    help="zero3: also offload to NVMe swap files in this directory (default: when libaio and a local "
@@ -61,6 +65,7 @@ def options_from_args(args: argparse.Namespace) -> SelftestOptions:
         rdzv_endpoint=args.rdzv_endpoint, rdzv_id=args.rdzv_id, min_size=args.min_size, max_size=args.max_size,
         iters=args.iters, batch=args.batch, repeats=args.repeats, deepspeed=not args.no_deepspeed,
         timeout=args.timeout, scratch=current_settings().selftest_dir, steps=args.steps, nvme=args.nvme,
+        stress=args.stress,
     )
     opts.check()
     return opts

@@ -157,7 +157,30 @@ def _gpu(g: Gpu) -> str:
         parts.append("persistence off")
     if present(g.ecc_uncorrected) and g.ecc_uncorrected:
         parts.append(f"{g.ecc_uncorrected} uncorrected ECC errors")
-    return ", ".join(parts)
+    return ", ".join(parts + _health(g))
+
+
+def _health(g: Gpu) -> List[str]:
+    """The health facts worth a word on the GPU's line: only what is off."""
+    h = getattr(g, "health", None)
+    if not present(h):
+        return []
+    parts: List[str] = []
+    if isinstance(h.throttle_reasons, list) and h.throttle_reasons:
+        parts.append("clocks slowed: " + ", ".join(h.throttle_reasons))
+    if present(h.compute_mode) and h.compute_mode != "default":
+        parts.append(f"compute mode {h.compute_mode}")
+    if present(h.power_limit_w) and present(h.power_default_w) and h.power_limit_w < h.power_default_w:
+        parts.append(f"power cap {h.power_limit_w:g}/{h.power_default_w:g} W")
+    if present(h.row_remap) and (h.row_remap.pending is True or h.row_remap.failed is True):
+        parts.append("row remap " + ("failed" if h.row_remap.failed is True else "pending"))
+    bad_links = [e for e in (h.nvlink_errors if isinstance(h.nvlink_errors, list) else [])
+                 if any(present(v) and v for v in (e.crc_flit, e.crc_data, e.replay, e.recovery))]
+    if bad_links:
+        parts.append(f"NVLink errors on {len(bad_links)} link(s)")
+    if isinstance(h.xids, list) and h.xids:
+        parts.append(f"{len(h.xids)} Xid event(s) since boot")
+    return parts
 
 
 def _topology(snap: Snapshot) -> List[Tuple[str, str]]:

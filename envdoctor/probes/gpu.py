@@ -9,6 +9,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from envdoctor.cpulist import format_cpulist
 from envdoctor.probes.base import ProbeContext, ProbeOutput, ProbeSkipped
+from envdoctor.probes.gpu_health import read_health, read_kernel_xids
 from envdoctor.probes.nvml import Nvml
 from envdoctor.processes import run_command
 from envdoctor.snapshot import (
@@ -19,6 +20,7 @@ from envdoctor.snapshot import (
     ProbeFailed,
     Topology,
     Unavailable,
+    Unknown,
     is_absent,
     present,
 )
@@ -67,7 +69,8 @@ def _from_nvml(ctx: ProbeContext, nvml: Nvml) -> ProbeOutput:
         why = _failed(count, "nvmlDeviceGetCount")
         return ProbeOutput({"driver": driver, "gpus": why, "topology": why}, note=why.error, status="failed")
     handles = [nvml.query("nvmlDeviceGetHandleByIndex", i) for i in range(count)]
-    gpus = [_gpu(ctx, nvml, i, h) for i, h in enumerate(handles)]
+    kernel = read_kernel_xids(ctx) if count else (Unknown("no GPUs"), Unknown("no GPUs"))
+    gpus = [_gpu(ctx, nvml, i, h, kernel) for i, h in enumerate(handles)]
     topology = _topology(nvml, handles, gpus)
     note = None
     if nvml.missing:
@@ -82,7 +85,7 @@ def _failed(marker: Any, what: str) -> ProbeFailed:
     return ProbeFailed(marker.reason if isinstance(marker, Unavailable) else f"{what}: unexpected answer {marker!r}")
 
 
-def _gpu(ctx: ProbeContext, nvml: Nvml, index: int, h: Any) -> Gpu:
+def _gpu(ctx: ProbeContext, nvml: Nvml, index: int, h: Any, kernel: Any) -> Gpu:
     cc = nvml.query("nvmlDeviceGetCudaComputeCapability", h)
     name = nvml.query("nvmlDeviceGetName", h)
     gpu = Gpu(
@@ -113,6 +116,7 @@ def _gpu(ctx: ProbeContext, nvml: Nvml, index: int, h: Any) -> Gpu:
     ecc = nvml.query("nvmlDeviceGetTotalEccErrors", h, 1, 0)
     gpu.ecc_uncorrected = int(ecc) if isinstance(ecc, int) else ecc
     gpu.retired_pages_pending = _pending(nvml, h)
+    gpu.health = read_health(nvml, h, gpu.pci_bus_id, kernel)
     return gpu
 
 
@@ -320,6 +324,7 @@ def parse_smi_csv(text: str) -> Tuple[Optional[Driver], List[Gpu]]:
         gpu.numa_node = Unavailable("nvidia-smi fallback")
         gpu.cpu_affinity = Unavailable("nvidia-smi fallback")
         gpu.retired_pages_pending = Unavailable("nvidia-smi fallback")
+        gpu.health = Unavailable("nvidia-smi fallback reads no health counters (NVML unavailable)")
         version = _smi_value(rec["driver_version"])
         if version and driver is None:
             driver = Driver(version=version, source="nvidia-smi",

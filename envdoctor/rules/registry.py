@@ -10,6 +10,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import envdoctor.rules.compile_predicates  # (registers torch.compile readiness predicates)
 import envdoctor.rules.cuda_wanted_predicates  # (what the software asked of CUDA, against the machine)
 import envdoctor.rules.ecosystem_predicates  # (registers the ecosystem rules' predicates)
+import envdoctor.rules.health_predicates  # (registers the GPU health rules' predicates)
 import envdoctor.rules.predicates
 import envdoctor.rules.runtime_predicates  # noqa: F401  (what torch, CUDA and DeepSpeed said)
 from envdoctor import data_schemas

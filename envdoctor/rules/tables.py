@@ -116,6 +116,16 @@ class DynamoPython:
 
 
 @dataclass(frozen=True)
+class GpuPeak:
+    """A GPU model's dense tensor-core peaks in TFLOP/s, by dtype (gpu_peaks.json)."""
+
+    pattern: re.Pattern[str]  # searched in the device name
+    model: str
+    tflops: Mapping[str, float]  # "bfloat16" | "float16" | "tf32" | "float32" -> TFLOP/s
+    source: str
+
+
+@dataclass(frozen=True)
 class Tables:
     triton_pins: Mapping[str, str]  # torch "X.Y" -> the triton "X.Y" its wheels pin
     nccl_min_for_gpu: Tuple[NcclFloor, ...]  # newest generation first
@@ -132,6 +142,11 @@ class Tables:
         """The row that says which C++ ABI PyTorch's binaries of torch `version` (its variant, when known) use."""
         return next((r for r in self.torch_cxx11_abi if r.torch.contains(version, prereleases=True)
                      and (not r.variants or variant in r.variants)), None)
+    gpu_peaks: Tuple[GpuPeak, ...] = ()  # the first whose pattern a device name contains applies
+
+    def peak_for(self, device_name: str) -> Optional[GpuPeak]:
+        """The gpu_peaks.json row of a device ('NVIDIA H100 80GB HBM3' -> H100 SXM); None when not listed."""
+        return next((p for p in self.gpu_peaks if p.pattern.search(device_name)), None)
 
     def meaning(self, kind: str, text: str, key: Optional[str] = None) -> Optional[Meaning]:
         """The first row of runtime_errors.json of `kind` (and `key`, when given) whose pattern occurs in `text`."""
@@ -331,6 +346,8 @@ def _dynamo_python(path: Path) -> Tuple[Tuple[DynamoPython, ...], List[str]]:
 
 
 def _torch_cxx11_abi(path: Path) -> Tuple[Tuple[TorchAbi, ...], List[str]]:
+    if not path.exists():  # an older rules database without the table: no ABI known
+        return (), []
     doc, problems = _doc(path)
     out = []
     for at, row in _good_rows(path, doc, "torch_cxx11_abi_row", problems):
@@ -340,6 +357,22 @@ def _torch_cxx11_abi(path: Path) -> Tuple[Tuple[TorchAbi, ...], List[str]]:
             problems.append(f"{at}: torch {row['torch']!r} is not a specifier")
             continue
         out.append(TorchAbi(spec, tuple(row.get("variants") or ()), bool(row["cxx11_abi"]), row["source"]))
+    return tuple(out), problems
+
+
+def _gpu_peaks(path: Path) -> Tuple[Tuple[GpuPeak, ...], List[str]]:
+    if not path.exists():  # an older rules database without the table: no peaks known
+        return (), []
+    doc, problems = _doc(path)
+    out = []
+    for at, row in _good_rows(path, doc, "gpu_peak_row", problems):
+        try:
+            pattern = re.compile(row["match"])
+        except re.error as exc:
+            problems.append(f"{at}: match {row['match']!r} does not compile: {exc}")
+            continue
+        rates = {k: float(row[k]) for k in ("bfloat16", "float16", "tf32", "float32") if k in row}
+        out.append(GpuPeak(pattern, row["model"], MappingProxyType(rates), row["source"]))
     return tuple(out), problems
 
 
@@ -366,10 +399,11 @@ def load_tables(directory: Path) -> Tables:
     runtime_errors, p7 = _runtime_errors(directory / "runtime_errors.json")
     dynamo_python, p8 = _dynamo_python(directory / "dynamo_python.json")
     torch_abi, p9 = _torch_cxx11_abi(directory / "torch_cxx11_abi.json")
-    problems = p1 + p2 + p3 + p4 + p5 + p6 + p7 + p8 + p9
+    gpu_peaks, p10 = _gpu_peaks(directory / "gpu_peaks.json")
+    problems = p1 + p2 + p3 + p4 + p5 + p6 + p7 + p8 + p9 + p10
     if problems:
         raise InputError("invalid compatibility tables: " + "; ".join(problems))
     return Tables(triton_pins=pins, nccl_min_for_gpu=floors, nccl_min_for_feature=features,
                   shm_min_mib=shm_min, shm_per_gpu_mib=shm_per_gpu, ecosystem=ecosystem,
                   numpy_builds=numpy_builds, runtime_errors=runtime_errors, dynamo_python=dynamo_python,
-                  torch_cxx11_abi=torch_abi)
+                  torch_cxx11_abi=torch_abi, gpu_peaks=gpu_peaks)

@@ -16,6 +16,7 @@ from envdoctor.snapshot import Snapshot
 if TYPE_CHECKING:  # the launcher (psutil) loads when a test runs, not when the CLI builds its parser
     from envdoctor.selftest.common import Progress, Target
 
+MAX_STRESS_SECONDS = 3600.0  # `selftest gpu --stress`: an hour is a burn-in, not a self-test
 MAX_NPROC = 256  # ranks on one node: more than any GPU server has GPUs, and each rank is a whole process
 
 
@@ -39,6 +40,7 @@ class SelftestOptions:
     scratch: Optional[Path] = None  # run directories (Settings.selftest_dir; None: the system temp directory)
     steps: int = 4  # zero3: optimizer steps
     nvme: Optional[Path] = None  # zero3: directory for NVMe swap files (None: try one when libaio is there)
+    stress: float = 0.0  # gpu: seconds of matmul burn and a memory pattern test after the checks (0: none)
 
     def check(self) -> None:
         """InputError (exit 2) naming the bad option."""
@@ -65,6 +67,8 @@ class SelftestOptions:
             raise InputError("--repeats must be at least 1")
         if self.timeout is not None and self.timeout <= 0:
             raise InputError("--timeout must be positive")
+        if not 0 <= self.stress <= MAX_STRESS_SECONDS:
+            raise InputError(f"--stress must be between 0 and {MAX_STRESS_SECONDS:g} seconds, not {self.stress:g}")
         if not 2 <= self.steps <= 100:
             raise InputError(f"--steps must be between 2 and 100, not {self.steps}")
         if self.nvme is not None and not (self.nvme.is_dir() and os.access(self.nvme, os.W_OK | os.X_OK)):
