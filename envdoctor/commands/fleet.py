@@ -63,8 +63,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"{', '.join(given)}: only with `fleet collect`")
     if len(args.snapshots) < 2:
         raise InputError("fleet needs at least two snapshots")
-    snapshots = [(path, load_snapshot(path)) for path in args.snapshots]
-    result = fleet.compare_snapshots(snapshots, current_settings().rules_knowledge())  # ENVDOCTOR_RULES_DIR's checks
+    result = fleet.compare_snapshot_files(args.snapshots, current_settings().rules_knowledge())  # ENVDOCTOR_RULES_DIR's
     emit_result(args, result, lambda: render_comparison(result, Style.for_stream(sys.stdout)))
     return result.exit_code(strict=args.strict)
 

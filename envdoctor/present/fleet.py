@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, List, Sequence
 
+from envdoctor.findings import Finding, sort_findings, summary
 from envdoctor.present.findings import render_findings
 from envdoctor.present.style import Style
 
@@ -11,10 +12,48 @@ if TYPE_CHECKING:
     from envdoctor.usecases.fleet import FleetCollection, FleetComparison
 
 
+MAX_LINES = 60  # what an operator reads at any fleet size; --json keeps every node
+_LABEL = {"error": ("ERROR", "red"), "warning": ("WARNING", "yellow"), "info": ("INFO", "blue")}
+
+
+def _cut(text: str, width: int = 160) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[:width - 3].rstrip() + "..."
+
+
+def render_fleet_findings(findings: Sequence[Finding], style: Style, budget: int) -> List[str]:
+    """At most `budget` lines: per finding its title, the values by node count where it compares nodes, and
+    its fix; what does not fit is counted, never dropped silently."""
+    from envdoctor.redact import scrub_secrets
+
+    if not findings:
+        return [style("No problems found.", "green")]
+    out: List[str] = []
+    for k, f in enumerate(findings):
+        label, colour = _LABEL[f.severity]
+        block = [f"{style(label, colour)} {style(f.id, 'bold')} {_cut(scrub_secrets(f.title), 200)}"]
+        detail = scrub_secrets(f.detail)
+        at = max(detail.find("Values: "), detail.find("Per node: "), detail.find("Measured against"))
+        if at >= 0:
+            block.append("    " + _cut(detail[at:]))
+        block.append(f"    {style('fix:', 'green')} {_cut(scrub_secrets(f.fix))}")
+        if len(out) + len(block) > budget - 1 and k < len(findings):
+            out.append(f"... and {len(findings) - k} more finding(s): `--json` lists every one with every node")
+            break
+        out.extend(block)
+    return out
+
+
 def render_comparison(result: FleetComparison, style: Style) -> str:
-    """The nodes compared, then the findings."""
-    names = ", ".join(n for n, _ in result.nodes)
-    return f"{len(result.nodes)} nodes: {names}\n\n" + render_findings(result.findings, style)
+    """How many nodes, the findings (bounded), then the counts: at most MAX_LINES lines at any size."""
+    names = [n for n, _ in result.nodes]
+    shown = ", ".join(names) if len(names) <= 8 else f"{', '.join(names[:3])}, ... {names[-1]}"
+    every = sort_findings(result.node_findings + result.findings)
+    s = summary(every)
+    head = [f"{len(names)} nodes: {shown}", ""]
+    tail = ["", f"{s['errors']} error(s), {s['warnings']} warning(s), {s['infos']} info(s)"]
+    body = render_fleet_findings(every, style, MAX_LINES - len(head) - len(tail))
+    return "\n".join(head + body + tail) + "\n"
 
 
 def render_collection(result: FleetCollection, style: Style) -> str:
