@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import math
 import os
 import sys
 import time
@@ -57,6 +58,7 @@ class Collected:
     timeout: float
     payloads: Dict[int, Dict[str, Any]]
     missing: List[int]
+    bad: Dict[int, str] = field(default_factory=dict)  # rank -> why what it sent cannot be used
     clocks: Dict[int, ClockReading] = field(default_factory=dict)
     backend: Optional[str] = None
     nbytes: int = 0
@@ -117,6 +119,46 @@ def _get_json(store: Any, key: str) -> Any:
     return json.loads(store.get(key).decode("utf-8"))
 
 
+def _finite(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def peer_payload(raw: bytes) -> Dict[str, Any]:
+    """A node's `node/R` message: a JSON object (its host name a string or null); ValueError saying why not.
+    A peer's bytes are never trusted: bad JSON, another type, a 5,000-digit number are its problem, not rank 0's."""
+    try:
+        value = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise ValueError(f"not JSON ({type(exc).__name__}: {str(exc)[:120]})") from None
+    if not isinstance(value, dict):
+        raise ValueError(f"expected a JSON object, got {type(value).__name__}")
+    if not (value.get("hostname") is None or isinstance(value.get("hostname"), str)):
+        raise ValueError("its host name is not a string")
+    if not isinstance(value.get("file", ""), str):
+        raise ValueError("its file name is not a string")
+    return value
+
+
+def peer_clock(raw: bytes) -> float:
+    """A node's clock answer: a finite number of seconds; ValueError otherwise (`abc`, `nan`, `inf`)."""
+    text = raw.decode("utf-8", "replace").strip()
+    if len(text) > 64:
+        raise ValueError("clock answer too long")
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"clock answer {text!r} is not finite")
+    return value
+
+
+def peer_row(raw: Any, nnodes: int) -> Optional[List[Optional[float]]]:
+    """A node's bandwidth row: `nnodes` entries, each a finite number >= 0 or null; None when it is not one."""
+    if not isinstance(raw, list) or len(raw) != nnodes:
+        return None
+    if not all(v is None or (_finite(v) and v >= 0) for v in raw):
+        return None
+    return [None if v is None else float(v) for v in raw]
+
+
 def _set_json(store: Any, key: str, value: Any) -> None:
     store.set(key, json.dumps(value))
 
@@ -158,26 +200,38 @@ def _lead(store: Any, rdzv: Rendezvous, own: Dict[str, Any], timeout: float, ban
         if waiting:
             time.sleep(0.05)
     arrived = [r for r in range(rdzv.nnodes) if r not in waiting]
-    payloads = {0: own}
-    payloads.update({r: _get_json(store, f"node/{r}") for r in arrived if r})
-    got = Collected(rdzv, timeout, payloads, waiting, gathered=time.monotonic() - start)
+    payloads, bad = {0: own}, {}
+    for r in arrived[1:]:
+        try:
+            payloads[r] = peer_payload(store.get(f"node/{r}"))
+        except ValueError as exc:  # a bad node is reported as one; the others are still collected
+            bad[r] = str(exc)
+    got = Collected(rdzv, timeout, payloads, waiting, bad, gathered=time.monotonic() - start)
     if bandwidth is not None and not waiting:
-        got.backend = "nccl" if all(p.get("cuda_devices", 0) > 0 for p in payloads.values()) else "gloo"
+        got.backend = "nccl" if all(_finite(p.get("cuda_devices", 0)) and p.get("cuda_devices", 0) > 0
+                                    for p in payloads.values()) else "gloo"
         got.nbytes = bandwidth.nbytes
     elif bandwidth is not None:
         got.bandwidth_error = f"not measured: rank(s) {', '.join(map(str, waiting))} never arrived"
     _set_json(store, "plan", {"arrived": arrived, "backend": got.backend})
     progress(f"{len(arrived)}/{rdzv.nnodes} node(s) arrived; measuring clocks")
     for r in arrived[1:]:
-        reading = _ping(store, r)
+        try:
+            reading = _ping(store, r)
+        except ValueError as exc:
+            got.bad.setdefault(r, str(exc))
+            continue
         if reading is not None:
             got.clocks[r] = reading
     if got.backend is not None and bandwidth is not None:
         progress(f"measuring node-to-node bandwidth over {got.backend}")
         row, error = _bandwidth(store, rdzv, got.backend, bandwidth, timeout, progress, torch, dist)
         if error is None:
-            rows = [row] + [_wait_json(store, f"bw/{r}", timeout) for r in range(1, rdzv.nnodes)]
-            got.rows = matrix_from_rows(rows)
+            rows = [row] + [_peer_row(store, r, rdzv.nnodes, timeout) for r in range(1, rdzv.nnodes)]
+            refused = [r for r, x in enumerate(rows) if x is None]
+            got.rows = matrix_from_rows([x if x is not None else [None] * rdzv.nnodes for x in rows])
+            for r in refused:
+                got.bad.setdefault(r, "its bandwidth row is not one number or null per node")
         else:
             got.bandwidth_error = error
     got.seconds = time.monotonic() - start
@@ -185,6 +239,13 @@ def _lead(store: Any, rdzv: Rendezvous, own: Dict[str, Any], timeout: float, ban
     store.set("verdict", str(code))
     _await_done(store, len(arrived) - 1)
     return code
+
+
+def _peer_row(store: Any, rank: int, nnodes: int, timeout: float) -> Optional[List[Optional[float]]]:
+    try:
+        return peer_row(_wait_json(store, f"bw/{rank}", timeout), nnodes)
+    except (ValueError, RecursionError):
+        return None
 
 
 def _wait_json(store: Any, key: str, timeout: float) -> Any:
@@ -203,7 +264,10 @@ def _ping(store: Any, rank: int) -> Optional[ClockReading]:
         except Exception:
             return best  # the node stopped answering: its clock stays unknown
         t1 = time.time()
-        theirs = float(store.get(f"{key}/ack").decode())
+        try:
+            theirs = peer_clock(store.get(f"{key}/ack"))
+        except ValueError as exc:  # an answer that is not a clock: a bad node, its clock unknown
+            raise ValueError(f"its clock answer is not a number of seconds ({exc})") from None
         reading = ClockReading(offset_s=round(theirs - (t0 + t1) / 2, 4), bound_s=round((t1 - t0) / 2, 4))
         if best is None or reading.bound_s < best.bound_s:
             best = reading

@@ -25,7 +25,8 @@ def node_names(hosts: Mapping[int, Optional[str]]) -> Dict[int, str]:
 def _host(payload: Mapping[str, Any], snap: Optional[Snapshot]) -> Optional[str]:
     if snap is not None and isinstance(snap.host.hostname, str) and snap.host.hostname:
         return snap.host.hostname
-    return str(payload.get("hostname") or "") or None
+    h = payload.get("hostname")
+    return h if isinstance(h, str) and h else None
 
 
 def gathered_nodes(got: Collected) -> Tuple[Dict[int, str], List[Tuple[int, str, Snapshot]], List[str]]:
@@ -40,6 +41,7 @@ def gathered_nodes(got: Collected) -> Tuple[Dict[int, str], List[Tuple[int, str,
             problems.append(str(exc))
     hosts = {r: (_host(got.payloads[r], snaps.get(r)) if r in got.payloads else None) for r in range(got.rdzv.nnodes)}
     names = node_names(hosts)
+    problems += [f"{names[r]} (rank {r}) sent what rank 0 cannot use: {why}" for r, why in sorted(got.bad.items())]
     nodes = [(r, names[r], s) for r, s in sorted(snaps.items()) if s is not None]
     return names, nodes, problems
 
@@ -60,7 +62,9 @@ def collect_document(got: Collected, names: Mapping[int, str], m: Measured, find
     for r in range(got.rdzv.nnodes):
         p = got.payloads.get(r, {})
         entry: Dict[str, Any] = {"host": names[r], "file": str(p.get("file") or ""), "rank": r,
-                                 "hostname": hostnames.get(r), "arrived": r in got.payloads}
+                                 "hostname": hostnames.get(r), "arrived": r in got.payloads or r in got.bad}
+        if r in got.bad:
+            entry["problem"] = got.bad[r]
         if r in got.clocks:
             entry["clock_offset_s"], entry["clock_bound_s"] = got.clocks[r].offset_s, got.clocks[r].bound_s
         nodes.append(entry)

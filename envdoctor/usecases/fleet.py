@@ -94,7 +94,8 @@ class FleetCollection:
     def to_json(self) -> Dict[str, Any]:
         from envdoctor.fleet.report import collect_document
 
-        hostnames = {r: p.get("hostname") for r, p in self.collected.payloads.items()}
+        hostnames = {r: p.get("hostname") if isinstance(p.get("hostname"), str) else None
+                     for r, p in self.collected.payloads.items()}
         return collect_document(self.collected, self.names, self.measured, self.findings, hostnames)
 
 
