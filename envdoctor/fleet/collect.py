@@ -59,6 +59,7 @@ class Collected:
     payloads: Dict[int, Dict[str, Any]]
     missing: List[int]
     bad: Dict[int, str] = field(default_factory=dict)  # rank -> why what it sent cannot be used
+    keys: Dict[int, int] = field(default_factory=dict)  # rank -> its twins' key (fleet/nodes.py), once decoded
     clocks: Dict[int, ClockReading] = field(default_factory=dict)
     backend: Optional[str] = None
     nbytes: int = 0

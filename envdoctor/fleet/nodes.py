@@ -82,28 +82,42 @@ def _bucket(doc: Dict[str, Any]) -> str:
                  len(doc.get("gpus") or ()) if isinstance(doc.get("gpus"), list) else None))
 
 
-def load_nodes(paths: Sequence[str]) -> List[NodeFile]:
-    """Every file's snapshot; SnapshotError naming the first file that cannot be read. A document equal to an
-    earlier one but for its identities shares that one's snapshot and key (dict equality: no serialising)."""
-    buckets: Dict[str, List[Tuple[Dict[str, Any], Snapshot, int]]] = {}
-    out: List[NodeFile] = []
-    for n, path in enumerate(paths):
-        doc = read_snapshot_json(path)
+class Twins:
+    """Decodes documents one by one; a document equal to an earlier one but for its identities gets that one's
+    snapshot and key (dict equality: no serialising)."""
+
+    def __init__(self) -> None:
+        self._buckets: Dict[str, List[Tuple[Optional[Dict[str, Any]], Snapshot, int]]] = {}
+        self._n = 0
+
+    def decode(self, doc: Any, source: str) -> Tuple[Optional[str], Snapshot, int]:
+        """(host name or None, snapshot, key); SnapshotError naming `source` as snapshot_from_json does."""
+        n, self._n = self._n, self._n + 1
         hostname = None
         if isinstance(doc, dict) and isinstance(doc.get("host"), dict):
             h = doc["host"].get("hostname")
             hostname = h if isinstance(h, str) and h else None
         taken = _identities(doc) if isinstance(doc, dict) else None
         if taken is None:
-            out.append(NodeFile(path, hostname, snapshot_from_json(doc, str(path)), n))
-            continue
-        reps = buckets.setdefault(_bucket(doc), [])
+            return hostname, snapshot_from_json(doc, source), n
+        reps = self._buckets.setdefault(_bucket(doc), [])
         hit = next((r for r in reps if r[0] == doc), None)
         if hit is None:
             normalised = copy.deepcopy(doc) if len(reps) < BUCKET else None
             _put_back(doc, taken)
-            hit = (normalised, snapshot_from_json(doc, str(path)), n)
+            hit = (normalised, snapshot_from_json(doc, source), n)
             if normalised is not None:
                 reps.append(hit)
-        out.append(NodeFile(path, hostname, hit[1], hit[2]))
+        else:
+            _put_back(doc, taken)
+        return hostname, hit[1], hit[2]
+
+
+def load_nodes(paths: Sequence[str]) -> List[NodeFile]:
+    """Every file's snapshot; SnapshotError naming the first file that cannot be read."""
+    twins = Twins()
+    out: List[NodeFile] = []
+    for path in paths:
+        hostname, snap, key = twins.decode(read_snapshot_json(path), str(path))
+        out.append(NodeFile(path, hostname, snap, key))
     return out

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, List, Sequence
 
 from envdoctor.findings import Finding, sort_findings, summary
-from envdoctor.present.findings import render_findings
 from envdoctor.present.style import Style
 
 if TYPE_CHECKING:
@@ -57,19 +56,29 @@ def render_comparison(result: FleetComparison, style: Style) -> str:
 
 
 def render_collection(result: FleetCollection, style: Style) -> str:
-    """Who arrived and when, who never did, the bandwidth matrix, then the findings."""
+    """Who arrived and when, who never did, the bandwidth matrix (up to 16 nodes; larger in --json), then the
+    findings: at most MAX_LINES lines at any size."""
+    from envdoctor.fleet.listing import names_text
     from envdoctor.fleet.report import render_matrix
 
     doc = result.to_json()
     c = doc["collect"]
     arrived = [n["host"] for n in doc["nodes"] if n["arrived"]]
-    out = [f"{len(arrived)}/{c['nnodes']} nodes at {c['endpoint']} in {c['seconds']:.1f}s: {', '.join(arrived)}"]
+    out = [f"{len(arrived)}/{c['nnodes']} nodes at {c['endpoint']} in {c['seconds']:.1f}s: {names_text(arrived)}"]
     if c["missing"]:
-        out.append(f"never arrived: {', '.join(c['missing'])}")
+        out.append(f"never arrived: {names_text(c['missing'])}")
     bw = doc.get("bandwidth")
-    if bw and bw.get("matrix_gbps"):
+    if bw and bw.get("matrix_gbps") and len(bw["nodes"]) <= 16:
         out.append("")
         out.append(render_matrix(bw["nodes"], bw["matrix_gbps"]).rstrip("\n"))
+    elif bw and bw.get("matrix_gbps"):
+        out.append(f"bandwidth: {len(bw['nodes'])} x {len(bw['nodes'])} matrix, median {bw.get('median_gbps')} GB/s "
+                   "(in --json and -o FILE)")
     elif bw and bw.get("error"):
         out.append(f"bandwidth: {bw['error']}")
-    return "\n".join(out) + "\n\n" + render_findings(result.findings, style)
+    every = sort_findings(result.node_findings + result.findings)
+    s = summary(every)
+    tail = ["", f"{s['errors']} error(s), {s['warnings']} warning(s), {s['infos']} info(s)"]
+    out.append("")
+    body = render_fleet_findings(every, style, max(8, MAX_LINES - len(out) - len(tail)))
+    return "\n".join(out + body + tail) + "\n"

@@ -64,18 +64,12 @@ def compare_snapshot_files(paths: Sequence[str], knowledge: Knowledge) -> FleetC
 def _compare(entries: Sequence[Tuple[Optional[str], str, Snapshot, Any]], knowledge: Knowledge) -> FleetComparison:
     """entries: (host name or None, file, snapshot, key); nodes of one key have the same own findings."""
     from envdoctor.fleet.diagnose import fleet_diagnosis
-    from envdoctor.fleet.node_findings import grouped
-    from envdoctor.usecases.check import check
 
     names = [h or p for h, p, _, _ in entries]
     if len(set(names)) != len(names):
         names = [p for _, p, _, _ in entries]
     findings = fleet_diagnosis([(n, e[2]) for n, e in zip(names, entries)], knowledge.fleet, declared=knowledge.checks)
-    own: Dict[Any, List[Finding]] = {}
-    for _, _, snap, key in entries:
-        if key not in own:
-            own[key] = check(snap, knowledge).findings
-    per_node = sort_findings(grouped([(n, own[e[3]]) for n, e in zip(names, entries)]))
+    per_node = _own_findings([(n, e[2], e[3]) for n, e in zip(names, entries)], knowledge)
     return FleetComparison([(n, e[1]) for n, e in zip(names, entries)], findings, per_node)
 
 
@@ -87,16 +81,17 @@ class FleetCollection:
     names: Mapping[int, str]
     measured: Measured
     findings: List[Finding]
+    node_findings: List[Finding] = field(default_factory=list)
 
     def exit_code(self, strict: bool = False) -> int:
-        return exit_code(self.findings, strict=strict)
+        return exit_code(self.findings + self.node_findings, strict=strict)
 
     def to_json(self) -> Dict[str, Any]:
         from envdoctor.fleet.report import collect_document
 
         hostnames = {r: p.get("hostname") if isinstance(p.get("hostname"), str) else None
                      for r, p in self.collected.payloads.items()}
-        return collect_document(self.collected, self.names, self.measured, self.findings, hostnames)
+        return collect_document(self.collected, self.names, self.measured, self.findings, hostnames, self.node_findings)
 
 
 def bad_snapshot(problem: str) -> Finding:
@@ -114,7 +109,20 @@ def diagnose_collected(got: Collected, knowledge: Knowledge) -> FleetCollection:
     names, nodes, problems = report.gathered_nodes(got)
     m = report.measured(got, names, knowledge.fleet)
     findings = fleet_diagnosis([(n, s) for _, n, s in nodes], knowledge.fleet, m, declared=knowledge.checks)
-    return FleetCollection(got, names, m, sort_findings(findings + [bad_snapshot(p) for p in problems]))
+    own = _own_findings([(n, s, got.keys.get(r, ("rank", r))) for r, n, s in nodes], knowledge)
+    return FleetCollection(got, names, m, sort_findings(findings + [bad_snapshot(p) for p in problems]), own)
+
+
+def _own_findings(nodes: Sequence[Tuple[str, Snapshot, Any]], knowledge: Knowledge) -> List[Finding]:
+    """Each node's own findings (`check`'s) grouped by finding; nodes of one key share one check."""
+    from envdoctor.fleet.node_findings import grouped
+    from envdoctor.usecases.check import check
+
+    own: Dict[Any, List[Finding]] = {}
+    for _, snap, key in nodes:
+        if key not in own:
+            own[key] = check(snap, knowledge).findings
+    return sort_findings(grouped([(n, own[key]) for n, _, key in nodes]))
 
 
 def rendezvous(nnodes: Optional[int], node_rank: Optional[int], endpoint: Optional[str],
