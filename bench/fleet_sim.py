@@ -51,13 +51,16 @@ def _hostile_follower(rdzv: Rendezvous, h: Hostile, honest: Dict[str, Any], time
                                                            timeout=datetime.timedelta(seconds=timeout),
                                                            wait_for_workers=False))
     store.set(f"node/{rdzv.rank}", h.payload if h.payload is not None else json.dumps(honest))
+    store.add("arrived", 1)
     store.wait(["plan"])
     plan = json.loads(store.get("plan").decode())
     if rdzv.rank in plan["arrived"]:
-        for k in range(collect.PINGS):
-            key = f"clock/{rdzv.rank}/{k}"
-            store.wait([key])
-            store.set(f"{key}/ack", h.clock if h.clock is not None else repr(time.time()))
+        if h.clock is not None:
+            store.set(f"clock/{rdzv.rank}", json.dumps([[time.time(), h.clock.decode(), time.time()]]))
+        else:
+            t0, theirs, t1 = time.time(), float(store.get("clock/now").decode()), time.time()
+            store.set(f"clock/{rdzv.rank}", json.dumps([[t0, theirs, t1]]))
+        store.add("clocked", 1)
         if plan.get("backend"):
             store.set(f"bw/{rdzv.rank}", h.row if h.row is not None else json.dumps([None] * rdzv.nnodes))
     store.wait(["verdict"])

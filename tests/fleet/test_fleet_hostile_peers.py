@@ -114,3 +114,15 @@ def test_collect_output_file_is_scrubbed_as_stdout_is(tmp_path, capsys, keep_sig
     written = out.read_text()
     assert secret not in stdout and secret not in written
     assert json.loads(written)["nodes"][1]["rank"] == 1
+
+
+def test_clock_readings_give_the_offset_within_the_bound_and_refuse_junk():
+    from envdoctor.fleet.collect import peer_readings
+
+    # the node's clock is 2 s ahead; it read rank 0's value (0.004 s old at most) between its 102.000 and 102.010
+    r = peer_readings(json.dumps([[102.0, 100.0, 102.01], [102.1, 100.09, 102.102]]).encode(), 0.004)
+    assert r.bound_s == round((0.002 + 0.004) / 2, 4) and abs(r.offset_s - 2.0) <= r.bound_s + 0.01
+    for junk in (b"[]", b"abc", json.dumps([[1, "nan", 2]]).encode(), json.dumps([[2.0, 1.0, 1.0]]).encode(),
+                 json.dumps([[1, 2, 3]] * 4).encode(), b'[[1e999, 1, 2]]'):
+        with pytest.raises(ValueError):
+            peer_readings(junk, 0.01)
