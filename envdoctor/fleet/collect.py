@@ -69,6 +69,7 @@ class Collected:
     rows: Optional[List[List[Optional[float]]]] = None
     bandwidth_error: Optional[str] = None
     gathered: float = 0.0  # seconds from rank 0's start until the last node arrived (or the timeout)
+    read_s: float = 0.0  # of which reading every node's message once they were all in
     seconds: float = 0.0
 
 
@@ -235,13 +236,15 @@ def _lead(store: Any, rdzv: Rendezvous, own: Dict[str, Any], timeout: float, ban
         if waiting:
             time.sleep(0.05)
     arrived = [r for r in range(rdzv.nnodes) if r not in waiting]
+    read_from = time.monotonic()
     payloads, bad = {0: own}, {}
     for r in arrived[1:]:
         try:
             payloads[r] = peer_payload(store.get(f"node/{r}"))
         except ValueError as exc:  # a bad node is reported as one; the others are still collected
             bad[r] = str(exc)
-    got = Collected(rdzv, timeout, payloads, waiting, bad, gathered=time.monotonic() - start)
+    got = Collected(rdzv, timeout, payloads, waiting, bad, gathered=time.monotonic() - start,
+                    read_s=time.monotonic() - read_from)
     if bandwidth is not None and not waiting:
         got.backend = "nccl" if all(_finite(p.get("cuda_devices", 0)) and p.get("cuda_devices", 0) > 0
                                     for p in payloads.values()) else "gloo"
