@@ -11,10 +11,10 @@ from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from envdoctor.findings import Finding
 from envdoctor.fixes import manual
-from envdoctor.fleet.listing import NAMES, evidence_lines, majority, names_text, summary_line
 from envdoctor.fleet.matrix import MatrixVerdict
 from envdoctor.fleet.thresholds import FleetThresholds
 from envdoctor.rules.checks import Check, Checks, bundled_checks
+from envdoctor.rules.fleet_listing import NAMES, evidence_lines, majority, names_text, summary_line
 from envdoctor.snapshot import Snapshot, present
 
 Node = Tuple[str, Snapshot]

@@ -7,7 +7,7 @@ import dataclasses
 from typing import Dict, List, Sequence, Tuple
 
 from envdoctor.findings import Finding
-from envdoctor.fleet.listing import names_text, nodes_word
+from envdoctor.rules.fleet_listing import names_text, nodes_word
 
 
 def grouped(per_node: Sequence[Tuple[str, Sequence[Finding]]]) -> List[Finding]:

@@ -58,8 +58,8 @@ def render_comparison(result: FleetComparison, style: Style) -> str:
 def render_collection(result: FleetCollection, style: Style) -> str:
     """Who arrived and when, who never did, the bandwidth matrix (up to 16 nodes; larger in --json), then the
     findings: at most MAX_LINES lines at any size."""
-    from envdoctor.fleet.listing import names_text
     from envdoctor.fleet.report import render_matrix
+    from envdoctor.rules.fleet_listing import names_text
 
     doc = result.to_json()
     c = doc["collect"]

@@ -109,7 +109,7 @@ def drift_findings(baseline: Snapshot, current: Snapshot, checks: Optional[Check
 def fleet_findings(nodes: Sequence[Tuple[str, Snapshot]], checks: Optional[Checks] = None) -> List[Finding]:
     """For each fact a distributed job needs alike, name the nodes that differ from the majority: the majority
     value with its node count and the others by name, bounded at any fleet size; every node in the evidence."""
-    from envdoctor.fleet.listing import evidence_lines, majority, names_text, summary_line
+    from envdoctor.rules.fleet_listing import evidence_lines, majority, names_text, summary_line
 
     checks = checks or bundled_checks()
     rule = checks.check(FLEET)

@@ -12,10 +12,10 @@ import sys
 import pytest
 
 from envdoctor.errors import SnapshotError
-from envdoctor.fleet.listing import names_text, summary_line
 from envdoctor.fleet.nodes import load_nodes
 from envdoctor.present.fleet import render_comparison
 from envdoctor.present.style import Style
+from envdoctor.rules.fleet_listing import names_text, summary_line
 from envdoctor.settings import Settings
 from envdoctor.snapshot import load_snapshot
 from envdoctor.usecases.check import check
