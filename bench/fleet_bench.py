@@ -44,7 +44,8 @@ def timed(argv: List[str], env: Dict[str, str]) -> Dict[str, float]:
     """One fresh process: wall and CPU (user + sys) seconds, and its exit code."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    p = subprocess.run(argv, env=env, capture_output=True, text=True)
+    # cwd outside any tree: `python -m envdoctor` puts the cwd first on sys.path, ahead of PYTHONPATH
+    p = subprocess.run(argv, env=env, capture_output=True, text=True, cwd=tempfile.gettempdir())
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -175,7 +176,7 @@ def main() -> int:
     env = dict(os.environ, PYTHONPATH=str(Path(args.code).resolve()), PYTHONPYCACHEPREFIX=str(where / "pycache"))
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     subprocess.run([sys.executable, "-m", "envdoctor", "check", "--snapshot", str(SNAPSHOT)], env=env,
-                   capture_output=True)
+                   capture_output=True, cwd=tempfile.gettempdir())
     sections = args.sections.split(",")
     results: Dict[str, Any] = {"cpus": os.cpu_count(), "code": str(args.code), "repeat": args.repeat,
                                "load_avg_at_start": os.getloadavg()[0]}
