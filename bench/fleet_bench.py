@@ -119,7 +119,12 @@ def store_one(n: int) -> Dict[str, Any]:
         timing["diagnose_s"] = time.monotonic() - t
         return result
 
-    out = simulate(n, lambda r: json.loads(raw[r]), decide, timeout=900)
+    began = time.monotonic()
+
+    def progress(text: str) -> None:
+        print(f"[{time.monotonic() - began:7.1f} s] rank 0: {text}", file=sys.stderr, flush=True)
+
+    out = simulate(n, lambda r: json.loads(raw[r]), decide, timeout=900, progress=progress)
     got = out.collected
     tracemalloc.start()
     held = {r: json.loads(raw[r]) for r in range(n)}

@@ -226,13 +226,15 @@ def _lead(store: Any, rdzv: Rendezvous, own: Dict[str, Any], timeout: float, ban
     deadline = start + timeout
     waiting = list(range(1, rdzv.nnodes))
     progress(f"waiting up to {timeout:g} s for {len(waiting)} node(s)")
-    swept = 0.0
+    swept, cost = 0.0, 0.0
     while waiting and time.monotonic() < deadline:
         # one counter read per round; a sweep over the nodes (a round trip each) when all say they are in, or
-        # each second (a node may have added twice, or not at all)
-        if store.add("arrived", 0) >= len(waiting) or time.monotonic() - swept > 1.0:
+        # now and then (a node may have added twice, or not at all): never more than a fifth of rank 0's time
+        if store.add("arrived", 0) >= len(waiting) or time.monotonic() - swept > max(1.0, 4 * cost):
+            began = time.monotonic()
             waiting = [r for r in waiting if not store.check([f"node/{r}"])]
             swept = time.monotonic()
+            cost = swept - began
         if waiting:
             time.sleep(0.05)
     arrived = [r for r in range(rdzv.nnodes) if r not in waiting]
