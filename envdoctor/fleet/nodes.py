@@ -4,9 +4,8 @@ node whose key was seen shares that node's decoded snapshot and its `check` find
 
 The identities set aside (replaced by a placeholder) are facts no rule and no fleet check reads: the host
 name (the node's name), each GPU's UUID, each interface's addresses, each probe's duration, and the time of
-day the snapshot was taken
-(its date stays: the wheel-index rules read it). A node whose identities are not of their schema's type is
-decoded on its own, so an invalid snapshot is refused as before.
+day the snapshot was taken (its date stays: the wheel-index rules read it). A node whose identities are not of
+their schema's type is decoded on its own, so an invalid snapshot is refused as before.
 """
 
 from __future__ import annotations
