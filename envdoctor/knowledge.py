@@ -9,15 +9,14 @@ ENVDOCTOR_WHEELS_INDEX, the user copy of the index): the CLI and the TUI call th
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, List, Optional
+from typing import TYPE_CHECKING, Callable, Dict, List, Optional
 
 from envdoctor.data_files import data_path
 from envdoctor.fleet.checks import NEEDED as FLEET_CHECKS
 from envdoctor.fleet.thresholds import FILE as THRESHOLDS_FILE
 from envdoctor.fleet.thresholds import FleetThresholds, load_thresholds
-from envdoctor.nccl.rules import RuleSet, default_rules_dir, load_rules
 from envdoctor.rules.checks import Checks, checks_dir, load_checks
 from envdoctor.rules.drift import NEEDED as DRIFT_CHECKS
 from envdoctor.rules.drift import READERS
@@ -27,6 +26,7 @@ from envdoctor.wheels.index import WheelIndex, read_index
 
 if TYPE_CHECKING:
     from envdoctor.catalog import Entry
+    from envdoctor.nccl.rules import RuleSet
 
 
 @dataclass(frozen=True)
@@ -36,9 +36,18 @@ class Knowledge:
 
     rules: Rulebook
     index: WheelIndex
-    nccl: RuleSet
+    nccl_source: Callable[[], RuleSet] = field(repr=False, compare=False)  # loads `nccl` when first read
     checks: Checks
     fleet: FleetThresholds
+    _loaded: Dict[str, RuleSet] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def nccl(self) -> RuleSet:
+        """The NCCL signatures (with the same tables): read and validated when first asked for, so that `check`,
+        which never reads them, does not import and load them (InputError then, naming the bad file)."""
+        if "nccl" not in self._loaded:
+            self._loaded["nccl"] = self.nccl_source()
+        return self._loaded["nccl"]
 
     @property
     def tables(self) -> Tables:
@@ -50,7 +59,7 @@ def knowledge_from(rules_dir: Path, index: WheelIndex) -> Knowledge:
     """Everything in `rules_dir` (its `nccl/` and `checks/`, else the bundled ones), with a wheel index already
     read; InputError (exit 2) naming the file and the entry of every problem."""
     book = load_rulebook(rules_dir)
-    return Knowledge(rules=book, index=index, nccl=nccl_rules_for(rules_dir, book.tables),
+    return Knowledge(rules=book, index=index, nccl_source=lambda: nccl_rules_for(rules_dir, book.tables),
                      checks=checks_for(rules_dir), fleet=load_thresholds(rules_dir / THRESHOLDS_FILE))
 
 
@@ -67,6 +76,8 @@ def load_knowledge(rules_dir: Path, index_path: Path) -> Knowledge:
 def nccl_rules_for(rules_dir: Path, tables: Optional[Tables] = None) -> RuleSet:
     """The NCCL signatures of a rules database (`nccl/` inside it, else the bundled ones), with its tables
     (`tables`: those already loaded from it)."""
+    from envdoctor.nccl.rules import default_rules_dir, load_rules
+
     nccl_dir = rules_dir / "nccl" if (rules_dir / "nccl").is_dir() else default_rules_dir()
     return load_rules(nccl_dir, rules_dir / "tables", tables)
 

@@ -781,6 +781,11 @@ def _readable(name: str, value: str) -> bool:
 
 def load_snapshot(path: Union[str, Path]) -> Snapshot:
     """Read a snapshot file; any problem is a SnapshotError naming the file."""
+    return snapshot_from_json(read_snapshot_json(path), str(Path(path)))
+
+
+def read_snapshot_json(path: Union[str, Path]) -> Any:
+    """The JSON document in a snapshot file, not yet validated; SnapshotError naming the file."""
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8")
@@ -795,4 +800,4 @@ def load_snapshot(path: Union[str, Path]) -> Snapshot:
     except json.JSONDecodeError as exc:
         what = "truncated JSON" if exc.pos >= len(text.rstrip()) else "invalid JSON"
         raise SnapshotError(f"{p}: {what} at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
-    return snapshot_from_json(data, str(p))
+    return data

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from pathlib import Path
@@ -13,7 +12,7 @@ from typing import Tuple
 from envdoctor.commands.common import add_output_file, add_output_options, current_settings, emit_result
 from envdoctor.errors import InputError
 from envdoctor.present.fleet import render_collection, render_comparison
-from envdoctor.present.output import write_file
+from envdoctor.present.output import document_text, write_file
 from envdoctor.present.style import Style
 from envdoctor.snapshot import Snapshot, load_snapshot
 from envdoctor.usecases import fleet
@@ -63,8 +62,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"{', '.join(given)}: only with `fleet collect`")
     if len(args.snapshots) < 2:
         raise InputError("fleet needs at least two snapshots")
-    snapshots = [(path, load_snapshot(path)) for path in args.snapshots]
-    result = fleet.compare_snapshots(snapshots, current_settings().rules_knowledge())  # ENVDOCTOR_RULES_DIR's checks
+    result = fleet.compare_snapshot_files(args.snapshots, current_settings().rules_knowledge())  # ENVDOCTOR_RULES_DIR's
     emit_result(args, result, lambda: render_comparison(result, Style.for_stream(sys.stdout)))
     return result.exit_code(strict=args.strict)
 
@@ -91,7 +89,7 @@ def _collect(args: argparse.Namespace) -> int:
 
     def decide(result: fleet.FleetCollection) -> int:
         if args.output:
-            write_file(Path(args.output), json.dumps(result.to_json(), indent=2) + "\n")
+            write_file(Path(args.output), document_text(result.to_json()))  # scrubbed as stdout is
         emit_result(args, result, lambda: render_collection(result, Style.for_stream(sys.stdout)))
         return result.exit_code(strict=args.strict)
 

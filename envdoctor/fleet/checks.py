@@ -5,7 +5,6 @@ What each check says (id, severity, what, why, fix) is declared in rules/checks/
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
 from statistics import median
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
@@ -15,6 +14,7 @@ from envdoctor.fixes import manual
 from envdoctor.fleet.matrix import MatrixVerdict
 from envdoctor.fleet.thresholds import FleetThresholds
 from envdoctor.rules.checks import Check, Checks, bundled_checks
+from envdoctor.rules.fleet_listing import NAMES, evidence_lines, majority, names_text, summary_line
 from envdoctor.snapshot import Snapshot, present
 
 Node = Tuple[str, Snapshot]
@@ -30,22 +30,22 @@ def _declared(checks: Optional[Checks], check_id: str) -> Check:
 
 
 def _finding(rule: Check, title: str, detail: str, subjects: Sequence[str], fix: str = "",
-             severity: Optional[str] = None) -> Finding:
+             severity: Optional[str] = None, evidence: Sequence[str] = ()) -> Finding:
     return Finding(id=rule.id, severity=severity or rule.severity, category=rule.category, title=title,
-                   detail=detail, remedy=manual((fix or rule.fix) + "."), subjects=sorted(subjects))
+                   detail=detail, remedy=manual((fix or rule.fix) + "."), subjects=sorted(subjects),
+                   evidence=list(evidence))
 
 
 def _odd_out(rule: Check, what: str, values: Mapping[str, str], fix: str = "") -> Optional[Finding]:
-    counts = Counter(values.values())
-    if len(counts) < 2:
+    if len(set(values.values())) < 2:
         return None
-    (majority, top), (_, second) = counts.most_common(2)
-    listing = "; ".join(f"{n}: {v}" for n, v in sorted(values.items()))
-    if top == second:
-        return _finding(rule, f"{what} differs across nodes", f"Values: {listing}.", list(values), fix)
-    odd = [n for n, v in values.items() if v != majority]
-    return _finding(rule, f"{what} differs on {', '.join(sorted(odd))} (others: {majority})",
-                    f"Values: {listing}.", odd, fix)
+    common, tie = majority(values)
+    detail, lines = f"Values: {summary_line(values)}.", evidence_lines(values)
+    if tie:
+        return _finding(rule, f"{what} differs across nodes", detail, list(values), fix, evidence=lines)
+    odd = sorted(n for n, v in values.items() if v != common)
+    return _finding(rule, f"{what} differs on {names_text(odd)} (others: {common})", detail, odd, fix,
+                    evidence=lines)
 
 
 def nccl_setting_findings(nodes: Sequence[Node], checks: Optional[Checks] = None) -> List[Finding]:
@@ -139,9 +139,9 @@ def capacity_findings(nodes: Sequence[Node], checks: Optional[Checks] = None) ->
         low = sorted(n for n, v in values.items() if v < mid)
         if not low:
             continue
-        listing = "; ".join(f"{n}: {show(v)}" for n, v in sorted(values.items()))
-        out.append(_finding(_declared(checks, WEAKER), f"{what} on {', '.join(low)} (others: {show(mid)})",
-                            f"Per node: {listing}.", low))
+        shown = {n: show(v) for n, v in values.items()}
+        out.append(_finding(_declared(checks, WEAKER), f"{what} on {names_text(low)} (others: {show(mid)})",
+                            f"Per node: {summary_line(shown)}.", low, evidence=evidence_lines(shown)))
     return out
 
 
@@ -149,10 +149,11 @@ def missing_findings(missing: Sequence[str], timeout: float, endpoint: str,
                      checks: Optional[Checks] = None) -> List[Finding]:
     if not missing:
         return []
-    return [_finding(_declared(checks, MISSING), f"{', '.join(missing)} never arrived (waited {timeout:g} s)",
+    named = names_text(missing)
+    return [_finding(_declared(checks, MISSING), f"{named} never arrived (waited {timeout:g} s)",
                      f"Rank 0 waited {timeout:g} s at {endpoint} for every node's snapshot; "
-                     f"{', '.join(missing)} did not send one. The checks below compare the nodes that arrived.",
-                     missing)]
+                     f"{named} did not send one. The checks below compare the nodes that arrived.",
+                     missing, evidence=[f"never arrived: {', '.join(missing)}"])]
 
 
 @dataclass(frozen=True)
@@ -167,10 +168,11 @@ def clock_findings(readings: Mapping[str, ClockReading], thresholds: FleetThresh
     skewed = {n: r for n, r in readings.items() if abs(r.offset_s) - r.bound_s > limit}
     if not skewed:
         return []
-    listing = "; ".join(f"{n}: {r.offset_s:+.3f} s (+-{r.bound_s:.3f})" for n, r in sorted(skewed.items()))
+    lines = [f"{n}: {r.offset_s:+.3f} s (+-{r.bound_s:.3f})" for n, r in sorted(skewed.items())]
+    shown = "; ".join(lines[:NAMES]) + (f"; and {len(lines) - NAMES} more" if len(lines) > NAMES else "")
     return [_finding(_declared(checks, CLOCK),
-                     f"clock of {', '.join(sorted(skewed))} is off by more than {limit:g} s from rank 0's",
-                     f"Measured against rank 0's clock: {listing}.", list(skewed))]
+                     f"clock of {names_text(sorted(skewed))} is off by more than {limit:g} s from rank 0's",
+                     f"Measured against rank 0's clock: {shown}.", list(skewed), evidence=lines)]
 
 
 def bandwidth_findings(names: Sequence[str], matrix: Sequence[Sequence[Optional[float]]], verdict: MatrixVerdict,

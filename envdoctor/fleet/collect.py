@@ -5,7 +5,9 @@ does), posts `node/R` (its host name and snapshot) and then answers rank 0. Rank
 
 1. waits for every node's snapshot until --timeout; the ones that never came are named, not waited for;
 2. posts `plan` (who arrived, whether to measure bandwidth and over which backend);
-3. measures each node's clock against its own, three round trips each through the store (best kept);
+3. measures every node's clock against its own at once: rank 0 posts its clock (`clock/now`) every TICK
+   seconds, each node reads it three times between two readings of its own clock and posts them
+   (`clock/R`); the best bound is kept (the value's age, which rank 0 measures, widens the bound);
 4. with --bandwidth and every node present: a gloo (or NCCL, when every node has GPUs) process group and the
    pairwise matrix (measure.py);
 5. decides (the caller's diagnosis) and posts `verdict`, the exit code every node then exits with; it keeps
@@ -18,11 +20,12 @@ from __future__ import annotations
 
 import datetime
 import json
+import math
 import os
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from envdoctor.errors import InputError
 from envdoctor.fleet.checks import ClockReading
@@ -31,7 +34,8 @@ from envdoctor.fleet.measure import matrix_from_rows, measure_row
 
 PREFIX = "envdoctor.fleet/1"
 PINGS = 3
-PING_TIMEOUT = 5.0
+PING_TIMEOUT = 5.0  # the clock phase lasts at most this, and a little more per node on a big fleet
+TICK = 0.01  # how often rank 0 posts its clock during the clock phase
 DONE_TIMEOUT = 10.0
 # Test hook at the clock boundary: seconds added to this node's wall clock.
 CLOCK_ENV = "ENVDOCTOR_TEST_FLEET_CLOCK_OFFSET_S"
@@ -57,12 +61,15 @@ class Collected:
     timeout: float
     payloads: Dict[int, Dict[str, Any]]
     missing: List[int]
+    bad: Dict[int, str] = field(default_factory=dict)  # rank -> why what it sent cannot be used
+    keys: Dict[int, int] = field(default_factory=dict)  # rank -> its twins' key (fleet/nodes.py), once decoded
     clocks: Dict[int, ClockReading] = field(default_factory=dict)
     backend: Optional[str] = None
     nbytes: int = 0
     rows: Optional[List[List[Optional[float]]]] = None
     bandwidth_error: Optional[str] = None
     gathered: float = 0.0  # seconds from rank 0's start until the last node arrived (or the timeout)
+    read_s: float = 0.0  # of which reading every node's message once they were all in
     seconds: float = 0.0
 
 
@@ -117,6 +124,70 @@ def _get_json(store: Any, key: str) -> Any:
     return json.loads(store.get(key).decode("utf-8"))
 
 
+def _finite(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def peer_payload(raw: bytes) -> Dict[str, Any]:
+    """A node's `node/R` message: a JSON object (its host name a string or null); ValueError saying why not.
+    A peer's bytes are never trusted: bad JSON, another type, a 5,000-digit number are its problem, not rank 0's."""
+    try:
+        value = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise ValueError(f"not JSON ({type(exc).__name__}: {str(exc)[:120]})") from None
+    if not isinstance(value, dict):
+        raise ValueError(f"expected a JSON object, got {type(value).__name__}")
+    if not (value.get("hostname") is None or isinstance(value.get("hostname"), str)):
+        raise ValueError("its host name is not a string")
+    if not isinstance(value.get("file", ""), str):
+        raise ValueError("its file name is not a string")
+    return value
+
+
+def peer_clock(raw: bytes) -> float:
+    """A clock value: a finite number of seconds; ValueError otherwise (`abc`, `nan`, `inf`)."""
+    text = raw.decode("utf-8", "replace").strip()
+    if len(text) > 64:
+        raise ValueError("clock answer too long")
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"clock answer {text!r} is not finite")
+    return value
+
+
+def peer_readings(raw: bytes, age: float) -> ClockReading:
+    """A node's `clock/R`: up to PINGS readings [before, rank 0's clock read, after] of its own clock, as the
+    best ClockReading (rank 0's value was at most `age` seconds old when read); ValueError when it is not one."""
+    try:
+        value = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise ValueError("its clock readings are not JSON") from None
+    if not isinstance(value, list) or not 0 < len(value) <= PINGS:
+        raise ValueError("its clock readings are not a list of up to three readings")
+    best: Optional[ClockReading] = None
+    for reading in value:
+        if not (isinstance(reading, list) and len(reading) == 3 and all(_finite(v) for v in reading)):
+            raise ValueError(f"its clock answer is not a number of seconds ({str(reading)[:60]})")
+        t0, theirs, t1 = (float(v) for v in reading)
+        if t1 < t0:
+            raise ValueError("its clock readings run backwards")
+        # rank 0 stamped the value it read at a moment in [t0 - age, t1] of the node's clock
+        r = ClockReading(offset_s=round((t0 - age + t1) / 2 - theirs, 4), bound_s=round((t1 - t0 + age) / 2, 4))
+        if best is None or r.bound_s < best.bound_s:
+            best = r
+    assert best is not None
+    return best
+
+
+def peer_row(raw: Any, nnodes: int) -> Optional[List[Optional[float]]]:
+    """A node's bandwidth row: `nnodes` entries, each a finite number >= 0 or null; None when it is not one."""
+    if not isinstance(raw, list) or len(raw) != nnodes:
+        return None
+    if not all(v is None or (_finite(v) and v >= 0) for v in raw):
+        return None
+    return [None if v is None else float(v) for v in raw]
+
+
 def _set_json(store: Any, key: str, value: Any) -> None:
     store.set(key, json.dumps(value))
 
@@ -139,6 +210,8 @@ def run(rdzv: Rendezvous, payload: Callable[[], Dict[str, Any]], timeout: float,
         body["cuda_devices"] = _cuda_devices(torch, dist)
     try:
         _set_json(store, f"node/{rdzv.rank}", body)
+        if rdzv.rank:
+            store.add("arrived", 1)
         if rdzv.rank == 0:
             return _lead(store, rdzv, body, timeout, bandwidth, decide, progress, start, torch, dist)
         return _follow(store, rdzv, timeout, bandwidth, progress, torch, dist)
@@ -153,31 +226,53 @@ def _lead(store: Any, rdzv: Rendezvous, own: Dict[str, Any], timeout: float, ban
     deadline = start + timeout
     waiting = list(range(1, rdzv.nnodes))
     progress(f"waiting up to {timeout:g} s for {len(waiting)} node(s)")
+    swept, cost = 0.0, 0.0
     while waiting and time.monotonic() < deadline:
-        waiting = [r for r in waiting if not store.check([f"node/{r}"])]
+        # one counter read per round; a sweep over the nodes (a round trip each) when all say they are in, or
+        # now and then (a node may have added twice, or not at all): never more than a fifth of rank 0's time
+        if store.add("arrived", 0) >= len(waiting) or time.monotonic() - swept > max(1.0, 4 * cost):
+            began = time.monotonic()
+            waiting = [r for r in waiting if not store.check([f"node/{r}"])]
+            swept = time.monotonic()
+            cost = swept - began
         if waiting:
             time.sleep(0.05)
     arrived = [r for r in range(rdzv.nnodes) if r not in waiting]
-    payloads = {0: own}
-    payloads.update({r: _get_json(store, f"node/{r}") for r in arrived if r})
-    got = Collected(rdzv, timeout, payloads, waiting, gathered=time.monotonic() - start)
+    read_from = time.monotonic()
+    payloads, bad = {0: own}, {}
+    for r in arrived[1:]:
+        try:
+            payloads[r] = peer_payload(store.get(f"node/{r}"))
+        except ValueError as exc:  # a bad node is reported as one; the others are still collected
+            bad[r] = str(exc)
+    got = Collected(rdzv, timeout, payloads, waiting, bad, gathered=time.monotonic() - start,
+                    read_s=time.monotonic() - read_from)
     if bandwidth is not None and not waiting:
-        got.backend = "nccl" if all(p.get("cuda_devices", 0) > 0 for p in payloads.values()) else "gloo"
+        got.backend = "nccl" if all(_finite(p.get("cuda_devices", 0)) and p.get("cuda_devices", 0) > 0
+                                    for p in payloads.values()) else "gloo"
         got.nbytes = bandwidth.nbytes
     elif bandwidth is not None:
         got.bandwidth_error = f"not measured: rank(s) {', '.join(map(str, waiting))} never arrived"
+    age, last = _tick(store, 0.0, None)
     _set_json(store, "plan", {"arrived": arrived, "backend": got.backend})
     progress(f"{len(arrived)}/{rdzv.nnodes} node(s) arrived; measuring clocks")
+    age = _clock_phase(store, len(arrived) - 1, age, last)
     for r in arrived[1:]:
-        reading = _ping(store, r)
-        if reading is not None:
-            got.clocks[r] = reading
+        if not store.check([f"clock/{r}"]):
+            continue  # the node did not answer in time: its clock stays unknown
+        try:
+            got.clocks[r] = peer_readings(store.get(f"clock/{r}"), age)
+        except ValueError as exc:
+            got.bad.setdefault(r, str(exc))
     if got.backend is not None and bandwidth is not None:
         progress(f"measuring node-to-node bandwidth over {got.backend}")
         row, error = _bandwidth(store, rdzv, got.backend, bandwidth, timeout, progress, torch, dist)
         if error is None:
-            rows = [row] + [_wait_json(store, f"bw/{r}", timeout) for r in range(1, rdzv.nnodes)]
-            got.rows = matrix_from_rows(rows)
+            rows = [row] + [_peer_row(store, r, rdzv.nnodes, timeout) for r in range(1, rdzv.nnodes)]
+            refused = [r for r, x in enumerate(rows) if x is None]
+            got.rows = matrix_from_rows([x if x is not None else [None] * rdzv.nnodes for x in rows])
+            for r in refused:
+                got.bad.setdefault(r, "its bandwidth row is not one number or null per node")
         else:
             got.bandwidth_error = error
     got.seconds = time.monotonic() - start
@@ -187,31 +282,38 @@ def _lead(store: Any, rdzv: Rendezvous, own: Dict[str, Any], timeout: float, ban
     return code
 
 
+def _peer_row(store: Any, rank: int, nnodes: int, timeout: float) -> Optional[List[Optional[float]]]:
+    try:
+        return peer_row(_wait_json(store, f"bw/{rank}", timeout), nnodes)
+    except (ValueError, RecursionError):
+        return None
+
+
 def _wait_json(store: Any, key: str, timeout: float) -> Any:
     store.wait([key], _td(timeout))
     return _get_json(store, key)
 
 
-def _ping(store: Any, rank: int) -> Optional[ClockReading]:
-    best: Optional[ClockReading] = None
-    for k in range(PINGS):
-        key = f"clock/{rank}/{k}"
-        t0 = time.time()
-        store.set(key, "1")
-        try:
-            store.wait([f"{key}/ack"], _td(PING_TIMEOUT))
-        except Exception:
-            return best  # the node stopped answering: its clock stays unknown
-        t1 = time.time()
-        theirs = float(store.get(f"{key}/ack").decode())
-        reading = ClockReading(offset_s=round(theirs - (t0 + t1) / 2, 4), bound_s=round((t1 - t0) / 2, 4))
-        if best is None or reading.bound_s < best.bound_s:
-            best = reading
-    return best
+def _tick(store: Any, age: float, last: Optional[float]) -> Tuple[float, float]:
+    """Post rank 0's clock: (the greatest age a value read from `clock/now` can have had, this value's stamp).
+    `last`: the stamp of the value this one replaces."""
+    stamp = time.time()
+    store.set("clock/now", repr(stamp))
+    now = time.time()
+    return max(age, now - (last if last is not None else stamp)), stamp
+
+
+def _clock_phase(store: Any, followers: int, age: float, last: float) -> float:
+    """Keep `clock/now` fresh until every follower has posted its readings (bounded); the values' greatest age."""
+    deadline = time.monotonic() + PING_TIMEOUT + 0.002 * followers
+    while time.monotonic() < deadline and store.add("clocked", 0) < followers:
+        time.sleep(TICK)
+        age, last = _tick(store, age, last)
+    return max(age, time.time() - last)
 
 
 def _await_done(store: Any, followers: int) -> None:
-    deadline = time.monotonic() + DONE_TIMEOUT
+    deadline = time.monotonic() + DONE_TIMEOUT + 0.01 * followers  # a big fleet reads the verdict for a while
     while followers > 0 and store.add("done", 0) < followers and time.monotonic() < deadline:
         time.sleep(0.05)
 
@@ -221,10 +323,17 @@ def _follow(store: Any, rdzv: Rendezvous, timeout: float, bandwidth: Optional[Ba
     progress("snapshot sent; waiting for rank 0")
     plan = _wait_json(store, "plan", timeout + 30)
     if rdzv.rank in plan["arrived"]:
-        for k in range(PINGS):
-            key = f"clock/{rdzv.rank}/{k}"
-            store.wait([key], _td(timeout))
-            store.set(f"{key}/ack", repr(_wall_clock()))
+        readings = []
+        for _ in range(PINGS):
+            t0 = _wall_clock()
+            theirs = store.get("clock/now")
+            t1 = _wall_clock()
+            try:
+                readings.append([t0, peer_clock(theirs), t1])
+            except ValueError:
+                pass  # rank 0 has stopped posting its clock
+        _set_json(store, f"clock/{rdzv.rank}", readings)
+        store.add("clocked", 1)
         if plan.get("backend") and bandwidth is not None:
             row, error = _bandwidth(store, rdzv, plan["backend"], bandwidth, timeout, progress, torch, dist)
             _set_json(store, f"bw/{rdzv.rank}", row if error is None else [None] * rdzv.nnodes)

@@ -11,7 +11,7 @@ from envdoctor.fleet.collect import Collected
 from envdoctor.fleet.diagnose import Measured
 from envdoctor.fleet.matrix import analyse
 from envdoctor.fleet.thresholds import FleetThresholds
-from envdoctor.snapshot import Snapshot, snapshot_from_json
+from envdoctor.snapshot import Snapshot
 
 FLEET_SCHEMA = "envdoctor.fleet/1"
 
@@ -22,24 +22,30 @@ def node_names(hosts: Mapping[int, Optional[str]]) -> Dict[int, str]:
     return {r: h if h and counts[h] == 1 else f"rank{r}" for r, h in hosts.items()}
 
 
-def _host(payload: Mapping[str, Any], snap: Optional[Snapshot]) -> Optional[str]:
-    if snap is not None and isinstance(snap.host.hostname, str) and snap.host.hostname:
-        return snap.host.hostname
-    return str(payload.get("hostname") or "") or None
+def _host(payload: Mapping[str, Any], snapshot_host: Optional[str]) -> Optional[str]:
+    if snapshot_host:
+        return snapshot_host
+    h = payload.get("hostname")
+    return h if isinstance(h, str) and h else None
 
 
 def gathered_nodes(got: Collected) -> Tuple[Dict[int, str], List[Tuple[int, str, Snapshot]], List[str]]:
     """(every rank's name, the (rank, name, snapshot) that arrived intact, problems with the others)."""
+    from envdoctor.fleet.nodes import Twins
+
     snaps: Dict[int, Optional[Snapshot]] = {}
+    own_host: Dict[int, Optional[str]] = {}  # the snapshot's host name (a twin's snapshot carries another's)
     problems = []
+    twins = Twins()  # a fleet's nodes are copies of one machine: one decode per distinct one
     for r, p in sorted(got.payloads.items()):
         try:
-            snaps[r] = snapshot_from_json(p.get("snapshot"), f"rank {r}'s snapshot")
+            own_host[r], snaps[r], got.keys[r] = twins.decode(p.get("snapshot"), f"rank {r}'s snapshot")
         except SnapshotError as exc:
             snaps[r] = None
             problems.append(str(exc))
-    hosts = {r: (_host(got.payloads[r], snaps.get(r)) if r in got.payloads else None) for r in range(got.rdzv.nnodes)}
+    hosts = {r: (_host(got.payloads[r], own_host.get(r)) if r in got.payloads else None) for r in range(got.rdzv.nnodes)}
     names = node_names(hosts)
+    problems += [f"{names[r]} (rank {r}) sent what rank 0 cannot use: {why}" for r, why in sorted(got.bad.items())]
     nodes = [(r, names[r], s) for r, s in sorted(snaps.items()) if s is not None]
     return names, nodes, problems
 
@@ -55,12 +61,14 @@ def measured(got: Collected, names: Mapping[int, str], thresholds: FleetThreshol
 
 
 def collect_document(got: Collected, names: Mapping[int, str], m: Measured, findings: Sequence[Finding],
-                     hostnames: Mapping[int, Optional[str]]) -> Dict[str, Any]:
+                     hostnames: Mapping[int, Optional[str]], node_findings: Sequence[Finding] = ()) -> Dict[str, Any]:
     nodes = []
     for r in range(got.rdzv.nnodes):
         p = got.payloads.get(r, {})
         entry: Dict[str, Any] = {"host": names[r], "file": str(p.get("file") or ""), "rank": r,
-                                 "hostname": hostnames.get(r), "arrived": r in got.payloads}
+                                 "hostname": hostnames.get(r), "arrived": r in got.payloads or r in got.bad}
+        if r in got.bad:
+            entry["problem"] = got.bad[r]
         if r in got.clocks:
             entry["clock_offset_s"], entry["clock_bound_s"] = got.clocks[r].offset_s, got.clocks[r].bound_s
         nodes.append(entry)
@@ -80,7 +88,8 @@ def collect_document(got: Collected, names: Mapping[int, str], m: Measured, find
                       slow_links=[[m.names[i], m.names[j]] for i, j in m.verdict.slow_links])
         doc["bandwidth"] = bw
     doc["findings"] = [f.to_json() for f in findings]
-    doc["summary"] = summary(findings)
+    doc["node_findings"] = [f.to_json() for f in node_findings]
+    doc["summary"] = summary(list(findings) + list(node_findings))
     return doc
 
 

@@ -52,6 +52,13 @@ def _pkg(name: str) -> Callable[[Snapshot], str]:
     return lambda s: _val(s.package(name))
 
 
+def _shm(s: Snapshot) -> str:
+    from envdoctor.byte_sizes import format_bytes
+
+    size = s.host.shm_bytes if present(s.host) else None
+    return format_bytes(size, smallest="MiB") if present(size) and isinstance(size, (int, float)) else "absent"
+
+
 # The readers the compared facts name (rules/checks/checks.json `read`).
 READERS: Dict[str, Callable[[Snapshot], str]] = {
     "driver": lambda s: s.driver.version if present(s.driver) else "none",
@@ -68,6 +75,7 @@ READERS: Dict[str, Callable[[Snapshot], str]] = {
     "nccl_env": _nccl_env,
     "interfaces": _interfaces,
     "fabric_manager": lambda s: _val(s.fabric_manager.version) if present(s.fabric_manager) else "absent",
+    "shm": _shm,
 }
 DRIFT, FLEET = "ED901", "ED902"  # the two checks these facts feed
 NEEDED = (DRIFT, FLEET)
@@ -99,31 +107,35 @@ def drift_findings(baseline: Snapshot, current: Snapshot, checks: Optional[Check
 
 
 def fleet_findings(nodes: Sequence[Tuple[str, Snapshot]], checks: Optional[Checks] = None) -> List[Finding]:
-    """For each fact a distributed job needs alike, name the nodes that differ from the majority."""
+    """For each fact a distributed job needs alike, name the nodes that differ from the majority: the majority
+    value with its node count and the others by name, bounded at any fleet size; every node in the evidence."""
+    from envdoctor.rules.fleet_listing import evidence_lines, majority, names_text, summary_line
+
     checks = checks or bundled_checks()
     rule = checks.check(FLEET)
     out: List[Finding] = []
+    branches = len({_branch(s) for _, s in nodes}) > 1
     for fact in checks.facts:
         if fact.fleet is None:
             continue
         what = fact.what
-        values: Dict[str, str] = {name: READERS[fact.read](s) for name, s in nodes}
-        counts = Counter(values.values())
-        if len(counts) < 2:
+        read = READERS[fact.read]
+        values: Dict[str, str] = {name: read(s) for name, s in nodes}
+        if len(set(values.values())) < 2:
             continue
-        if what == "NVIDIA driver" and len({_branch(s) for _, s in nodes}) > 1:
+        if what == "NVIDIA driver" and branches:
             continue  # the driver-branch finding says it
-        majority, _n = counts.most_common(1)[0]
-        odd = sorted(name for name, v in values.items() if v != majority)
-        detail = "; ".join(f"{name}: {v}" for name, v in sorted(values.items()))
-        tie = counts.most_common(2)[0][1] == counts.most_common(2)[1][1]
+        common, tie = majority(values)
+        odd = sorted(name for name, v in values.items() if v != common)
         out.append(Finding(
             id=rule.id,
             severity=fact.fleet,
             category=rule.category,
-            title=(f"{what} differs across nodes" if tie else f"{what} differs on {', '.join(odd)} (others: {majority})"),
-            detail=f"Ranks of one job must agree on {what}; mismatches hang or corrupt collectives. Values: {detail}.",
+            title=(f"{what} differs across nodes" if tie else f"{what} differs on {names_text(odd)} (others: {common})"),
+            detail=f"Ranks of one job must agree on {what}; mismatches hang or corrupt collectives. "
+                   f"Values: {summary_line(values)}.",
             remedy=manual(fact.align.format(what=what) + ", then rerun `envdoctor fleet`."),
             subjects=sorted(values) if tie else odd,
+            evidence=evidence_lines(values),
         ))
     return out

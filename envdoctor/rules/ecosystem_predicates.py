@@ -8,15 +8,14 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, List, Optional, Tuple, Union
 
-from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from envdoctor.compat import parse_cc
 from envdoctor.rules.conditions import Context, predicate
 from envdoctor.rules.tables import EcosystemTables
 from envdoctor.snapshot import Companion, Snapshot, is_absent, present, value_or
+from envdoctor.snapshot import distribution_key as canonicalize_name  # PEP 503, without importing packaging.tags
 from envdoctor.versions import major_minor, parse
 
 Result = Union[bool, None, Dict[str, Any]]
@@ -218,6 +217,10 @@ AROUND_TORCH = TORCH_DEPS | {"torch", "numpy", "torchvision", "torchaudio", "xfo
 
 def _conflicts(s: Snapshot) -> List[Any]:
     rc = s.requirement_conflicts if present(s.requirement_conflicts) else None
+    if not rc:
+        return []
+    from packaging.requirements import InvalidRequirement, Requirement  # (markers, tags) only when needed
+
     out = []
     for c in rc or []:
         if not present(c.package) or not present(c.requirement):
@@ -363,6 +366,8 @@ def nvidia_wheels_mismatched(ctx: Context) -> Result:
         return None
     found: List[str] = []
     wheels = t.nvidia_wheels if present(t.nvidia_wheels) else None
+    if wheels:
+        from packaging.requirements import InvalidRequirement, Requirement  # (markers, tags) only when needed
     for dist, w in sorted((wheels or {}).items()):
         if not (present(w.required) and w.required and present(w.installed) and w.installed):
             continue

@@ -16,12 +16,12 @@ from types import MappingProxyType
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.utils import canonicalize_name
 
 from envdoctor import data_schemas
 from envdoctor.compat import parse_cc
 from envdoctor.data_files import read_json
 from envdoctor.errors import InputError
+from envdoctor.snapshot import distribution_key as canonicalize_name  # PEP 503, without importing packaging.tags
 
 _MINOR = re.compile(r"^\d+\.\d+$")
 TEXT_REF = re.compile(r"\{table:([a-z_]+)\.([a-z0-9_]+)\}")

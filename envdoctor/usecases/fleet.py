@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import socket
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
@@ -27,30 +27,50 @@ FLEET_SCHEMA = "envdoctor.fleet/1"
 
 @dataclass(frozen=True)
 class FleetComparison:
-    """Snapshot files compared: each node's (name, file) and the findings, most severe first."""
+    """Snapshot files compared: each node's (name, file), the findings of the comparison and each node's own
+    findings (`check`'s, grouped by finding, naming its nodes), each most severe first. The exit code is
+    `check`'s over both: an error on any node is 1."""
 
     nodes: List[Tuple[str, str]]
     findings: List[Finding]
+    node_findings: List[Finding] = field(default_factory=list)
 
     def exit_code(self, strict: bool = False) -> int:
-        return exit_code(self.findings, strict=strict)
+        return exit_code(self.findings + self.node_findings, strict=strict)
 
     def to_json(self) -> Dict[str, Any]:
         return {"schema": FLEET_SCHEMA, "nodes": [{"host": n, "file": p} for n, p in self.nodes],
-                "findings": [f.to_json() for f in self.findings], "summary": summary(self.findings)}
+                "findings": [f.to_json() for f in self.findings],
+                "node_findings": [f.to_json() for f in self.node_findings],
+                "summary": summary(self.findings + self.node_findings)}
 
 
 def compare_snapshots(snapshots: Sequence[Tuple[str, Snapshot]], knowledge: Knowledge) -> FleetComparison:
-    """Compare (file, snapshot) pairs with the knowledge's fleet checks and thresholds: each node is named by its
-    host name, or by its file where the host name is unknown or two snapshots share one."""
+    """Compare (file, snapshot) pairs with the knowledge's fleet checks and thresholds, and report each node's
+    own findings (what `check` finds on it) grouped by finding: each node is named by its host name, or by its
+    file where the host name is unknown or two snapshots share one."""
+    return _compare([(str(s.host.hostname) if present(s.host.hostname) and s.host.hostname else None, p, s, p)
+                     for p, s in snapshots], knowledge)
+
+
+def compare_snapshot_files(paths: Sequence[str], knowledge: Knowledge) -> FleetComparison:
+    """`compare_snapshots` of snapshot files, read as a fleet: nodes that differ only in their identities share
+    one decoded snapshot and one `check` (envdoctor/fleet/nodes.py). SnapshotError naming a bad file."""
+    from envdoctor.fleet.nodes import load_nodes
+
+    return _compare([(n.hostname, n.file, n.snapshot, n.key) for n in load_nodes(paths)], knowledge)
+
+
+def _compare(entries: Sequence[Tuple[Optional[str], str, Snapshot, Any]], knowledge: Knowledge) -> FleetComparison:
+    """entries: (host name or None, file, snapshot, key); nodes of one key have the same own findings."""
     from envdoctor.fleet.diagnose import fleet_diagnosis
 
-    nodes = [(str(s.host.hostname if present(s.host.hostname) else p), p, s) for p, s in snapshots]
-    names = [n for n, _, _ in nodes]
+    names = [h or p for h, p, _, _ in entries]
     if len(set(names)) != len(names):
-        nodes = [(p, p, s) for _, p, s in nodes]
-    findings = fleet_diagnosis([(n, s) for n, _, s in nodes], knowledge.fleet, declared=knowledge.checks)
-    return FleetComparison([(n, p) for n, p, _ in nodes], findings)
+        names = [p for _, p, _, _ in entries]
+    findings = fleet_diagnosis([(n, e[2]) for n, e in zip(names, entries)], knowledge.fleet, declared=knowledge.checks)
+    per_node = _own_findings([(n, e[2], e[3]) for n, e in zip(names, entries)], knowledge)
+    return FleetComparison([(n, e[1]) for n, e in zip(names, entries)], findings, per_node)
 
 
 @dataclass(frozen=True)
@@ -61,15 +81,17 @@ class FleetCollection:
     names: Mapping[int, str]
     measured: Measured
     findings: List[Finding]
+    node_findings: List[Finding] = field(default_factory=list)
 
     def exit_code(self, strict: bool = False) -> int:
-        return exit_code(self.findings, strict=strict)
+        return exit_code(self.findings + self.node_findings, strict=strict)
 
     def to_json(self) -> Dict[str, Any]:
         from envdoctor.fleet.report import collect_document
 
-        hostnames = {r: p.get("hostname") for r, p in self.collected.payloads.items()}
-        return collect_document(self.collected, self.names, self.measured, self.findings, hostnames)
+        hostnames = {r: p.get("hostname") if isinstance(p.get("hostname"), str) else None
+                     for r, p in self.collected.payloads.items()}
+        return collect_document(self.collected, self.names, self.measured, self.findings, hostnames, self.node_findings)
 
 
 def bad_snapshot(problem: str) -> Finding:
@@ -87,7 +109,20 @@ def diagnose_collected(got: Collected, knowledge: Knowledge) -> FleetCollection:
     names, nodes, problems = report.gathered_nodes(got)
     m = report.measured(got, names, knowledge.fleet)
     findings = fleet_diagnosis([(n, s) for _, n, s in nodes], knowledge.fleet, m, declared=knowledge.checks)
-    return FleetCollection(got, names, m, sort_findings(findings + [bad_snapshot(p) for p in problems]))
+    own = _own_findings([(n, s, got.keys.get(r, ("rank", r))) for r, n, s in nodes], knowledge)
+    return FleetCollection(got, names, m, sort_findings(findings + [bad_snapshot(p) for p in problems]), own)
+
+
+def _own_findings(nodes: Sequence[Tuple[str, Snapshot, Any]], knowledge: Knowledge) -> List[Finding]:
+    """Each node's own findings (`check`'s) grouped by finding; nodes of one key share one check."""
+    from envdoctor.fleet.node_findings import grouped
+    from envdoctor.usecases.check import check
+
+    own: Dict[Any, List[Finding]] = {}
+    for _, snap, key in nodes:
+        if key not in own:
+            own[key] = check(snap, knowledge).findings
+    return sort_findings(grouped([(n, own[key]) for n, _, key in nodes]))
 
 
 def rendezvous(nnodes: Optional[int], node_rank: Optional[int], endpoint: Optional[str],
