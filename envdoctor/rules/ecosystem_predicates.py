@@ -243,7 +243,7 @@ def _describe(conflicts: List[Any]) -> str:
                      f"{c.installed if present(c.installed) and c.installed else 'none'}" for c, _ in conflicts)
 
 
-@predicate("conflicts", "pins")
+@predicate("conflicts", "pins", "names")
 def torch_dependency_conflict(ctx: Context) -> Result:
     """A requirement of torch itself (sympy, typing_extensions, triton, nvidia-*) that is not met -- or torch's
     import failing on a name its dependency lacks (an old typing_extensions without ParamSpec)."""
@@ -252,7 +252,8 @@ def torch_dependency_conflict(ctx: Context) -> Result:
     hits = [(c, w) for c, w in _conflicts(s)
             if canonicalize_name(c.package) == "torch" and _is_torch_dep(w) and w not in judged]
     if hits:
-        return {"conflicts": _describe(hits), "pins": " ".join(f'"{c.requirement}"' for c, _ in hits)}
+        return {"conflicts": _describe(hits), "pins": " ".join(f'"{c.requirement}"' for c, _ in hits),
+                "names": " ".join(dict.fromkeys(w for _, w in hits))}
     t = _torch(s)
     if t is not None and t.importable is False and t.error:
         m = re.search(r"cannot import name '(\w+)' from '(\w+)'", t.error)
@@ -261,7 +262,7 @@ def torch_dependency_conflict(ctx: Context) -> Result:
             have = value_or(s.package(dep))
             return {"conflicts": f"torch imports {m.group(1)} from {m.group(2)}"
                                  f"{f' {have}' if have else ''}, which lacks it (too old for this torch)",
-                    "pins": f'"{dep}" --upgrade'}
+                    "pins": f'"{dep}>{have}"' if have else f'"{dep}"', "names": canonicalize_name(dep)}
     return None
 
 
