@@ -122,3 +122,35 @@ def _link_hashed(url: str, name: str, indexes: List[str], pages: Dict[Tuple[str,
                 fragment = href.partition("#")[2]
                 return bool(re.match(r"(sha256|sha384|sha512|sha224|sha1|md5)=[0-9a-fA-F]+", fragment))
     return None
+
+
+def extension_release(python: str, name: str, held: List[str], environ: Mapping[str, str],
+                      timeout: float = 300.0) -> Tuple[Optional[str], str]:
+    """(version, '') of the `name` release pip's resolver picks from the user's own index as a binary wheel with
+    torch held at the version in place (`held`: planned pins that replace it), or (None, why) when there is none:
+    xformers pins torch in its metadata, so only the release built for this torch resolves."""
+    import tempfile
+
+    desc = describe_env(python)
+    installed = versions(desc)
+    pins = {"torch": f"torch=={installed['torch']}"} if installed.get("torch") else {}
+    pins.update({canonicalize_name(p.partition("==")[0]): p for p in held})
+    with tempfile.TemporaryDirectory(prefix="envdoctor-held-") as d:
+        held_file = Path(d) / "held.txt"
+        held_file.write_text("".join(f"{p}\n" for p in pins.values()), encoding="utf-8")
+        argv = [python, "-m", "pip", "install", "--dry-run", "--quiet", "--report", "-", "--progress-bar", "off",
+                "--disable-pip-version-check", "--upgrade", "--only-binary", name, "--constraint", str(held_file), name]
+        res = run_command(argv, timeout, env=dict(environ))
+    try:
+        report = json.loads(res.stdout) if res.ok else None
+        items = report["install"] if isinstance(report, dict) else None
+    except (ValueError, KeyError, TypeError):
+        items = None
+    if items is None:
+        last = (res.stderr.strip().splitlines() or [res.describe()])[-1] if not res.ok else "no install report"
+        return None, scrub_secrets(f"no {name} wheel for the torch in place on the package index ({last[:200]})")
+    for item in items:
+        meta = item.get("metadata") or {}
+        if canonicalize_name(str(meta.get("name", ""))) == canonicalize_name(name):
+            return str(meta.get("version")), ""
+    return None, f"the package index has no other {name} release for the torch in place"
