@@ -31,7 +31,7 @@ def attach_commands(plan: Plan, snapshot: Snapshot, python_path: Optional[str], 
     """Set `plan.commands`: for the interpreter at `python_path`, or (a snapshot from elsewhere, python_path None)
     with the snapshot's interpreter and a WHEELHOUSE placeholder. The environment of a uv project gets the
     project's commands, a conda environment with conda's torch the switch to pip's first (and a note why)."""
-    if not plan.packages:
+    if not (plan.packages or plan.requirements or plan.rebuilds):
         return
     if python_path:
         desc = describe_env(python_path)

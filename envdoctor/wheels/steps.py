@@ -17,6 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Optional, Sequence
 
+from packaging.requirements import InvalidRequirement, Requirement
+
 from envdoctor.findings import Finding
 from envdoctor.wheels.index import WheelIndex
 from envdoctor.wheels.planner import MachineFacts, Plan, PlannedPackage, variant_of
@@ -106,11 +108,11 @@ def _step_for(f: Finding, plan: Plan, machine: MachineFacts, index: WheelIndex, 
         return FixStep(f"{f.id}:{name}", "extension", [f.id], f.title, [name], applicability="safe",
                        depends_on=after, subject=name, requirements=[name])
     if f.remedy.requirements:
+        specs = [_spec(r) for r in f.remedy.requirements]
         if torch_changes:  # the new torch brings its own requirements: its step answers the finding
-            return FixStep(f.id, "requirements", [f.id], f.title, list(f.remedy.requirements), status="covered",
+            return FixStep(f.id, "requirements", [f.id], f.title, specs, status="covered",
                            why="the torch step installs a new torch with its own requirements", depends_on=after)
-        return FixStep(f.id, "requirements", [f.id], f.title, list(f.remedy.requirements),
-                       requirements=list(f.remedy.requirements), subject=" ".join(changes))
+        return FixStep(f.id, "requirements", [f.id], f.title, specs, requirements=specs, subject=" ".join(changes))
     if "deepspeed" in f.remedy.arguments and not any(p.name == "deepspeed" for p in plan.packages):
         return FixStep(f.id, "torch", [f.id], f.title, status="cannot_plan",
                        why="DeepSpeed is planned when asked for: `envdoctor fix --deepspeed --yes`")
@@ -118,6 +120,17 @@ def _step_for(f: Finding, plan: Plan, machine: MachineFacts, index: WheelIndex, 
         return FixStep(f.id, "torch", [f.id], f.title, status="cannot_plan",
                        why=f"the planner keeps the installed torch: {plan.reason or 'nothing in the index answers it'}")
     return None
+
+
+def _spec(text: str) -> str:
+    """A requirement as pip takes it on its command line, without the marker: the diagnosis found it applies here
+    (torch's `sympy==1.13.1; python_version >= "3.9"` -> `sympy==1.13.1`)."""
+    try:
+        req = Requirement(text)
+    except InvalidRequirement:
+        return text.split(";", 1)[0].strip()
+    extras = f"[{','.join(sorted(req.extras))}]" if req.extras else ""
+    return f"{req.name}{extras}{req.specifier}"
 
 
 def _companion_step(f: Finding, name: str, plan: Plan, machine: MachineFacts, index: WheelIndex, base: str,
