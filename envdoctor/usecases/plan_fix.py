@@ -165,7 +165,8 @@ def choose_extension_builds(the_plan: Plan, python: str, snapshot: Snapshot) -> 
     for step in the_plan.steps:
         if step.kind != "extension" or step.status != "planned":
             continue
-        version, why = extension_release(python, step.subject, held, os.environ)
+        version, why = extension_release(python, step.subject, held, os.environ,
+                                         [torch.index_url] if torch and torch.index_url else [])
         if version:
             make_release(step, version)
         else:

@@ -144,7 +144,16 @@ def test_wrong_torchvision_build_is_named_and_a_fix_that_leaves_it_rolls_back(ve
         assert [p["index_url"] for p in plan["packages"]] == [f"{index}/whl/cpu"]
         assert [p["variant"] for p in plan["packages"]] == ["cpu"]
 
+        # the torch index unreachable: the plan says which setting reaches it (a mirror), and --yes changes nothing
+        away = json.loads(_envdoctor("fix", "--python", python, "--index-base", UNREACHABLE, "--dry-run", "--json",
+                                     env=env).stdout)
+        assert any(f"cannot reach the PyTorch index {UNREACHABLE}/cpu/torchvision/" in n
+                   and "ENVDOCTOR_TORCH_INDEX or --index-base" in n for n in away["notes"]), away["notes"]
         frozen = _freeze(python)
+        gone = _envdoctor("fix", "--python", python, "--index-base", UNREACHABLE, "--yes", "--json", env=env)
+        assert gone.returncode == 3 and "nothing was changed" in json.loads(gone.stdout)["message"]
+        assert _freeze(python) == frozen
+
         res = _envdoctor("fix", "--python", python, "--index-base", f"{index}/whl", "--yes", "--json", env=env)
         assert res.returncode == 3, res.stderr[-3000:]
         doc = json.loads(res.stdout)
@@ -232,6 +241,8 @@ def test_sympy_and_networkx_are_repaired_with_torch_held(broken, index, tmp_path
     assert (step["id"], step["kind"], step["findings"], step["status"]) == ("ED503", "requirements", ["ED503"], "planned")
     assert dry["requirements"] == f["fix_action"]["requirements"]
     assert any("--constraint" in c and c[-2:] == dry["requirements"] for c in dry["commands"])
+    assert {(i["name"], i["version"]) for i in dry["installs"]} >= {("sympy", "1.14.0"), ("networkx", "3.6.1")}
+    assert "torch" not in {i["name"] for i in dry["installs"]}  # held
 
     start = time.monotonic()
     res = _envdoctor("fix", "--python", python, "--index-base", UNREACHABLE, "--yes", "--json", env=env)
