@@ -115,15 +115,17 @@ def test_a_step_planned_on_torch_does_not_run_without_it(snapshot_of, tmp_path):
     assert result.plan.steps[0].findings  # the finding the new torch answers
     skipped = _plan(snapshot_of, tmp_path, "rtx5090_old_torch", skip=("torch",))
     assert skipped.plan.torch is None and skipped.status == "nothing_to_do"
-    dependent = [s for s in skipped.plan.steps if s.depends_on == ["torch"]]
-    assert all(s.status in ("skipped", "covered") for s in dependent)
-    # a torch change answers torch's own requirements itself: that step is covered, its finding still verified
+    # a step planned on torch, and one a torch change covers (torch's own requirements), go when torch goes
     plan = result.plan
+    plan.steps.append(dataclasses.replace(plan.steps[0], id="ED502:torchvision", kind="companion", findings=["ED502"],
+                                          depends_on=["torch"], packages=[], requirements=["torchvision==0.1"]))
     plan.steps.append(dataclasses.replace(plan.steps[0], id="ED503", kind="requirements", findings=["ED503"],
-                                          depends_on=["torch"], packages=[], requirements=["sympy>=1"]))
+                                          depends_on=["torch"], packages=[], status="covered"))
+    settle(plan)
+    assert plan.requirements == ["torchvision==0.1"]
     select(plan, skip=("torch",))
-    assert plan.steps[-1].status == "skipped" and "depends on step torch" in plan.steps[-1].why
-    assert plan.requirements == []
+    assert [s.status for s in plan.steps[1:]] == ["skipped", "skipped"]
+    assert "depends on step torch" in plan.steps[1].why and plan.requirements == [] and plan.status == "nothing_to_do"
 
 
 def test_the_verifier_names_each_finding_a_step_promised_to_remove(snapshot_of, tmp_path):
@@ -153,3 +155,21 @@ def test_the_torchvision_build_is_read_from_its_version_file(snapshot_of):
     same = dataclasses.replace(torch_cpu, companions={"torchvision": dataclasses.replace(tv, version="0.20.1",
                                                                                           build_version="0.20.1+cpu")})
     assert not [f for f in diagnose_bundled(dataclasses.replace(snap, torch=same)) if f.id == "ED502"]
+
+
+def test_the_companion_probe_reads_the_build_from_the_package_version_file(tmp_path):
+    from importlib import metadata
+
+    from envdoctor.probes.children import torch_ecosystem as eco
+
+    (tmp_path / "torchvision").mkdir()
+    (tmp_path / "torchvision" / "version.py").write_text("__version__ = '0.28.0+cu130'\ngit_version = 'abc'\n")
+    di = tmp_path / "torchvision-0.28.0.dist-info"
+    di.mkdir()
+    (di / "METADATA").write_text("Metadata-Version: 2.1\nName: torchvision\nVersion: 0.28.0\nRequires-Dist: torch (==2.13.0)\n")
+    (di / "RECORD").write_text("torchvision/version.py,,\ntorchvision-0.28.0.dist-info/METADATA,,\n")
+    dist = eco.Headers(metadata.PathDistribution(di))
+    [(name, item)] = eco.companions({"torchvision": dist}).items()
+    assert (name, item["version"], item["build_version"]) == ("torchvision", "0.28.0", "0.28.0+cu130")
+    (di / "RECORD").write_text("torchvision-0.28.0.dist-info/METADATA,,\n")  # no version file: nothing to read
+    assert eco.companions({"torchvision": eco.Headers(metadata.PathDistribution(di))})["torchvision"]["build_version"] is None

@@ -178,7 +178,7 @@ def settle(plan: Plan) -> None:
     while changed:
         changed = False
         for s in plan.steps:
-            if s.status != "planned":
+            if s.status not in ("planned", "covered"):
                 continue
             stopped = [d for d in s.depends_on if d in by_id and by_id[d].status not in ("planned",)]
             if stopped:
