@@ -173,3 +173,25 @@ def test_the_companion_probe_reads_the_build_from_the_package_version_file(tmp_p
     assert (name, item["version"], item["build_version"]) == ("torchvision", "0.28.0", "0.28.0+cu130")
     (di / "RECORD").write_text("torchvision-0.28.0.dist-info/METADATA,,\n")  # no version file: nothing to read
     assert eco.companions({"torchvision": eco.Headers(metadata.PathDistribution(di))})["torchvision"]["build_version"] is None
+
+
+def test_apply_fix_hands_the_installer_a_fresh_check_of_what_each_step_promised(snapshot_of, tmp_path, monkeypatch):
+    from envdoctor.install import installer
+    from envdoctor.install.installer import Outcome
+    from envdoctor.usecases.apply_fix import apply_fix
+
+    snap = snapshot_of("eco_sympy_old")
+    probed = []
+    setup = dataclasses.replace(_setup(tmp_path), probe=lambda python: probed.append(python) or snap)
+    planned = dataclasses.replace(plan_fix(snap, setup, FixWishes(), None), python="/envs/x/bin/python")
+    heard = []
+
+    def execute(plan, python, ccs, progress, state_root, use_uv, break_system_packages=False, live=None, promised=None):
+        heard.append(promised())  # the installer asks after its own verification, inside the transaction
+        return Outcome("rolled_back", "verification failed: " + "; ".join(heard[0]), rollback_ok=True)
+
+    monkeypatch.setattr(installer, "execute", execute)
+    result = apply_fix(planned, setup, print)
+    assert probed == ["/envs/x/bin/python"]  # the target interpreter, probed again
+    assert heard[0] and heard[0][0].startswith("step ED503: ED503 is still found after the install")
+    assert result.exit_code() == 3

@@ -118,7 +118,8 @@ def apply_fix(planned: PlanResult, setup: FixSetup, progress: Callable[[str], No
         def promised() -> List[str]:
             return still_found(steps, check(probe(python), knowledge(), python=python).findings)
 
+    more = {"promised": promised} if promised is not None else {}
     outcome = execute(planned.plan, python, verified_capabilities(planned), progress,
                       setup.writable_state_root(), setup.use_uv, break_system_packages=break_system_packages, live=live,
-                      promised=promised)
+                      **more)
     return ApplyResult(planned, outcome)
