@@ -504,7 +504,10 @@ def _execute(plan: Plan, python: str, ccs: List[str], progress: Progress, sdir: 
                     error = "verification failed: " + "; ".join(problems)
             if not error and promised is not None:
                 progress("checking the environment again: each step's finding must be gone")
-                problems = promised()
+                try:
+                    problems = promised()
+                except Exception as exc:  # a check that cannot run proves nothing: roll back like a failed one
+                    problems = [f"the fresh check did not run ({type(exc).__name__}: {exc})"]
                 if problems:
                     error = "verification failed: " + "; ".join(problems)
         except KeyboardInterrupt:
