@@ -80,6 +80,8 @@ class Fix:
     applicability: str = "display_only"  # one of APPLICABILITIES
     changes: Tuple[str, ...] = ()  # what applying it changes: package names, or what else it touches
     prose: Tuple[Part, ...] = ()  # the text that explains it (read_prose)
+    # envdoctor_fix: requirement specs `fix` installs through pip's resolver with torch held ("sympy>=1.13.3")
+    requirements: Tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.action not in ACTIONS:
@@ -92,6 +94,8 @@ class Fix:
             raise ValueError(f"a {self.applicability} fix is one envdoctor can run: not a manual one")
         if self.action == "envdoctor_command" and (not self.arguments or self.arguments[0] == "fix"):
             raise ValueError("envdoctor_command names a subcommand other than fix (that is envdoctor_fix)")
+        if self.requirements and self.action != "envdoctor_fix":
+            raise ValueError("requirements go with envdoctor_fix (what `envdoctor fix` installs with torch held)")
         if self.action == "envdoctor_fix":
             for w in self.arguments:
                 if w.split("=", 1)[0] not in WISHES:
@@ -132,24 +136,30 @@ def render_argv(fix: Fix, python: Optional[str] = None) -> List[List[str]]:
 
 
 def render_json(fix: Fix) -> Dict[str, Any]:
-    """The structured fix in a finding's JSON (`fix_action`); its text, safety and argv have their own keys."""
-    return {"action": fix.action, "arguments": list(fix.arguments), "changes": list(fix.changes)}
+    """The structured fix in a finding's JSON (`fix_action`); its text, safety and argv have their own keys.
+    `requirements` only where the fix installs some."""
+    out: Dict[str, Any] = {"action": fix.action, "arguments": list(fix.arguments), "changes": list(fix.changes)}
+    if fix.requirements:
+        out["requirements"] = list(fix.requirements)
+    return out
 
 
 def action_problems(raw: Any, applicability: str = "display_only") -> List[str]:
     """What is wrong with a declared fix action ({action, arguments, changes}); [] when it is well formed."""
-    if not isinstance(raw, dict) or not set(raw) <= {"action", "arguments", "changes"} or "action" not in raw:
-        return ["takes {action, arguments, changes}"]
+    if not isinstance(raw, dict) or not set(raw) <= {"action", "arguments", "changes", "requirements"} or \
+            "action" not in raw:
+        return ["takes {action, arguments, changes} (and requirements)"]
     out = []
     if raw["action"] not in ACTIONS or raw["action"] == "manual":
         out.append(f"action must be one of {', '.join(a for a in ACTIONS if a != 'manual')} (a manual fix is its text)")
-    for key in ("arguments", "changes"):
+    for key in ("arguments", "changes", "requirements"):
         if not isinstance(raw.get(key, []), list) or not all(isinstance(a, str) for a in raw.get(key, [])):
             out.append(f"{key} must be a list of text")
     if out:
         return out
     try:
-        Fix(raw["action"], tuple(raw.get("arguments", ())), applicability)
+        Fix(raw["action"], tuple(raw.get("arguments", ())), applicability,
+            requirements=tuple(raw.get("requirements", ())))
     except ValueError as exc:
         out.append(str(exc))
     return out

@@ -146,7 +146,15 @@ class Settings:
         from envdoctor.usecases.plan_fix import FixSetup
 
         return FixSetup(wheel_index=lambda: self.wheel_index(warn), state_root=self.state_root,
-                        writable_state_root=self.writable_state_root, use_uv=self.use_uv, torch_index=self.torch_index)
+                        writable_state_root=self.writable_state_root, use_uv=self.use_uv, torch_index=self.torch_index,
+                        knowledge=lambda: self.knowledge(warn), probe=self.probe)
+
+    def probe(self, python: str) -> Any:
+        """A fresh snapshot of the environment at `python` (what `check --python` probes)."""
+        from envdoctor.probes.context import probe_context
+        from envdoctor.probes.runner import run_probes
+
+        return run_probes(probe_context(python, None, self.torch_timeout, self.state_root))
 
 
 def user_cache_dir(environ: Mapping[str, str], platform: str = sys.platform) -> Path:

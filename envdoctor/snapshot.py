@@ -468,6 +468,9 @@ class Companion(Model):
     error: Optional[str] = fact(None, doc="the import error text")
     nms_op: Field[bool] = fact(doc="torchvision only: torch.ops.torchvision.nms exists (its C++ operators loaded)")
     warnings: Field[List[str]] = fact(doc="warnings its import raised (first 3)")
+    build_version: Field[str] = fact(NOT_RECORDED,
+        doc="__version__ in the package's own version file (torchvision/version.py), e.g. '0.28.0+cu130': names the "
+            "build (CPU or a CUDA version) where the dist-info version, '0.28.0' from PyPI, does not")
 
 
 @dataclass

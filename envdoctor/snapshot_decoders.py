@@ -76,7 +76,7 @@ _c21 = {str, _NONE}
 _c22 = frozenset(['cwd', 'editable', 'other', 'pythonpath', 'site-packages', 'user-site'])
 _c23 = frozenset(['file', 'kind', 'outside_site_packages', 'site_packages', 'dist_location'])
 _c24 = frozenset(['version', 'works', 'error'])
-_c25 = frozenset(['version', 'requires_torch', 'importable', 'error', 'nms_op', 'warnings'])
+_c25 = frozenset(['version', 'requires_torch', 'importable', 'error', 'nms_op', 'warnings', 'build_version'])
 _c26 = frozenset(['required', 'installed'])
 _c27 = frozenset(['path', 'file_version', 'dist', 'dist_version'])
 _c28 = frozenset(['importable', 'error', 'version', 'cuda', 'hip', 'cudnn', 'nccl', 'arch_list', 'cuda_available', 'device_count', 'distributed_backends', 'loaded_libraries', 'cuda_init_error', 'path', 'origin', 'cwd_torch', 'cxx11_abi', 'numpy', 'companions', 'nvidia_wheels', 'mapped_cuda_libraries', 'missing_files'])
@@ -1610,12 +1610,24 @@ def _dec_Companion(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Compan
             f5 = _null(ab, pre + 'warnings', _s.NOT_PROBED) if ab else _s.NOT_PROBED
     else:
         raise _Refused(pre + 'warnings')
-    if len(d) + miss != 6:
+    v = g('build_version')
+    if isinstance(v, str):
+        f6 = v
+    elif v is None:
+        if 'build_version' in d:
+            w = ab.get(pre + 'build_version') if ab else None
+            f6 = _NOT_REPORTED if w is None else _marker(w)
+        else:
+            miss += 1
+            f6 = _null(ab, pre + 'build_version', _s.NOT_RECORDED) if ab else _s.NOT_RECORDED
+    else:
+        raise _Refused(pre + 'build_version')
+    if len(d) + miss != 7:
         ex = {k: w for k, w in d.items() if k not in _c25}
     else:
         ex = {}
     o = _new(_s.Companion)
-    o.__dict__ = {'extra': ex, 'version': f0, 'requires_torch': f1, 'importable': f2, 'error': f3, 'nms_op': f4, 'warnings': f5}
+    o.__dict__ = {'extra': ex, 'version': f0, 'requires_torch': f1, 'importable': f2, 'error': f3, 'nms_op': f4, 'warnings': f5, 'build_version': f6}
     return o
 
 

@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 
 TORCH = "torch==2.13.0+cpu"
-LOOSE = ("torchvision==0.28.0", "sympy==1.12", "numpy==1.26.0")  # installed one at a time, without dependencies
+LOOSE = ("torchvision==0.28.0", "sympy==1.12", "numpy==1.26.0", "pillow==13.0.0")  # installed one at a time, without dependencies
 
 
 def default_dir() -> Path:

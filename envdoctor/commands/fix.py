@@ -43,6 +43,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--index-base", metavar="URL",
                    help=f"PyTorch wheel index or mirror laid out as URL/<variant>/<package>/ (or ${TORCH_INDEX_ENV})")
     p.add_argument("--break-system-packages", action="store_true", help="allow installing into a PEP 668 system environment")
+    p.add_argument("--only", action="append", default=[], metavar="ID",
+                   help="run only this step (a step id from --dry-run, or the finding id it answers); repeatable")
+    p.add_argument("--skip", action="append", default=[], metavar="ID",
+                   help="leave this step out (a step id or finding id); repeatable; the steps planned on it go too")
+    p.add_argument("--unsafe", action="store_true",
+                   help="also run the unsafe steps: rebuilds of a compiled extension from source (they compile)")
     add_output_options(p, PLAN_SCHEMA)
     add_target_options(p)
     add_lock_options(p)
@@ -105,12 +111,13 @@ def make_plan(args: argparse.Namespace, settings: Settings, warn: Any = None,
     else:
         python_path = target_python(args.python)
         snap = obtain_snapshot(argparse.Namespace(snapshot=None, python=python_path, timeout=args.timeout), settings)
-    wishes = FixWishes(args.torch, args.deepspeed, python_version, args.index_base)
+    wishes = FixWishes(args.torch, args.deepspeed, python_version, args.index_base,
+                       tuple(getattr(args, "only", None) or ()), tuple(getattr(args, "skip", None) or ()))
     return plan_fix(snap, settings.fix_setup(warn), wishes, python_path, target)
 
 
 def run(args: argparse.Namespace) -> int:
-    from envdoctor.usecases.apply_fix import EnvStateError, apply_fix
+    from envdoctor.usecases.apply_fix import EnvStateError, apply_fix, refuse_unsafe
 
     live = LiveLine(sys.stderr) if sys.stderr.isatty() else None
 
@@ -127,6 +134,8 @@ def run(args: argparse.Namespace) -> int:
         return write_lock(args, result, settings, say)
     result = report_installs(result, os.environ, settings.pip_index_url)
     install = result.status == "planned" and not args.dry_run and not args.snapshot
+    if install:
+        refuse_unsafe(result, args.unsafe)  # before asking: exit 2, nothing changed
     if install and not args.yes:
         if sys.stdin.isatty() and sys.stdout.isatty():
             emit(render_plan(result))
@@ -140,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
     if install:
         try:
             result = apply_fix(result, settings.fix_setup(), say, break_system_packages=args.break_system_packages,
-                               live=live.show if live else None)
+                               live=live.show if live else None, unsafe=args.unsafe)
         except EnvStateError as exc:  # busy, or half-changed by an interrupted fix: nothing was done
             say(f"error: {exc}")
             return 3

@@ -79,6 +79,7 @@ from envdoctor.wheels.planner import Plan
 
 Progress = Callable[[str], None]
 CONSTRAINTS = "constraints.txt"
+HELD = "held.txt"  # torch (and every planned pin) held at its version while pip resolves a plan's requirements
 
 
 class InstallFailed(Exception):
@@ -155,14 +156,16 @@ def build_commands(plan: Plan, python: str, wheelhouse: str, uv: Optional[str], 
         reinstall = ["--force-reinstall", "--no-deps"]
         on_top = [python, "-m", "pip", "install", "--no-build-isolation", "--find-links", wheelhouse,
                   "--progress-bar", "off"]
+    requirements, rebuilds = list(plan.requirements), list(plan.rebuilds)
+    held = ["--constraint", str(Path(wheelhouse) / HELD)] if requirements or rebuilds else []
     commands = []
-    if wheels:
-        commands.append(download + (["--only-binary=:all:"] if not has_pip else []) + extra + wheels)
+    if wheels or requirements:
+        commands.append(download + (["--only-binary=:all:"] if not has_pip else []) + held + extra + wheels + requirements)
     if built:
         commands.append(download + ["--no-deps"] + built + (["setuptools"] if needs_setuptools else []))
     changes = [p for p in wheels if p not in repairs] + (["setuptools"] if built and needs_setuptools else [])
-    if changes:
-        commands.append(install + changes)
+    if changes or requirements:
+        commands.append(install + held + changes + requirements)
     if repairs:
         commands.append(install + reinstall + repairs)
     constrained = on_top + ["--constraint", str(Path(wheelhouse) / CONSTRAINTS)]
@@ -170,7 +173,26 @@ def build_commands(plan: Plan, python: str, wheelhouse: str, uv: Optional[str], 
         commands.append(constrained + [p for p in built if p not in built_repairs])
     if built_repairs:
         commands.append(constrained + reinstall + built_repairs)
+    if rebuilds:  # from the user's own index, compiled against the torch in place: last, and only with --unsafe
+        if uv:
+            rebuild = [uv, "pip", "install", "--python", python, "--no-build-isolation", "--no-cache", "--reinstall",
+                       "--no-deps"]
+        else:
+            rebuild = [python, "-m", "pip", "install", "--no-build-isolation", "--no-cache-dir", "--force-reinstall",
+                       "--no-deps", "--progress-bar", "off"]
+        commands.append(rebuild + held + rebuilds)
     return commands
+
+
+def held_text(before: Mapping[str, str], pins: List[str]) -> str:
+    """torch at the planned or installed version and every planned pin: what pip's resolver may not move while it
+    installs a plan's requirements (sympy>=1.13.3 must not pull another torch)."""
+    want = {"torch": before["torch"]} if before.get("torch") else {}
+    for pin in pins:
+        name, _, version = pin.partition("==")
+        if "*" not in version:
+            want[canonicalize_name(name)] = version
+    return "".join(f"{name}=={version}\n" for name, version in sorted(want.items()) if version)
 
 
 def is_download(argv: List[str]) -> bool:
@@ -343,10 +365,12 @@ def _drop_old_backups(sdir: Path, keep: List[str]) -> None:
 
 def execute(plan: Plan, python: str, ccs: List[str], progress: Progress, state_root: Path, use_uv: bool = True,
             break_system_packages: bool = False, timeout: float = 3600.0, verify_timeout: float = 300.0,
-            live: Optional[Progress] = None) -> Outcome:
+            live: Optional[Progress] = None, promised: Optional[Callable[[], List[str]]] = None) -> Outcome:
     """Install a plan in the target interpreter; on any failure put the environment back (status rolled_back).
     `state_root` holds the per-environment state (Settings.state_root); `use_uv` False means pip only; `live`
     (a terminal) gets a download's bytes, rate and ETA as they change.
+    `promised`: after the install verified, what the plan promised and did not deliver (a finding that a fresh
+    `check` still finds); anything there rolls everything back.
     Raises EnvBusy while another envdoctor changes the environment, InterruptedFix after one was killed."""
     desc = describe_env(python, files=True)
     if desc["externally_managed"] and not break_system_packages:
@@ -357,13 +381,14 @@ def execute(plan: Plan, python: str, ccs: List[str], progress: Progress, state_r
     try:
         if journal is not None:
             raise InterruptedFix(_interrupted(journal, python))
-        return _execute(plan, python, ccs, progress, sdir, desc, use_uv, timeout, verify_timeout, live)
+        return _execute(plan, python, ccs, progress, sdir, desc, use_uv, timeout, verify_timeout, live, promised)
     finally:
         lock.release()
 
 
 def _execute(plan: Plan, python: str, ccs: List[str], progress: Progress, sdir: Path, desc: Dict[str, Any],
-             use_uv: bool, timeout: float, verify_timeout: float, live: Optional[Progress]) -> Outcome:
+             use_uv: bool, timeout: float, verify_timeout: float, live: Optional[Progress],
+             promised: Optional[Callable[[], List[str]]] = None) -> Outcome:
     from envdoctor.install.resolve import resolve_versions
 
     before_versions = versions(desc)
@@ -417,6 +442,8 @@ def _execute(plan: Plan, python: str, ccs: List[str], progress: Progress, sdir: 
         return outcome
     if on_torch:
         write_private(wheelhouse / CONSTRAINTS, constraints_text(before_versions, pins))
+    if plan.requirements or plan.rebuilds:
+        write_private(wheelhouse / HELD, held_text(before_versions, pins))
     downloads = [c for c in commands if is_download(c)]
 
     # SIGTERM rolls back like Ctrl-C; signal handlers can only be set from the main thread (the TUI runs this in a worker).
@@ -444,7 +471,8 @@ def _execute(plan: Plan, python: str, ccs: List[str], progress: Progress, sdir: 
             outcome.message = f"download failed (exit {rc}); nothing was changed"
             outcome.rollback_ok = versions(describe_env(python)) == before_versions
             return outcome
-        names = wheelhouse_names(wheelhouse)
+        rebuilt = [canonicalize_name(r.partition("==")[0]) for r in plan.rebuilds]
+        names = sorted(set(wheelhouse_names(wheelhouse)) | set(rebuilt))
         replaced = [n for n in names if n in before_versions]
         progress(f"keeping the files of {', '.join(replaced) or 'nothing'} for a rollback")
         fix_id = f"{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}-{os.getpid()}"
@@ -474,6 +502,14 @@ def _execute(plan: Plan, python: str, ccs: List[str], progress: Progress, sdir: 
                 problems = verify(python, plan, exact, ccs, verify_timeout)
                 if problems:
                     error = "verification failed: " + "; ".join(problems)
+            if not error and promised is not None:
+                progress("checking the environment again: each step's finding must be gone")
+                try:
+                    problems = promised()
+                except Exception as exc:  # a check that cannot run proves nothing: roll back like a failed one
+                    problems = [f"the fresh check did not run ({type(exc).__name__}: {exc})"]
+                if problems:
+                    error = "verification failed: " + "; ".join(problems)
         except KeyboardInterrupt:
             error = "interrupted"
         except InstallFailed as exc:
@@ -500,7 +536,12 @@ def _execute(plan: Plan, python: str, ccs: List[str], progress: Progress, sdir: 
         remove_durably(sdir / JOURNAL)
         _drop_old_backups(sdir, [str(bdir)])
         outcome.status, outcome.after, outcome.rollback_ok = "installed", after, None
-        outcome.message = "installed " + ", ".join(pins) + (f" (reinstalled {', '.join(repairs)})" if repairs else "")
+        moved = sorted(n for n in after if after.get(n) != before_versions.get(n)
+                       and not any(canonicalize_name(p.partition("==")[0]) == n for p in pins))
+        extra = [f"{n} {after[n]}" for n in moved] if plan.requirements or plan.rebuilds else []
+        outcome.message = "installed " + ", ".join(pins + extra) + (f" (reinstalled {', '.join(repairs)})" if repairs else "")
+        if plan.rebuilds:
+            outcome.message += f" (rebuilt {', '.join(plan.rebuilds)})"
         return outcome
     finally:
         if in_main:

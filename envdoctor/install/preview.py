@@ -8,7 +8,7 @@ import os
 import re
 import urllib.parse
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from packaging.utils import canonicalize_name
 
@@ -31,7 +31,7 @@ def attach_commands(plan: Plan, snapshot: Snapshot, python_path: Optional[str], 
     """Set `plan.commands`: for the interpreter at `python_path`, or (a snapshot from elsewhere, python_path None)
     with the snapshot's interpreter and a WHEELHOUSE placeholder. The environment of a uv project gets the
     project's commands, a conda environment with conda's torch the switch to pip's first (and a note why)."""
-    if not plan.packages:
+    if not (plan.packages or plan.requirements or plan.rebuilds):
         return
     if python_path:
         desc = describe_env(python_path)
@@ -63,8 +63,23 @@ def install_report(plan: Plan, python_path: str, environ: Mapping[str, str], pip
     whether the index page's link carries a hash (pip's report hashes every file it fetched, so it cannot
     tell); None when no index page showed the file. Credentials in URLs are never shown."""
     pins = [p.pin for p in plan.packages]
-    if not pins:
+    if not pins and not plan.requirements:
         return [], []
+    if plan.requirements:  # resolved with torch held, as the install does
+        import tempfile
+
+        from envdoctor.install.installer import held_text
+
+        with tempfile.TemporaryDirectory(prefix="envdoctor-held-") as d:
+            held = Path(d) / "held.txt"
+            held.write_text(held_text(versions(describe_env(python_path)), pins), encoding="utf-8")
+            return _install_report(plan, pins, ["--constraint", str(held), *plan.requirements], python_path, environ,
+                                   pip_index, timeout)
+    return _install_report(plan, pins, [], python_path, environ, pip_index, timeout)
+
+
+def _install_report(plan: Plan, pins: List[str], more: List[str], python_path: str, environ: Mapping[str, str],
+                    pip_index: Optional[str], timeout: float) -> Tuple[List[Dict[str, Any]], List[str]]:
     torch_indexes = [p.index_url for p in plan.packages if p.index_url]
     env_with_plan = {**environ, **plan.env}
     stop = (first_unreachable(f"{u}/{p.name}" for p in plan.packages for u in [p.index_url] if u)
@@ -73,7 +88,7 @@ def install_report(plan: Plan, python_path: str, environ: Mapping[str, str], pip
         return [], [stop]
     extra, index_vars = index_options(torch_indexes, environ)
     argv = [python_path, "-m", "pip", "install", "--dry-run", "--quiet", "--report", "-", "--progress-bar", "off",
-            "--disable-pip-version-check", *extra, *pins]
+            "--disable-pip-version-check", *extra, *pins, *more]
     env = {**environ, **plan.env, **index_vars}
     res = run_command(argv, timeout, env=env)
     try:
@@ -122,3 +137,37 @@ def _link_hashed(url: str, name: str, indexes: List[str], pages: Dict[Tuple[str,
                 fragment = href.partition("#")[2]
                 return bool(re.match(r"(sha256|sha384|sha512|sha224|sha1|md5)=[0-9a-fA-F]+", fragment))
     return None
+
+
+def extension_release(python: str, name: str, held: List[str], environ: Mapping[str, str],
+                      torch_indexes: Sequence[str] = (), timeout: float = 300.0) -> Tuple[Optional[str], str]:
+    """(version, '') of the `name` release pip's resolver picks from the user's own index as a binary wheel with
+    torch held at the version in place (`held`: planned pins that replace it), or (None, why) when there is none:
+    xformers pins torch in its metadata, so only the release built for this torch resolves."""
+    import tempfile
+
+    desc = describe_env(python)
+    installed = versions(desc)
+    pins = {"torch": f"torch=={installed['torch']}"} if installed.get("torch") else {}
+    pins.update({canonicalize_name(p.partition("==")[0]): p for p in held})
+    with tempfile.TemporaryDirectory(prefix="envdoctor-held-") as d:
+        held_file = Path(d) / "held.txt"
+        held_file.write_text("".join(f"{p}\n" for p in pins.values()), encoding="utf-8")
+        extra, index_vars = index_options(torch_indexes, environ)  # a planned torch comes from its own index
+        argv = [python, "-m", "pip", "install", "--dry-run", "--quiet", "--report", "-", "--progress-bar", "off",
+                "--disable-pip-version-check", "--upgrade", "--only-binary", name, "--constraint", str(held_file),
+                *extra, name]
+        res = run_command(argv, timeout, env={**environ, **index_vars})
+    try:
+        report = json.loads(res.stdout) if res.ok else None
+        items = report["install"] if isinstance(report, dict) else None
+    except (ValueError, KeyError, TypeError):
+        items = None
+    if items is None:
+        last = (res.stderr.strip().splitlines() or [res.describe()])[-1] if not res.ok else "no install report"
+        return None, scrub_secrets(f"no {name} wheel for the torch in place on the package index ({last[:200]})")
+    for item in items:
+        meta = item.get("metadata") or {}
+        if canonicalize_name(str(meta.get("name", ""))) == canonicalize_name(name):
+            return str(meta.get("version")), ""
+    return None, f"the package index has no other {name} release for the torch in place"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import shlex
-from typing import TYPE_CHECKING, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Union
 
 from envdoctor.present.words import word
 
@@ -17,6 +17,7 @@ def render_plan(result: Union[PlanResult, ApplyResult]) -> str:
     the rejected candidates and the exact commands."""
     doc = result.to_json()
     lines = [f"plan: {word(doc['status'])} - {doc.get('reason', '')}"]
+    lines += _steps(doc.get("steps") or [])
     for p in doc["packages"]:
         lines.append(f"  install {p['pin']}" + (f"  from {p['index_url']}" if p["index_url"] else "  from your pip index"))
         lines.append(f"    because {p['reason']}" + (f" [{word(p['status'])}]" if p["status"] != "verified" else ""))
@@ -53,6 +54,27 @@ def render_plan(result: Union[PlanResult, ApplyResult]) -> str:
     if doc.get("message"):
         lines.append(f"  {doc['message']}")
     return "\n".join(lines) + "\n"
+
+
+_STEP_STATES = {"planned": "", "cannot_plan": "CANNOT BE PLANNED: ", "skipped": "skipped: ", "covered": "covered: "}
+
+
+def _steps(steps: List[Dict[str, Any]]) -> List[str]:
+    """Each step of the fix with the findings it answers, what it installs, its safety and, when it does not
+    run, why."""
+    if not steps:
+        return []
+    lines = ["  steps (each finding must be gone afterwards, else everything is rolled back):"]
+    for s in steps:
+        answers = ", ".join(s["findings"]) or "no finding (asked for)"
+        what = " ".join(_quote(i) for i in s["installs"]) or "-"
+        held = " with torch held" if s["kind"] in ("requirements", "extension") and s["status"] == "planned" else ""
+        unsafe = "  [UNSAFE: compiles; needs --unsafe]" if s["applicability"] == "unsafe" else ""
+        lines.append(f"    [{s['id']}] {s['kind']} for {answers}: {what}{held}{unsafe}")
+        lines.append(f"      {_STEP_STATES.get(s['status'], s['status'] + ': ')}{s['why'] or s['reason']}")
+        if s["depends_on"]:
+            lines.append(f"      after: {', '.join(s['depends_on'])}")
+    return lines
 
 
 def _quote(arg: str) -> str:

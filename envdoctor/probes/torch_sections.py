@@ -150,6 +150,10 @@ def _numpy(raw: Any, errors: Dict[str, str], stderr: str) -> Any:
 def _companion(name: str, raw: Dict[str, Any], imports: List[Dict[str, Any]], torch_ok: bool, problem: Any) -> Companion:
     comp = Companion(version=raw.get("version") or Unavailable("no version in its metadata"),
                      requires_torch=raw.get("requires_torch") or Unavailable("no torch requirement in its metadata"))
+    errors = raw.get("errors") or {}
+    comp.build_version = raw.get("build_version") or (
+        ProbeFailed(str(errors["build_version"])) if "build_version" in errors else
+        Unavailable(f"no __version__ in {name}/version.py"))
     result = next((i for i in imports if i.get("name") == name), None)
     if not torch_ok:
         comp.importable = comp.nms_op = Unavailable("torch does not import")

@@ -149,9 +149,35 @@ def numpy_outside_torch_build(ctx: Context) -> Result:
 # --- torchvision / torchaudio ------------------------------------------------------------------
 
 
+def _build_label(comp: Any) -> Optional[str]:
+    """The companion's version with its build: its own version file's (torchvision/version.py: 0.28.0+cu130) when
+    that names one, else the dist-info version (PyPI's wheels leave the build out there)."""
+    own = comp.build_version if present(getattr(comp, "build_version", None)) and comp.build_version else None
+    if own and _local_kind(own):
+        return str(own)
+    return str(comp.version) if present(comp.version) and comp.version else own
+
+
+def _variant_problem(name: str, comp: Any, torch_version: Optional[str]) -> Optional[str]:
+    """The release may pair while the build does not: a CUDA torchvision beside a CPU torch."""
+    label = _build_label(comp)
+    a, b = _local_kind(torch_version), _local_kind(label)
+    if not (a and b and a != b):
+        return None
+    where = f" ({name}/version.py)" if label != (comp.version if present(comp.version) else None) else ""
+    ops = "; its C++ operators did not load (operator torchvision::nms does not exist)" if comp.nms_op is False else ""
+    return (f"the build, not the release, is wrong: torch is a {a.upper()} build ({torch_version}) and {name} a "
+            f"{b.upper()} build ({label}{where}){ops}")
+
+
 def _companion_problem(ctx: Context, name: str, comp: Any, torch_version: Optional[str]) -> Optional[str]:
     error = comp.error if comp.error else None
     warnings = comp.warnings if present(comp.warnings) and comp.warnings else []
+    variant = _variant_problem(name, comp, torch_version)
+    version = comp.version if present(comp.version) and comp.version else None
+    want = companion_series(ctx.tables.ecosystem, name, torch_version) if torch_version else None
+    if variant and not (version and want and _mm_text(version) and _mm_text(version) != want):
+        return variant
     if comp.importable is False and error and COMPANION_BROKEN.search(error):
         return f"importing it fails: {error.strip().splitlines()[-1][:240]}"
     if comp.nms_op is False:
@@ -167,14 +193,9 @@ def _companion_problem(ctx: Context, name: str, comp: Any, torch_version: Option
             spec = None
         if spec is not None and not spec.contains(Version(tv.public), prereleases=True):
             return f"it requires torch{comp.requires_torch}"
-    version = comp.version if present(comp.version) and comp.version else None
-    want = companion_series(ctx.tables.ecosystem, name, torch_version) if torch_version else None
     if version and want and _mm_text(version) and _mm_text(version) != want:
         return f"{name} {version} is built for another torch (torch {_mm_text(torch_version)} pairs with {name} {want}.x)"
-    a, b = _local_kind(torch_version), _local_kind(version)
-    if a and b and a != b:
-        return f"torch is a {a.upper()} build ({torch_version}) and {name} a {b.upper()} build ({version})"
-    return None
+    return variant
 
 
 @predicate("companion", "companion_version", "problem", "wanted", "torch_release", reads=("companions",))
@@ -197,6 +218,9 @@ def companion_mismatched(ctx: Context) -> Result:
             want = companion_series(tables, canonicalize_name(name), torch_version) if torch_version else None
             wanted = (f"torch {_mm_text(torch_version)}.x pairs with {name} {want}.x" if want
                       else f"install the {name} release built for this torch")
+            kind = _local_kind(torch_version)
+            if kind and _variant_problem(canonicalize_name(name), comp, torch_version):
+                wanted += f", and a {kind.upper()} torch with {name}'s {kind.upper()} build (+{_version(torch_version).local})"
             version = comp.version if present(comp.version) and comp.version else "(version unknown)"
             return {"companion": name, "companion_version": version, "problem": problem.rstrip(". "),
                     "wanted": wanted, "torch_release": f"torch {torch_version}" if torch_version else "the installed torch"}
@@ -246,7 +270,7 @@ def _describe(conflicts: List[Any]) -> str:
                      f"{c.installed if present(c.installed) and c.installed else 'none'}" for c, _ in conflicts)
 
 
-@predicate("conflicts", "pins")
+@predicate("conflicts", "pins", "names")
 def torch_dependency_conflict(ctx: Context) -> Result:
     """A requirement of torch itself (sympy, typing_extensions, triton, nvidia-*) that is not met -- or torch's
     import failing on a name its dependency lacks (an old typing_extensions without ParamSpec)."""
@@ -255,7 +279,8 @@ def torch_dependency_conflict(ctx: Context) -> Result:
     hits = [(c, w) for c, w in _conflicts(s)
             if canonicalize_name(c.package) == "torch" and _is_torch_dep(w) and w not in judged]
     if hits:
-        return {"conflicts": _describe(hits), "pins": " ".join(f'"{c.requirement}"' for c, _ in hits)}
+        return {"conflicts": _describe(hits), "pins": " ".join(f'"{c.requirement}"' for c, _ in hits),
+                "names": " ".join(dict.fromkeys(w for _, w in hits))}
     t = _torch(s)
     if t is not None and t.importable is False and t.error:
         m = re.search(r"cannot import name '(\w+)' from '(\w+)'", t.error)
@@ -264,7 +289,7 @@ def torch_dependency_conflict(ctx: Context) -> Result:
             have = value_or(s.package(dep))
             return {"conflicts": f"torch imports {m.group(1)} from {m.group(2)}"
                                  f"{f' {have}' if have else ''}, which lacks it (too old for this torch)",
-                    "pins": f'"{dep}" --upgrade'}
+                    "pins": f'"{dep}>{have}"' if have else f'"{dep}"', "names": canonicalize_name(dep)}
     return None
 
 

@@ -122,7 +122,8 @@ def _template_problems(raw: Dict[str, Any], roots: Dict[str, Any], bad: set, tex
     named = [(k, raw[k]) for k in ("title", "detail", "fix") if k not in bad]
     named += [("subjects", s) for s in raw.get("subjects") or []] if "subjects" not in bad else []
     action = raw.get("fix_action") if "fix_action" not in bad else None
-    named += [("fix_action", a) for key in ("arguments", "changes") for a in (action or {}).get(key, [])]
+    named += [("fix_action", a) for key in ("arguments", "changes", "requirements")
+              for a in (action or {}).get(key, [])]
     group = raw.get("group_title")
     if group is not None and "group_title" not in bad:
         if raw.get("for_each") is None:

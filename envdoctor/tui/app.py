@@ -382,25 +382,33 @@ class EnvDoctorApp(App[int]):
         body.append(f"{target}:\n", style="bold")
         for p in plan.packages:
             body.append(f"  {p.pin}\n", style="bold cyan")
+        for r in plan.requirements:
+            body.append(f"  {r}  (torch held)\n", style="bold cyan")
+        from envdoctor.wheels.steps import unsafe_steps
+
+        risky = unsafe_steps(plan)
+        for s in risky:  # the confirmation is the TUI's --unsafe: it names what compiles
+            body.append(f"  UNSAFE: rebuild {' '.join(s.installs)} from source (it compiles)\n", style="bold red")
         body.append("\nThe packages it replaces are kept first; if the install or the verification fails, "
                     "the environment is put back exactly as it was.")
 
         def confirmed(yes: Optional[bool]) -> None:
             if yes and not self._quitting:
                 self._panes["fix"].start_install()
-                self._install(planned)
+                self._install(planned, unsafe=bool(risky))
 
         from envdoctor.tui.modals import ConfirmScreen
 
-        self.push_screen(ConfirmScreen("Apply this plan?", body, yes="Install"), confirmed)
+        self.push_screen(ConfirmScreen("Apply this plan?", body, yes="Install and rebuild" if risky else "Install"),
+                         confirmed)
 
-    def _install(self, planned: Any) -> None:
+    def _install(self, planned: Any, unsafe: bool = False) -> None:
         from envdoctor.usecases.apply_fix import apply_fix
 
         def log(line: str) -> None:
             self.post_message(msg.InstallLog(line))
 
-        self.run_use_case(lambda: apply_fix(planned, self.settings.fix_setup(), log),
+        self.run_use_case(lambda: apply_fix(planned, self.settings.fix_setup(), log, unsafe=unsafe),
                           lambda result, error: msg.InstallDone(result.outcome if result else None, error),
                           group="install", description="installing")
 

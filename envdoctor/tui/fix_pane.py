@@ -23,6 +23,19 @@ def plan_text(plan: Any, target: Optional[str]) -> Text:
     text = Text()
     text.append(f"Plan: {word(plan.status)}", style=style)
     text.append(f" — {plan.reason}\n" if plan.reason else "\n")
+    steps = getattr(plan, "steps", None) or []
+    if all(s.id in ("torch", "deepspeed") for s in steps):
+        steps = []  # the torch plan alone: its packages below say it all
+    for s in steps:
+        text.append(f"  [{s.id}] ", style="bold")
+        text.append(f"{s.kind}: {' '.join(s.installs) or '-'}", style="cyan" if s.status == "planned" else "dim")
+        if s.applicability == "unsafe":
+            text.append("  UNSAFE: compiles (asked again before it runs)", style="bold red")
+        text.append(f"\n    {s.reason if s.status == 'planned' else word(s.status) + ': ' + s.why}\n", style="dim")
+    for r in getattr(plan, "requirements", None) or []:
+        text.append("  install ", style="bold")
+        text.append(r, style="bold cyan")
+        text.append("  with torch held, from your pip index\n", style="dim")
     for p in plan.packages:
         text.append("  install ", style="bold")
         text.append(p.pin, style="bold cyan")

@@ -4,17 +4,19 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence
 
 from envdoctor.errors import InputError
 from envdoctor.install.state import EnvStateError
 from envdoctor.snapshot import known_list, present
 
 if TYPE_CHECKING:
+    from envdoctor.findings import Finding
     from envdoctor.install.installer import Outcome
     from envdoctor.usecases.plan_fix import FixSetup, PlanResult
+    from envdoctor.wheels.steps import FixStep
 
-__all__ = ["ApplyResult", "EnvStateError", "apply_fix", "verified_capabilities"]
+__all__ = ["ApplyResult", "EnvStateError", "apply_fix", "refuse_unsafe", "still_found", "verified_capabilities"]
 
 
 @dataclass(frozen=True)
@@ -62,14 +64,62 @@ def verified_capabilities(planned: PlanResult) -> List[str]:
     return [str(g.compute_capability) for g in known_list(planned.snapshot.gpus) if present(g.compute_capability)]
 
 
+def refuse_unsafe(planned: PlanResult, unsafe: bool) -> None:
+    """InputError (exit 2, nothing changed) when a step that compiles is planned and --unsafe (the TUI: a
+    confirmation) was not given."""
+    from envdoctor.wheels.steps import unsafe_steps
+
+    risky = unsafe_steps(planned.plan)
+    if risky and not unsafe:
+        names = ", ".join(f"{s.id} ({' '.join(s.installs)})" for s in risky)
+        raise InputError(f"the plan has unsafe steps, rebuilds that compile against the torch in place: {names}; pass "
+                         f"--unsafe to run them, or --skip {risky[0].id.split(':', 1)[0]}; nothing was changed")
+
+
+def still_found(steps: Sequence[FixStep], findings: Sequence[Finding]) -> List[str]:
+    """What the planned steps promised and a fresh check contradicts: each finding a step answers that is found
+    again (for a step about one package, on that package)."""
+    out = []
+    for step in steps:
+        if step.status not in ("planned", "covered"):
+            continue
+        for fid in step.findings:
+            for f in findings:
+                if f.id != fid:
+                    continue
+                if step.subject and step.kind in ("companion", "extension") and \
+                        not any(step.subject in s for s in f.subjects) and step.subject not in f.title:
+                    continue
+                out.append(f"step {step.id}: {f.id} is still found after the install ({f.title})")
+                break
+    return out
+
+
 def apply_fix(planned: PlanResult, setup: FixSetup, progress: Callable[[str], None],
-              break_system_packages: bool = False, live: Optional[Callable[[str], None]] = None) -> ApplyResult:
+              break_system_packages: bool = False, live: Optional[Callable[[str], None]] = None,
+              unsafe: bool = False) -> ApplyResult:
     """Install `planned` into its interpreter; `progress` hears each step (and pip's output), `live` the
-    download's progress line. EnvStateError (an InputError): busy or half-changed, nothing was done."""
+    download's progress line. Afterwards a fresh check of the interpreter must no longer find what each step
+    answers, else everything is rolled back. InputError: an unsafe step without `unsafe` (nothing was done);
+    EnvStateError (an InputError): busy or half-changed, nothing was done."""
     from envdoctor.install.installer import execute
 
     if not planned.python:
         raise InputError("this plan is for a snapshot taken elsewhere: it cannot be applied here")
-    outcome = execute(planned.plan, planned.python, verified_capabilities(planned), progress,
-                      setup.writable_state_root(), setup.use_uv, break_system_packages=break_system_packages, live=live)
+    refuse_unsafe(planned, unsafe)
+    python = planned.python
+    promised = None
+    steps = [s for s in planned.plan.steps if s.findings and s.status in ("planned", "covered")]
+    if steps and setup.probe is not None and setup.knowledge is not None and planned.target is None:
+        from envdoctor.usecases.check import check
+
+        knowledge, probe = setup.knowledge, setup.probe
+
+        def promised() -> List[str]:
+            return still_found(steps, check(probe(python), knowledge(), python=python).findings)
+
+    more = {"promised": promised} if promised is not None else {}
+    outcome = execute(planned.plan, python, verified_capabilities(planned), progress,
+                      setup.writable_state_root(), setup.use_uv, break_system_packages=break_system_packages, live=live,
+                      **more)
     return ApplyResult(planned, outcome)

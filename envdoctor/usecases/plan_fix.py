@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 if TYPE_CHECKING:
+    from envdoctor.findings import Finding
+    from envdoctor.knowledge import Knowledge
     from envdoctor.snapshot import Snapshot
     from envdoctor.wheels.index import WheelIndex
     from envdoctor.wheels.planner import Plan
@@ -31,6 +33,8 @@ class FixSetup:
     writable_state_root: Callable[[], Path]
     use_uv: bool = True
     torch_index: Optional[str] = None
+    knowledge: Optional[Callable[[], Knowledge]] = None  # the rules the diagnosis is made with (None: torch plan only)
+    probe: Optional[Callable[[str], Snapshot]] = None  # a fresh snapshot of an interpreter (the verifier's check)
 
 
 @dataclass(frozen=True)
@@ -42,6 +46,8 @@ class FixWishes:
     deepspeed: Optional[str] = None
     python_version: Optional[str] = None
     index_base: Optional[str] = None
+    only: Tuple[str, ...] = ()  # --only ID: the steps (step or finding ids) to run, the others skipped
+    skip: Tuple[str, ...] = ()  # --skip ID
 
 
 @dataclass(frozen=True)
@@ -110,7 +116,8 @@ def plan_fix(snapshot: Snapshot, setup: FixSetup, wishes: FixWishes, python: Opt
     interpreter the commands name) with its commands. `target`: plan for that machine's GPUs and driver with this
     environment. InputError on a bad index, index base or wish."""
     from envdoctor.install.preview import attach_commands
-    from envdoctor.wheels.planner import plan
+    from envdoctor.wheels.planner import facts_from_snapshot, plan
+    from envdoctor.wheels.steps import gather, select
     from envdoctor.wheels.wishes import Wishes
 
     if target is not None:
@@ -119,9 +126,53 @@ def plan_fix(snapshot: Snapshot, setup: FixSetup, wishes: FixWishes, python: Opt
         snapshot = retarget(snapshot, target)
     index = setup.wheel_index()
     base = torch_index_base(wishes.index_base, setup.torch_index, index.default_index_base)
+    # The diagnosis of this environment: every applicable fix becomes a step (another machine's plan: torch only).
+    findings = diagnosis(snapshot, setup, python) if target is None else []
     the_plan = plan(snapshot, index, Wishes.from_options(wishes.torch, wishes.deepspeed, wishes.python_version, base))
+    if setup.knowledge is not None and target is None:
+        gather(the_plan, findings, facts_from_snapshot(snapshot, wishes.python_version), index, base)
+        unknown = select(the_plan, wishes.only, wishes.skip)
+        if unknown:
+            from envdoctor.errors import InputError
+
+            ids = ", ".join(s.id for s in the_plan.steps) or "none"
+            raise InputError(f"--only/--skip {unknown[0]!r} names no step of this plan (its steps: {ids})")
+        if python:
+            choose_extension_builds(the_plan, python, snapshot)
     attach_commands(the_plan, snapshot, python, setup.state_root, setup.use_uv)
     return PlanResult(the_plan, snapshot, python, base, target)
+
+
+def diagnosis(snapshot: Snapshot, setup: FixSetup, python: Optional[str]) -> List[Finding]:
+    """The findings of `check` on the snapshot ([] without the rules: a torch plan only)."""
+    from envdoctor.usecases.check import check
+
+    if setup.knowledge is None:
+        return []
+    return check(snapshot, setup.knowledge(), python=python).findings
+
+
+def choose_extension_builds(the_plan: Plan, python: str, snapshot: Snapshot) -> None:
+    """Each extension step: the release built for the torch in place where the user's index has one (pip's
+    resolver, torch held), else a rebuild without build isolation (unsafe: it compiles)."""
+    import os
+
+    from envdoctor.install.preview import extension_release
+    from envdoctor.wheels.steps import make_rebuild, make_release, settle
+
+    torch = the_plan.torch
+    held = [torch.pin] if torch else []
+    for step in the_plan.steps:
+        if step.kind != "extension" or step.status != "planned":
+            continue
+        version, why = extension_release(python, step.subject, held, os.environ,
+                                         [torch.index_url] if torch and torch.index_url else [])
+        if version:
+            make_release(step, version)
+        else:
+            installed = snapshot.package(step.subject)
+            make_rebuild(step, installed if isinstance(installed, str) else None, why)
+    settle(the_plan)
 
 
 @dataclass(frozen=True)

@@ -111,6 +111,9 @@ class Plan:
     python: str = ""
     platform: Optional[str] = None
     deepspeed_ops: Optional[Dict[str, Any]] = None
+    steps: List[Any] = field(default_factory=list)  # wheels.steps.FixStep: the findings each install answers
+    requirements: List[str] = field(default_factory=list)  # specs pip's resolver installs with torch held
+    rebuilds: List[str] = field(default_factory=list)  # name==version rebuilt without build isolation (unsafe)
 
     @property
     def torch(self) -> Optional[PlannedPackage]:
@@ -133,6 +136,12 @@ class Plan:
         }
         if self.deepspeed_ops is not None:
             out["deepspeed_ops"] = self.deepspeed_ops
+        if self.steps:
+            out["steps"] = [s.to_json() for s in self.steps]
+        if self.requirements:
+            out["requirements"] = list(self.requirements)
+        if self.rebuilds:
+            out["rebuilds"] = list(self.rebuilds)
         return out
 
 

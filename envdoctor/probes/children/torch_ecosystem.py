@@ -360,9 +360,29 @@ def _torch_pin(dist):
     return None
 
 
+_VERSION_LINE = re.compile(r"^__version__\s*=\s*['\"]([^'\"]+)['\"]", re.M)
+
+
+def build_version(name, dist):
+    """__version__ in the package's own version file (torchvision/version.py), read without importing it: PyPI's
+    torchvision 0.28.0 says 0.28.0+cu130 there, and only there."""
+    want = COMPANIONS[name] + "/version.py"
+    for f in dist.files or []:
+        if str(f).replace("\\", "/") == want:
+            with open(str(dist.locate_file(f)), encoding="utf-8", errors="replace") as fh:
+                m = _VERSION_LINE.search(fh.read(65536))
+            return m.group(1).strip() if m else None
+    return None
+
+
 def companions(dists):
-    return {name: {"version": dists[name].version, "requires_torch": _torch_pin(dists[name])}
-            for name in COMPANIONS if name in dists}
+    out = {}
+    for name in COMPANIONS:
+        if name in dists:
+            item = {"version": dists[name].version, "requires_torch": _torch_pin(dists[name])}
+            guard(item, "build_version", build_version, name, dists[name])
+            out[name] = item
+    return out
 
 
 def _flash_attn_tag(text):

@@ -1,0 +1,236 @@
+"""The steps of a fix: every applicable fix of a diagnosis, gathered into one plan.
+
+A pure function over values: the findings of a `check` (their `Fix` values), the torch plan the planner made,
+the machine's facts and the wheel index. Each step names the findings it answers (the verifier checks that they
+are gone after the install), what it installs, how safe it is to run unattended and which step it depends on.
+
+Kinds of step:
+  torch         the planner's torch build, with its companions and DeepSpeed (`wheels.planner.plan`)
+  companion     torchvision / torchaudio of the installed torch's release and build, from the index torch came from
+  requirements  requirement specs (a Fix's `requirements`) that pip's resolver installs with torch held fixed
+  extension     a compiled extension (xformers, flash-attn, ...): the release built for the torch in place, or, where
+                the index has none, a rebuild without build isolation (unsafe: it compiles)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, Iterable, List, Optional, Sequence
+
+from packaging.requirements import InvalidRequirement, Requirement
+
+from envdoctor.findings import Finding
+from envdoctor.wheels.index import WheelIndex
+from envdoctor.wheels.planner import MachineFacts, Plan, PlannedPackage, variant_of
+
+TORCH_STEP = "torch"
+DEEPSPEED_STEP = "deepspeed"
+KINDS = ("torch", "companion", "requirements", "extension")
+STATUSES = ("planned", "cannot_plan", "skipped", "covered")
+COMPANIONS = ("torchvision", "torchaudio")
+
+
+@dataclass
+class FixStep:
+    """One step of a fix: what it installs and why (the findings it answers)."""
+
+    id: str  # the finding id ("ED503"); a finding per subject adds it ("ED508:xformers"); the torch plan: "torch"
+    kind: str  # one of KINDS
+    findings: List[str]  # the finding ids it answers: the verifier checks each is gone afterwards
+    reason: str  # why, in a line
+    installs: List[str] = field(default_factory=list)  # exact pins or requirement specs
+    applicability: str = "safe"  # safe | unsafe (it compiles): unsafe steps run only with --unsafe
+    status: str = "planned"  # one of STATUSES
+    why: str = ""  # cannot_plan / skipped / covered: why
+    depends_on: List[str] = field(default_factory=list)  # step ids this step is planned on
+    subject: str = ""  # the package it is about (a companion or extension name)
+    packages: List[PlannedPackage] = field(default_factory=list)  # the exact pins it adds to the plan
+    requirements: List[str] = field(default_factory=list)  # the specs pip resolves with torch held
+    rebuilds: List[str] = field(default_factory=list)  # name==version rebuilt without build isolation
+
+    def to_json(self) -> Dict[str, Any]:
+        return {"id": self.id, "kind": self.kind, "findings": list(self.findings), "reason": self.reason,
+                "installs": list(self.installs), "applicability": self.applicability, "status": self.status,
+                "why": self.why, "depends_on": list(self.depends_on), "subject": self.subject}
+
+
+def applicable(findings: Iterable[Finding]) -> List[Finding]:
+    """The findings whose fix `envdoctor fix` may apply: an `envdoctor_fix` that is safe or unsafe."""
+    return [f for f in findings if f.remedy.action == "envdoctor_fix" and f.remedy.applicability in ("safe", "unsafe")]
+
+
+def gather(plan: Plan, findings: Sequence[Finding], machine: MachineFacts, index: WheelIndex, base: str) -> None:
+    """Set `plan.steps` from the torch plan and the applicable findings, then the plan's packages, requirements and
+    rebuilds from the planned steps (`select` narrows them)."""
+    found = applicable(findings)
+    steps: List[FixStep] = []
+    torch_pkgs = [p for p in plan.packages if p.name != "deepspeed"]
+    ds_pkgs = [p for p in plan.packages if p.name == "deepspeed"]
+    torch_changes = bool(plan.torch)
+    if torch_pkgs or plan.status == "impossible":
+        why = [f.id for f in found if "torch" in f.remedy.changes]
+        steps.append(FixStep(TORCH_STEP, "torch", why, plan.reason, [p.pin for p in torch_pkgs],
+                             status="planned" if plan.status != "impossible" else "cannot_plan",
+                             why=plan.reason if plan.status == "impossible" else "", subject="torch",
+                             packages=torch_pkgs))
+    if ds_pkgs:
+        why = [f.id for f in found if "deepspeed" in f.remedy.changes and "torch" not in f.remedy.changes]
+        steps.append(FixStep(DEEPSPEED_STEP, "torch", why, ds_pkgs[0].reason, [p.pin for p in ds_pkgs],
+                             depends_on=[TORCH_STEP] if torch_changes else [], subject="deepspeed", packages=ds_pkgs))
+    claimed = {i for s in steps for i in s.findings}
+    seen_ids: Dict[str, int] = {}
+    for f in found:
+        if f.id in claimed:
+            continue
+        step = _step_for(f, plan, machine, index, base, torch_changes)
+        if step is None:
+            continue
+        n = seen_ids.get(step.id, 0)
+        seen_ids[step.id] = n + 1
+        if n:  # the same rule on another subject (for_each) without one in its id
+            step.id = f"{step.id}#{n + 1}"
+        if plan.status == "impossible" and step.status == "planned":
+            step.status, step.why = "cannot_plan", f"planned on torch, which cannot be planned: {plan.reason}"
+            step.depends_on = [TORCH_STEP]
+        steps.append(step)
+    plan.steps = steps
+    settle(plan)
+
+
+def _step_for(f: Finding, plan: Plan, machine: MachineFacts, index: WheelIndex, base: str,
+              torch_changes: bool) -> Optional[FixStep]:
+    changes = list(f.remedy.changes)
+    after = [TORCH_STEP] if torch_changes else []
+    if f.category == "companion_mismatch" and changes and changes[0] in COMPANIONS:
+        return _companion_step(f, changes[0], plan, machine, index, base, torch_changes)
+    if f.category == "extension_torch_mismatch" and changes:
+        name = changes[0]
+        return FixStep(f"{f.id}:{name}", "extension", [f.id], f.title, [name], applicability="safe",
+                       depends_on=after, subject=name, requirements=[name])
+    if f.remedy.requirements:
+        specs = [_spec(r) for r in f.remedy.requirements]
+        if torch_changes:  # the new torch brings its own requirements: its step answers the finding
+            return FixStep(f.id, "requirements", [f.id], f.title, specs, status="covered",
+                           why="the torch step installs a new torch with its own requirements", depends_on=after)
+        return FixStep(f.id, "requirements", [f.id], f.title, specs, requirements=specs, subject=" ".join(changes))
+    if "deepspeed" in f.remedy.arguments and not any(p.name == "deepspeed" for p in plan.packages):
+        return FixStep(f.id, "torch", [f.id], f.title, status="cannot_plan",
+                       why="DeepSpeed is planned when asked for: `envdoctor fix --deepspeed --yes`")
+    if "torch" in changes or "deepspeed" in changes:
+        return FixStep(f.id, "torch", [f.id], f.title, status="cannot_plan",
+                       why=f"the planner keeps the installed torch: {plan.reason or 'nothing in the index answers it'}")
+    return None
+
+
+def _spec(text: str) -> str:
+    """A requirement as pip takes it on its command line, without the marker: the diagnosis found it applies here
+    (torch's `sympy==1.13.1; python_version >= "3.9"` -> `sympy==1.13.1`)."""
+    try:
+        req = Requirement(text)
+    except InvalidRequirement:
+        return text.split(";", 1)[0].strip()
+    extras = f"[{','.join(sorted(req.extras))}]" if req.extras else ""
+    return f"{req.name}{extras}{req.specifier}"
+
+
+def _companion_step(f: Finding, name: str, plan: Plan, machine: MachineFacts, index: WheelIndex, base: str,
+                    torch_changes: bool) -> FixStep:
+    step = FixStep(f"{f.id}:{name}", "companion", [f.id], f.title, subject=name)
+    if torch_changes:
+        planned = next((p for p in plan.packages if p.name == name), None)
+        step.depends_on = [TORCH_STEP]
+        if planned is not None:
+            step.status, step.why = "covered", f"the torch step installs {planned.pin} with the new torch"
+        else:
+            step.status, step.why = "cannot_plan", f"the new torch's {name} is not in its plan"
+        return step
+    version = machine.torch_version
+    rel = index.release(version) if version else None
+    if rel is None:
+        step.status = "cannot_plan"
+        step.why = (f"torch {version} is not in the wheel index: which {name} pairs with it is unknown "
+                    "(`envdoctor index update`)" if version else "torch does not import: its release is unknown")
+        return step
+    info = rel.companions.get(name) or {}
+    variant = variant_of(version, machine.torch_cuda)
+    if info.get("version"):
+        ver = str(info["version"])
+        pin = f"{name}=={ver}+{variant}"
+    elif info.get("series"):
+        ver = f"{info['series']}.*"
+        pin = f"{name}=={ver}"
+    else:
+        step.status, step.why = "cannot_plan", f"the wheel index names no {name} release for torch {rel.version}"
+        return step
+    step.reason = (f"installed {name} {machine.packages.get(name, '?')} is not the build of torch {version}: "
+                   f"{name} {ver} {variant} from the index torch came from")
+    pkg = PlannedPackage(name, ver, variant, f"{base.rstrip('/')}/{variant}", step.reason, pin,
+                         str(info.get("status", "UNVERIFIED")))
+    step.installs, step.packages = [pin], [pkg]
+    return step
+
+
+def settle(plan: Plan) -> None:
+    """The plan's packages, requirements and rebuilds from its planned steps; a step that depends on one that does
+    not run does not run either; the status from what is left."""
+    by_id = {s.id: s for s in plan.steps}
+    changed = True
+    while changed:
+        changed = False
+        for s in plan.steps:
+            if s.status not in ("planned", "covered"):
+                continue
+            stopped = [d for d in s.depends_on if d in by_id and by_id[d].status not in ("planned",)]
+            if stopped:
+                s.status = "skipped"
+                s.why = f"depends on step {stopped[0]}, which does not run ({by_id[stopped[0]].status})"
+                changed = True
+    running = [s for s in plan.steps if s.status == "planned"]
+    plan.packages = [p for s in running for p in s.packages]
+    plan.requirements = list(dict.fromkeys(r for s in running for r in s.requirements))
+    plan.rebuilds = list(dict.fromkeys(r for s in running for r in s.rebuilds))
+    if plan.status == "impossible":
+        return
+    plan.status = "planned" if (plan.packages or plan.requirements or plan.rebuilds) else "nothing_to_do"
+
+
+def select(plan: Plan, only: Sequence[str] = (), skip: Sequence[str] = ()) -> List[str]:
+    """Narrow the plan to the steps `--only` names (a step id, or a finding id it answers) and drop those `--skip`
+    names; the names that match no step (for the message)."""
+    def names(s: FixStep) -> set:
+        return {s.id, s.id.split(":", 1)[0], *s.findings}
+
+    unknown = [n for n in [*only, *skip] if not any(n in names(s) for s in plan.steps)]
+    for s in plan.steps:
+        if s.status != "planned":
+            continue
+        if only and not any(n in names(s) for n in only):
+            s.status, s.why = "skipped", "not named by --only"
+        elif any(n in names(s) for n in skip):
+            s.status, s.why = "skipped", "named by --skip"
+    settle(plan)
+    return unknown
+
+
+def make_rebuild(step: FixStep, installed: Optional[str], why: str) -> None:
+    """No release for the torch in place: rebuild the installed version without build isolation (it compiles)."""
+    step.kind = "extension"
+    step.applicability = "unsafe"
+    step.requirements = []
+    if installed is None:
+        step.status, step.why = "cannot_plan", f"{why}; the installed {step.subject} version is unknown"
+        return
+    pin = f"{step.subject}=={installed}"
+    step.installs, step.rebuilds = [pin], [pin]
+    step.reason = f"{step.reason}: {why}; rebuilt from source against the torch in place (compiles: --unsafe)"
+
+
+def make_release(step: FixStep, version: str) -> None:
+    """The index has a release of the extension that fits the torch in place (pip's resolver, torch held)."""
+    pin = f"{step.subject}=={version}"
+    step.installs, step.requirements = [pin], [pin]
+    step.reason = f"{step.reason}: {step.subject} {version} is the release built for the torch in place"
+
+
+def unsafe_steps(plan: Plan) -> List[FixStep]:
+    return [s for s in plan.steps if s.status == "planned" and s.applicability == "unsafe"]

@@ -1,0 +1,197 @@
+"""`fix` gathers every applicable fix of the diagnosis into steps of one plan (recorded environments): torch's own
+requirements with torch held, a NumPy pin under a NumPy-1 torch, the companion of the installed torch's release and
+build, an extension's release or its unsafe rebuild; --only/--skip; a step planned on one that does not run is
+skipped with it; the verifier's comparison; the refusal of unsafe steps."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from envdoctor.errors import InputError
+from envdoctor.install.installer import HELD, build_commands, held_text
+from envdoctor.usecases.apply_fix import refuse_unsafe, still_found
+from envdoctor.usecases.plan_fix import FixSetup, FixWishes, plan_fix
+from envdoctor.wheels.index import load_index
+from envdoctor.wheels.steps import make_rebuild, make_release, select, settle
+from tests.conftest import bundled_knowledge, diagnose_bundled
+from tests.json_schemas import assert_valid
+
+
+def _setup(tmp_path, knowledge=True) -> FixSetup:
+    know = bundled_knowledge()
+    return FixSetup(wheel_index=load_index, state_root=tmp_path / "state", writable_state_root=lambda: tmp_path / "state",
+                    use_uv=False, knowledge=(lambda: know) if knowledge else None)
+
+
+def _plan(snapshot_of, tmp_path, name, **wishes):
+    result = plan_fix(snapshot_of(name), _setup(tmp_path), FixWishes(**wishes), None)
+    assert_valid(result.to_json())
+    return result
+
+
+def _step(result, sid):
+    [s] = [s for s in result.plan.steps if s.id == sid]
+    return s
+
+
+def test_torch_own_requirements_are_one_step_with_torch_held(snapshot_of, tmp_path):
+    result = _plan(snapshot_of, tmp_path, "eco_sympy_old")
+    s = _step(result, "ED503")
+    assert (s.kind, s.status, s.findings, s.applicability) == ("requirements", "planned", ["ED503"], "safe")
+    assert s.installs == ["sympy==1.13.1"]  # the marker dropped: the diagnosis found it applies here
+    doc = result.to_json()
+    assert doc["status"] == "planned" and doc["requirements"] == ["sympy==1.13.1"] and doc["packages"] == []
+    [download, install] = doc["commands"]
+    assert download[-1] == install[-1] == "sympy==1.13.1"
+    assert "--constraint" in install and install[install.index("--constraint") + 1].endswith(HELD)
+
+
+def test_without_the_rules_the_plan_is_the_torch_plan_alone(snapshot_of, tmp_path):
+    result = plan_fix(snapshot_of("eco_sympy_old"), _setup(tmp_path, knowledge=False), FixWishes(), None)
+    assert result.status == "nothing_to_do" and "steps" not in result.to_json()
+
+
+def test_a_numpy_pin_under_a_torch_built_against_numpy_1(snapshot_of, tmp_path):
+    result = _plan(snapshot_of, tmp_path, "eco_numpy2_old_torch")
+    assert _step(result, "ED501").installs == ["numpy<2"]
+    assert "numpy<2" in result.plan.requirements
+    unexercised = _plan(snapshot_of, tmp_path, "eco_numpy2_unexercised")
+    assert _step(unexercised, "ED513").installs == ["numpy<2"]
+
+
+def test_the_companion_of_the_installed_release_and_build_from_the_torch_index(snapshot_of, tmp_path):
+    result = _plan(snapshot_of, tmp_path, "eco_torchvision_mismatch", index_base="https://mirror.example/whl")
+    s = _step(result, "ED502:torchvision")
+    assert (s.kind, s.status, s.subject) == ("companion", "planned", "torchvision")
+    [p] = result.plan.packages
+    assert (p.name, p.variant, p.index_url) == ("torchvision", "cu124", "https://mirror.example/whl/cu124")
+    assert p.pin.startswith("torchvision==0.20") and p.pin.endswith("+cu124")
+
+
+def test_a_companion_of_a_torch_the_index_does_not_know_cannot_be_planned_and_says_why(snapshot_of, tmp_path):
+    snap = snapshot_of("eco_torchvision_mismatch")
+    snap = dataclasses.replace(snap, torch=dataclasses.replace(snap.torch, version="1.0.0+cu124"))
+    result = plan_fix(snap, _setup(tmp_path), FixWishes(), None)
+    steps = [s for s in result.plan.steps if s.kind == "companion"]
+    assert steps and all(s.status == "cannot_plan" and "not in the wheel index" in s.why for s in steps)
+
+
+def test_an_extension_gets_its_release_or_an_unsafe_rebuild(snapshot_of, tmp_path):
+    result = _plan(snapshot_of, tmp_path, "eco_xformers_old_torch")
+    s = _step(result, "ED508:xformers")
+    assert s.kind == "extension" and s.applicability == "safe" and s.requirements == ["xformers"]
+    make_release(s, "0.0.33")
+    settle(result.plan)
+    assert result.plan.requirements == ["xformers==0.0.33"] and not result.plan.rebuilds
+    make_rebuild(s, "0.0.28", "no xformers wheel for the torch in place")
+    settle(result.plan)
+    assert s.applicability == "unsafe" and result.plan.rebuilds == ["xformers==0.0.28"]
+    with pytest.raises(InputError) as exc:
+        refuse_unsafe(result, unsafe=False)
+    assert "--unsafe" in str(exc.value) and "ED508:xformers" in str(exc.value) and "nothing was changed" in str(exc.value)
+    refuse_unsafe(result, unsafe=True)
+    commands = build_commands(result.plan, "/v/bin/python", "/wh", None, [])
+    assert commands[-1][:5] == ["/v/bin/python", "-m", "pip", "install", "--no-build-isolation"]
+    assert commands[-1][-1] == "xformers==0.0.28" and "--force-reinstall" in commands[-1]
+
+
+def test_only_and_skip_name_steps_or_findings(snapshot_of, tmp_path):
+    both = _plan(snapshot_of, tmp_path, "eco_numpy2_old_torch")
+    assert {s.id for s in both.plan.steps} == {"ED501", "ED313"}
+    only = _plan(snapshot_of, tmp_path, "eco_numpy2_old_torch", only=("ED501",))
+    assert only.plan.requirements == ["numpy<2"] and _step(only, "ED313").status == "skipped"
+    skip = _plan(snapshot_of, tmp_path, "eco_numpy2_old_torch", skip=("ED501", "ED313"))
+    assert skip.status == "nothing_to_do" and {s.status for s in skip.plan.steps} == {"skipped"}
+    with pytest.raises(InputError) as exc:
+        plan_fix(snapshot_of("eco_numpy2_old_torch"), _setup(tmp_path), FixWishes(only=("ED999",)), None)
+    assert "ED999" in str(exc.value) and "ED501" in str(exc.value)
+
+
+def test_a_step_planned_on_torch_does_not_run_without_it(snapshot_of, tmp_path):
+    result = _plan(snapshot_of, tmp_path, "rtx5090_old_torch")
+    assert result.plan.torch is not None and result.plan.steps[0].id == "torch"
+    assert result.plan.steps[0].findings  # the finding the new torch answers
+    skipped = _plan(snapshot_of, tmp_path, "rtx5090_old_torch", skip=("torch",))
+    assert skipped.plan.torch is None and skipped.status == "nothing_to_do"
+    # a step planned on torch, and one a torch change covers (torch's own requirements), go when torch goes
+    plan = result.plan
+    plan.steps.append(dataclasses.replace(plan.steps[0], id="ED502:torchvision", kind="companion", findings=["ED502"],
+                                          depends_on=["torch"], packages=[], requirements=["torchvision==0.1"]))
+    plan.steps.append(dataclasses.replace(plan.steps[0], id="ED503", kind="requirements", findings=["ED503"],
+                                          depends_on=["torch"], packages=[], status="covered"))
+    settle(plan)
+    assert plan.requirements == ["torchvision==0.1"]
+    select(plan, skip=("torch",))
+    assert [s.status for s in plan.steps[1:]] == ["skipped", "skipped"]
+    assert "depends on step torch" in plan.steps[1].why and plan.requirements == [] and plan.status == "nothing_to_do"
+
+
+def test_the_verifier_names_each_finding_a_step_promised_to_remove(snapshot_of, tmp_path):
+    result = _plan(snapshot_of, tmp_path, "eco_sympy_old")
+    again = diagnose_bundled(snapshot_of("eco_sympy_old"))
+    [problem] = still_found(result.plan.steps, again)
+    assert problem.startswith("step ED503: ED503 is still found after the install")
+    assert still_found(result.plan.steps, diagnose_bundled(snapshot_of("h200_8x_healthy"))) == []
+    comp = _plan(snapshot_of, tmp_path, "eco_torchvision_mismatch")
+    assert still_found(comp.plan.steps, diagnose_bundled(snapshot_of("eco_torchvision_mismatch")))
+
+
+def test_held_constraints_hold_torch_at_the_planned_or_installed_version():
+    assert held_text({"torch": "2.13.0+cpu", "sympy": "1.12"}, []) == "torch==2.13.0+cpu\n"
+    assert held_text({"torch": "2.13.0+cpu"}, ["torch==2.14.1+cpu", "torchvision==0.29.*"]) == "torch==2.14.1+cpu\n"
+
+
+def test_the_torchvision_build_is_read_from_its_version_file(snapshot_of):
+    snap = snapshot_of("eco_torchvision_ok")
+    tv = snap.torch.companions["torchvision"]
+    torch_cpu = dataclasses.replace(snap.torch, version="2.5.1+cpu", cuda=None,
+                                    companions={"torchvision": dataclasses.replace(tv, version="0.20.1",
+                                                                                   build_version="0.20.1+cu124")})
+    [f] = [f for f in diagnose_bundled(dataclasses.replace(snap, torch=torch_cpu)) if f.id == "ED502"]
+    assert "the build, not the release, is wrong" in f.detail and "0.20.1+cu124 (torchvision/version.py)" in f.detail
+    assert "CPU torch with torchvision's CPU build (+cpu)" in f.fix
+    same = dataclasses.replace(torch_cpu, companions={"torchvision": dataclasses.replace(tv, version="0.20.1",
+                                                                                          build_version="0.20.1+cpu")})
+    assert not [f for f in diagnose_bundled(dataclasses.replace(snap, torch=same)) if f.id == "ED502"]
+
+
+def test_the_companion_probe_reads_the_build_from_the_package_version_file(tmp_path):
+    from importlib import metadata
+
+    from envdoctor.probes.children import torch_ecosystem as eco
+
+    (tmp_path / "torchvision").mkdir()
+    (tmp_path / "torchvision" / "version.py").write_text("__version__ = '0.28.0+cu130'\ngit_version = 'abc'\n")
+    di = tmp_path / "torchvision-0.28.0.dist-info"
+    di.mkdir()
+    (di / "METADATA").write_text("Metadata-Version: 2.1\nName: torchvision\nVersion: 0.28.0\nRequires-Dist: torch (==2.13.0)\n")
+    (di / "RECORD").write_text("torchvision/version.py,,\ntorchvision-0.28.0.dist-info/METADATA,,\n")
+    dist = eco.Headers(metadata.PathDistribution(di))
+    [(name, item)] = eco.companions({"torchvision": dist}).items()
+    assert (name, item["version"], item["build_version"]) == ("torchvision", "0.28.0", "0.28.0+cu130")
+    (di / "RECORD").write_text("torchvision-0.28.0.dist-info/METADATA,,\n")  # no version file: nothing to read
+    assert eco.companions({"torchvision": eco.Headers(metadata.PathDistribution(di))})["torchvision"]["build_version"] is None
+
+
+def test_apply_fix_hands_the_installer_a_fresh_check_of_what_each_step_promised(snapshot_of, tmp_path, monkeypatch):
+    from envdoctor.install import installer
+    from envdoctor.install.installer import Outcome
+    from envdoctor.usecases.apply_fix import apply_fix
+
+    snap = snapshot_of("eco_sympy_old")
+    probed = []
+    setup = dataclasses.replace(_setup(tmp_path), probe=lambda python: probed.append(python) or snap)
+    planned = dataclasses.replace(plan_fix(snap, setup, FixWishes(), None), python="/envs/x/bin/python")
+    heard = []
+
+    def execute(plan, python, ccs, progress, state_root, use_uv, break_system_packages=False, live=None, promised=None):
+        heard.append(promised())  # the installer asks after its own verification, inside the transaction
+        return Outcome("rolled_back", "verification failed: " + "; ".join(heard[0]), rollback_ok=True)
+
+    monkeypatch.setattr(installer, "execute", execute)
+    result = apply_fix(planned, setup, print)
+    assert probed == ["/envs/x/bin/python"]  # the target interpreter, probed again
+    assert heard[0] and heard[0][0].startswith("step ED503: ED503 is still found after the install")
+    assert result.exit_code() == 3
