@@ -37,6 +37,7 @@ class Knowledge:
     rules: Rulebook
     index: WheelIndex
     nccl_source: Callable[[], RuleSet] = field(repr=False, compare=False)  # loads `nccl` when first read
+    signatures_source: Callable[[], RuleSet] = field(repr=False, compare=False)  # and `signatures`
     checks: Checks
     fleet: FleetThresholds
     _loaded: Dict[str, RuleSet] = field(default_factory=dict, repr=False, compare=False)
@@ -50,6 +51,14 @@ class Knowledge:
         return self._loaded["nccl"]
 
     @property
+    def signatures(self) -> RuleSet:
+        """Every signature of the rules database (its NCCL ones and the rest: tracebacks, build logs, CUDA errors),
+        which `envdoctor diagnose` reads: loaded when first asked for, with the same tables."""
+        if "signatures" not in self._loaded:
+            self._loaded["signatures"] = self.signatures_source()
+        return self._loaded["signatures"]
+
+    @property
     def tables(self) -> Tables:
         """The compatibility tables every rule and signature reads (the rules' and the signatures' are one)."""
         return self.rules.tables
@@ -60,7 +69,8 @@ def knowledge_from(rules_dir: Path, index: WheelIndex) -> Knowledge:
     read; InputError (exit 2) naming the file and the entry of every problem."""
     book = load_rulebook(rules_dir)
     return Knowledge(rules=book, index=index, nccl_source=lambda: nccl_rules_for(rules_dir, book.tables),
-                     checks=checks_for(rules_dir), fleet=load_thresholds(rules_dir / THRESHOLDS_FILE))
+                     checks=checks_for(rules_dir), fleet=load_thresholds(rules_dir / THRESHOLDS_FILE),
+                     signatures_source=lambda: signatures_for(rules_dir, book.tables))
 
 
 def checks_for(rules_dir: Path) -> Checks:
@@ -82,11 +92,18 @@ def nccl_rules_for(rules_dir: Path, tables: Optional[Tables] = None) -> RuleSet:
     return load_rules(nccl_dir, rules_dir / "tables", tables)
 
 
+def signatures_for(rules_dir: Path, tables: Optional[Tables] = None) -> RuleSet:
+    """Every signature of a rules database: its `nccl/` and `signatures/` (each else the bundled one)."""
+    from envdoctor.evidence.signatures import load_rules, signatures_dirs_of
+
+    return load_rules(signatures_dirs_of(rules_dir), rules_dir / "tables", tables)
+
+
 def catalog_of(know: Knowledge) -> List[Entry]:
     """The registry of one Knowledge value: what `envdoctor rules list/explain` shows."""
     from envdoctor.catalog import catalog
 
-    return catalog(know.rules, know.nccl, know.checks)
+    return catalog(know.rules, know.signatures, know.checks)
 
 
 def catalog_for(rules_dir: Path) -> List[Entry]:
@@ -95,7 +112,7 @@ def catalog_for(rules_dir: Path) -> List[Entry]:
     from envdoctor.catalog import catalog
 
     book = load_rulebook(rules_dir)
-    return catalog(book, nccl_rules_for(rules_dir, book.tables), checks_for(rules_dir))
+    return catalog(book, signatures_for(rules_dir, book.tables), checks_for(rules_dir))
 
 
 def bundled_catalog() -> List[Entry]:

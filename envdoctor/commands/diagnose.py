@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from envdoctor.commands.common import add_output_options, current_settings, emit_result
+from envdoctor.commands.common import add_output_options, current_settings, emit_result, obtain_snapshot
 from envdoctor.errors import InputError
 from envdoctor.present.diagnose import render_diagnose
 from envdoctor.present.style import Style
@@ -39,19 +39,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("no text given: name the file(s) or pipe the text in (envdoctor diagnose - < error.txt)")
     settings = current_settings()
     knowledge = settings.knowledge()
-    snapshot = None
-    if args.snapshot:
-        from envdoctor.snapshot import load_snapshot
-
-        snapshot = load_snapshot(args.snapshot)
-    elif args.probe:
-        from envdoctor.probes.base import ProbeContext
-        from envdoctor.probes.runner import run_probes
-
-        snapshot = run_probes(ProbeContext())
-    from envdoctor.evidence.signatures import load_rules, signatures_dirs_of
-
-    signatures = load_rules(signatures_dirs_of(settings.rules_path), settings.rules_path / "tables", knowledge.tables)
-    result = diagnose_text(files, knowledge, snapshot, signatures=signatures)
+    snapshot = obtain_snapshot(args, settings) if args.snapshot or args.probe else None
+    result = diagnose_text(files, knowledge, snapshot)
     emit_result(args, result, lambda: render_diagnose(result, Style.for_stream(sys.stdout)))
     return result.exit_code()

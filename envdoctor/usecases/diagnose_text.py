@@ -170,13 +170,11 @@ def _partial_snapshot(facts: Sequence[Any], base: Optional[Snapshot]) -> Optiona
 def diagnose_text(inputs: Sequence[Input], knowledge: Knowledge, snapshot: Optional[Snapshot] = None,
                   signatures: Optional[RuleSet] = None, stdin: Optional[BinaryIO] = None) -> DiagnoseResult:
     """Diagnose failure texts: paths ("-" reads stdin) or (label, text) pairs. Every path is checked before any is
-    read (InputError, exit 2, names an unreadable one). `signatures`: the signature set (default: every bundled
-    one, over the Knowledge's tables); `snapshot`: machine facts to weigh the causes against."""
+    read (InputError, exit 2, names an unreadable one). `signatures`: the signature set (default: the Knowledge's);
+    `snapshot`: machine facts to weigh the causes against."""
     from envdoctor.evidence.engine import Scanner
     from envdoctor.evidence.inputs import expand, open_log
-    from envdoctor.evidence.signatures import default_signatures_dirs, load_rules
-
-    rules = signatures or load_rules(default_signatures_dirs(), tables=knowledge.tables)
+    rules = signatures or knowledge.signatures
     expanded = [None if isinstance(given, tuple) else expand([given]) for given in inputs]  # check every path first
     scanner = Scanner(rules)
     cut_lines: List[Tuple[str, int]] = []
