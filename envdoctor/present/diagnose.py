@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, List
 from envdoctor.present.style import Style
 
 if TYPE_CHECKING:
+    from envdoctor.findings import Finding
     from envdoctor.usecases.diagnose_text import DiagnoseResult
 
 _SEVERITY = {"error": "red", "warning": "yellow", "info": "dim"}
@@ -43,7 +44,7 @@ def render_diagnose(result: DiagnoseResult, style: Style) -> str:
     if versus:
         out.append(f"  versus {rival.category}: {versus}" if rival else f"  versus: {versus}")
     out.append(f"  fix: {top.fix}")
-    others = [f for f in result.findings[1:] if f.evidence and set(f.evidence) - set(top.evidence)]
+    others = alternatives(result)
     if others:
         out.append("")
         out.append("Alternatives:")
@@ -51,6 +52,15 @@ def render_diagnose(result: DiagnoseResult, style: Style) -> str:
             loc = f.locations[0] if f.locations else "fact"
             out.append(f"  {f.severity} {f.id} [{f.confidence or 'low'}] {f.title} ({loc})")
     return "\n".join(out) + "\n"
+
+
+def alternatives(result: DiagnoseResult) -> List[Finding]:
+    """The causes after the first worth naming: those with evidence lines of their own (the CLI and the TUI show
+    them one line each)."""
+    if not result.findings:
+        return []
+    top = result.findings[0]
+    return [f for f in result.findings[1:] if f.evidence and set(f.evidence) - set(top.evidence)]
 
 
 def _clip(text: str, n: int) -> str:

@@ -1,7 +1,7 @@
 """The envdoctor app: `make_app(...)` builds it from data; `run_tui()` is what `envdoctor` runs in a terminal.
 
 The app is the only controller: it runs the probes and the use cases (check, plan and apply a fix, self-tests,
-NCCL diagnosis, fleet) in thread workers, one generic worker for every use case (`run_use_case`), which post
+the diagnosis of a pasted text, fleet) in thread workers, one generic worker for every use case (`run_use_case`), which post
 typed messages back; it hands the results down to the panes.
 """
 
@@ -73,13 +73,13 @@ TABS = (
         "envdoctor.tui.fix_pane:FixPane"),
     Tab("selftest", "Self-tests", "s", "run all-reduce, backward, torch.compile and GPU checks on this machine",
         "envdoctor.tui.selftest_pane:SelftestPane"),
-    Tab("nccl", "NCCL", "n", "open or paste an NCCL log: ranked causes, evidence highlighted",
-        "envdoctor.tui.nccl_pane:NcclPane"),
+    Tab("diagnose", "Diagnose", "d", "paste or open any failure text (traceback, build log, collect_env, NCCL "
+        "log): the cause, its fix and its evidence", "envdoctor.tui.diagnose_pane:DiagnosePane"),
     Tab("fleet", "Fleet", "l", "a fleet report (`envdoctor fleet collect -o FILE`): the odd node, the bandwidth "
         "heat map", "envdoctor.tui.fleet_pane:FleetPane"),
 )
 NO_VERDICT = 2  # quit before the diagnosis: `check` could not say (CONTRACT: 2 is "could not do it")
-NCCL_TEXTAREA_MAX = 2 << 20  # a log bigger than this is diagnosed (streamed) but not loaded into the editor
+TEXTAREA_MAX = 2 << 20  # a file bigger than this is diagnosed (streamed) but not loaded into the editor
 
 
 class EnvDoctorApp(App[int]):
@@ -467,33 +467,19 @@ class EnvDoctorApp(App[int]):
     def _selftests_finished(self) -> None:
         self._on_pane("selftest", lambda p: p.finish())
 
-    # --- NCCL ---------------------------------------------------------------------------------
+    # --- Diagnose -----------------------------------------------------------------------------
 
-    @on(msg.NcclRequested)
-    def _nccl_requested(self, message: msg.NcclRequested) -> None:
-        if message.text is not None and not message.text.strip():
-            self.notify("Paste a log into the editor first.", severity="warning")
+    @on(msg.DiagnoseRequested)
+    def _diagnose_requested(self, message: msg.DiagnoseRequested) -> None:
+        if message.path is None and not (message.text or "").strip():
+            self.notify("Paste a text (a traceback, a build log, collect_env, an NCCL log) first.", severity="warning")
             return
-        self._nccl(message.path, message.text)
+        from envdoctor.usecases.diagnose_view import diagnose_input
 
-    def _nccl(self, path: Optional[str], text: Optional[str]) -> None:
-        from envdoctor.usecases.nccl_diagnosis import diagnose_logs, diagnose_pasted
-
-        snap, rules = self.snapshot, self.settings.nccl_rules
-        if path is not None:
-            self.run_use_case(lambda: diagnose_logs([path], rules(), snap, keep_text=NCCL_TEXTAREA_MAX), msg.NcclReady,
-                              group="nccl", description="NCCL diagnosis")
-        else:
-            self.run_use_case(lambda: diagnose_pasted(text or "", rules(), snap), msg.NcclReady,
-                              group="nccl", description="NCCL diagnosis")
-
-    @on(msg.NcclReady)
-    def _nccl_ready(self, message: msg.NcclReady) -> None:
-        result = message.result
-        if result is None:
-            self._on_pane("nccl", lambda p: p.show_error(message.error or "failed"), key="report")
-        else:
-            self._on_pane("nccl", lambda p: p.show_report(result.report, result.log_text), key="report")
+        path, text, snap = message.path, message.text, self.snapshot  # the machine's facts, once probed
+        self.run_use_case(lambda: diagnose_input(path, text, self.settings.knowledge(), snap, keep_text=TEXTAREA_MAX),
+                          lambda result, error: msg.UseCaseDone("diagnose", result, error),
+                          group="diagnose", description="diagnosis")
 
     # --- one handler for every worker's failure -----------------------------------------------
 
@@ -544,7 +530,7 @@ class EnvDoctorApp(App[int]):
             self._enter(tab)
 
     def _enter(self, tab: str) -> None:
-        """The tab's entry widget takes the focus (the NCCL path box, the findings list); else the tab bar."""
+        """The tab's entry widget takes the focus (the Diagnose path box, the findings list); else the tab bar."""
         tabs = self.query_one("#tabs", TabBar)
 
         def focus() -> None:
@@ -597,13 +583,13 @@ class EnvDoctorApp(App[int]):
         self.push_screen(ExportScreen(self.report_path), self._export)
 
     def report_text(self) -> str:
-        """The redacted markdown report of everything the app shows: facts, findings, plan, self-tests, NCCL."""
+        """The redacted markdown report of everything the app shows: facts, findings, plan, self-tests, the diagnosis."""
         from envdoctor.present.report import render_report
 
-        selftests, nccl = self._panes.get("selftest"), self._panes.get("nccl")
+        selftests, diagnosis = self._panes.get("selftest"), self._panes.get("diagnose")
         return render_report(self.snapshot, self.findings or [], redact=True, plan=self.plan,
                              selftests=list(selftests.results.values()) if selftests is not None else [],
-                             nccl=nccl.report if nccl is not None else None)
+                             nccl=diagnosis.report if diagnosis is not None else None)
 
     def _export(self, choice: Optional[Tuple[str, str]]) -> None:
         if choice is None:

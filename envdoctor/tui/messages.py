@@ -74,15 +74,12 @@ class FixFinding(Message):
 
 
 @dataclass
-class NcclRequested(Message):
+class DiagnoseRequested(Message):
+    """The Diagnose tab asks for a diagnosis of a file (`path`) or a pasted `text`; the answer comes back to it as
+    `use_case_done` (a UseCaseDone of tab "diagnose")."""
+
     path: Optional[str]
     text: Optional[str]
-
-
-@dataclass
-class NcclReady(Message):
-    result: Any  # envdoctor.usecases.nccl_diagnosis.NcclDiagnosis, or None when the log could not be read
-    error: Optional[str] = None
 
 
 @dataclass

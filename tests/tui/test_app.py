@@ -280,7 +280,7 @@ async def test_command_palette_jumps_to_a_finding():
         assert app.query_one(FindingsPane).current.id == "ED405"
 
 
-@pytest.mark.parametrize("tab", ["overview", "gpus", "findings", "fix", "selftest", "nccl"])
+@pytest.mark.parametrize("tab", ["overview", "gpus", "findings", "fix", "selftest", "diagnose"])
 @aio
 async def test_every_tab_fits_80x24(tab):
     app = make_app(recorded("h100_8x_nvswitch"))

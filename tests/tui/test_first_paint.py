@@ -1,5 +1,5 @@
 """The first tab paints first: the other tabs' panes are mounted after the first frame, and whatever reaches the
-app before a pane is mounted (a key, a finished diagnosis, a snapshot, an NCCL answer) still arrives there."""
+app before a pane is mounted (a key, a finished diagnosis, a snapshot, a diagnosis of a pasted text) still arrives there."""
 
 from __future__ import annotations
 
@@ -51,11 +51,11 @@ async def test_a_tab_key_pressed_at_once_opens_that_tab_and_its_entry_takes_the_
     app = EnvDoctorApp(snapshot=recorded("rtx5090_old_torch"))
     async with app.run_test(size=(120, 40)) as pilot:
         assert not app.panes_mounted
-        await pilot.press("n")
+        await pilot.press("d")
         await until(pilot, lambda: app.panes_mounted)
         await settle(pilot, app)
-        assert app.active_tab == "nccl"
-        assert app.focused is app.query_one("#nccl-path", Input)
+        assert app.active_tab == "diagnose"
+        assert app.focused is app.query_one("#diagnose-path", Input)
 
 
 @aio
@@ -77,13 +77,13 @@ async def test_what_reaches_the_app_before_a_pane_is_mounted_is_shown_by_that_pa
     async with app.run_test(size=(120, 40)) as pilot:
         assert not app.panes_mounted
         app.post_message(msg.ProbesDone(snap))  # the probes of another machine finish before the GPUs tab exists
-        app.post_message(msg.NcclReady(None, "cannot read /nowhere.log"))
+        app.post_message(msg.UseCaseDone("diagnose", None, "cannot read /nowhere.log"))
         await until(pilot, lambda: app.panes_mounted)
         await settle(pilot, app)
         assert app.query_one(GpusPane).snapshot is snap
         assert app.query_one("#gpu-table", DataTable).row_count == len(snap.gpus) == 8
         assert {f.id for f in app.query_one(FindingsPane).findings} == {f.id for f in findings}
-        assert "cannot read /nowhere.log" in text_of(app.query_one("#nccl-result", Static))
+        assert "cannot read /nowhere.log" in text_of(app.query_one("#diagnose-result", Static))
 
 
 @aio

@@ -1,5 +1,5 @@
 """Keys that always work: global keys from every widget but a text input, text inputs take every printable key,
-Escape leaves any input or list, the NCCL tab opens in its path box, `?` lists every key and tab."""
+Escape leaves any input or list, the Diagnose tab opens in its path box, `?` lists every key and tab."""
 
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ async def test_after_clicking_a_finding_every_tab_key_still_works():
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot, app)
         for tab in TABS:
-            await pilot.press("escape", "f")  # the NCCL tab leaves the focus in its path box
+            await pilot.press("escape", "f")  # the Diagnose tab leaves the focus in its path box
             await settle(pilot, app)
             await pilot.click("#finding-list")
             await settle(pilot, app)
@@ -61,7 +61,8 @@ async def test_after_clicking_a_finding_every_tab_key_still_works():
             assert active(app) == tab.id
 
 
-@pytest.mark.parametrize("selector, tab", [("#nccl-path", "nccl"), ("#nccl-text", "nccl"), ("#torch-spec", "fix")])
+@pytest.mark.parametrize("selector, tab", [("#diagnose-path", "diagnose"), ("#diagnose-text", "diagnose"),
+                                           ("#torch-spec", "fix")])
 @aio
 async def test_a_text_input_takes_every_printable_key(selector, tab):
     app = make_app(recorded("rtx5090_old_torch"))
@@ -78,7 +79,7 @@ async def test_a_text_input_takes_every_printable_key(selector, tab):
         assert active(app) == tab and app.is_running and not app.screen.is_modal  # no tab switch, quit, export, help
 
 
-@pytest.mark.parametrize("selector, tab", [("#nccl-path", "nccl"), ("#nccl-text", "nccl"), ("#torch-spec", "fix"),
+@pytest.mark.parametrize("selector, tab", [("#diagnose-path", "diagnose"), ("#diagnose-text", "diagnose"), ("#torch-spec", "fix"),
                                            ("#finding-list", "findings"), ("#selftest-table", "selftest"),
                                            ("#gpu-table", "gpus")])
 @aio
@@ -113,25 +114,25 @@ async def test_tab_leaves_the_findings_list():
 
 @pytest.mark.parametrize("how", ["key", "click", "palette"])
 @aio
-async def test_the_nccl_tab_opens_with_the_path_box_focused(how):
+async def test_the_diagnose_tab_opens_with_the_path_box_focused(how):
     app = make_app(recorded("rtx5090_old_torch"))
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot, app)
         if how == "key":
-            await pilot.press("n")
+            await pilot.press("d")
         elif how == "click":
             bar = app.query_one("#tabs", TabBar)
-            start = next(start for tab, start, _ in bar.spans() if tab.id == "nccl")
+            start = next(start for tab, start, _ in bar.spans() if tab.id == "diagnose")
             await pilot.click("#tabs", offset=(start + 2, 0))
         else:
             await pilot.press("ctrl+p")
             await pilot.pause()
-            await pilot.press(*"Go to NCCL")
+            await pilot.press(*"Go to Diagnose")
             await pilot.pause(0.5)
             await pilot.press("enter")
         await settle(pilot, app)
-        assert active(app) == "nccl"
-        assert app.focused is app.query_one("#nccl-path", Input)
+        assert active(app) == "diagnose"
+        assert app.focused is app.query_one("#diagnose-path", Input)
 
 
 @aio

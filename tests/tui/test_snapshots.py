@@ -51,11 +51,11 @@ def test_self_tests_with_results(snap_compare, size):
 
 
 @pytest.mark.parametrize("size", [(120, 40), (80, 24)])
-def test_nccl_with_a_diagnosis(snap_compare, size):
+def test_diagnose_with_a_diagnosis(snap_compare, size):
     async def run_before(pilot) -> None:
-        await showing("n")(pilot)
-        pilot.app.query_one("#nccl-text", TextArea).load_text(NCCL_LOG.read_text())
-        await pilot.click("#nccl-paste")
+        await showing("d")(pilot)
+        pilot.app.query_one("#diagnose-text", TextArea).load_text(NCCL_LOG.read_text())
+        await pilot.click("#diagnose-paste")
         await settle(pilot, pilot.app)
 
     assert snap_compare(make_app(recorded("a100_pcie_8x")), terminal_size=size, run_before=run_before)

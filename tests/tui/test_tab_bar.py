@@ -50,7 +50,7 @@ async def test_left_and_right_move_between_tabs_and_wrap_and_the_pane_follows():
 
 @aio
 async def test_right_crosses_every_tab_with_the_focus_on_the_bar_and_a_key_still_enters_a_tab():
-    """Arrowing onto Findings or NCCL leaves the focus on the bar (their list and path box would take the arrows);
+    """Arrowing onto Findings or Diagnose leaves the focus on the bar (their list and path box would take the arrows);
     the tab's own key, or a click, puts it in the tab's entry widget."""
     async with opened((120, 40)) as (pilot, app, bar):
         for tab in TABS[1:]:
@@ -87,10 +87,10 @@ async def test_a_click_on_a_title_opens_its_tab_and_a_click_past_the_titles_does
 @aio
 async def test_the_pointer_over_a_title_lights_it_until_it_leaves():
     async with opened((120, 40)) as (pilot, app, bar):
-        fix, nccl = start_of(bar, "fix") + 2, start_of(bar, "nccl") + 2
+        fix, diagnose = start_of(bar, "fix") + 2, start_of(bar, "diagnose") + 2
         idle = colour_at(bar, fix)
         await pilot.hover("#tabs", offset=(fix - 1, 0))
-        assert colour_at(bar, fix) != idle and colour_at(bar, nccl) == idle
+        assert colour_at(bar, fix) != idle and colour_at(bar, diagnose) == idle
         await pilot.hover("#health")
         assert colour_at(bar, fix) == idle
 
@@ -111,23 +111,23 @@ async def test_a_terminal_too_narrow_for_every_title_scrolls_the_active_one_into
 @aio
 async def test_the_lit_title_is_the_one_under_the_pointer_after_the_bar_scrolls():
     async with opened((40, 24)) as (pilot, app, bar):
-        idle = colour_at(bar, start_of(bar, "nccl") - 1)  # Self-tests: neither active nor under the pointer
+        idle = colour_at(bar, start_of(bar, "diagnose") - 1)  # Self-tests: neither active nor under the pointer
         await pilot.hover("#tabs", offset=(30, 0))
         assert bar.tab_at(30) == "findings" and colour_at(bar, 30) != idle
         await pilot.press("l")  # the last tab: the bar scrolls under the pointer, which has not moved
         await settle(pilot, app)
-        assert bar.tab_at(30) == "nccl" and colour_at(bar, 30) != idle
+        assert bar.tab_at(30) == "diagnose" and colour_at(bar, 30) != idle
         assert bar.tab_at(1) == "findings" and colour_at(bar, 1) == idle  # the title lit before, scrolled left
 
 
 @aio
 async def test_titles_that_do_not_fit_are_cut_and_never_wrap_over_the_underline():
-    async with opened((60, 24)) as (pilot, app, bar):  # every title but Fleet's fits
+    async with opened((64, 24)) as (pilot, app, bar):  # every title but Fleet's fits (Diagnose is 4 wider than NCCL was)
         for key in ("o", "x"):  # the first tab, and one in the middle: neither scrolls the bar
             await pilot.press(key)
             await settle(pilot, app)
             titles, underline, below = screen_lines(app)[1:4]
-            assert titles.startswith(" Overview  GPUs") and titles.rstrip().endswith("NCCL")
+            assert titles.startswith(" Overview  GPUs") and titles.rstrip().endswith("Diagnose")
             assert set(underline) <= set("━╸╺"), underline
             assert "Fleet" not in below
 
