@@ -1,4 +1,4 @@
-"""The app in a real terminal (tmux): a path typed into the NCCL box stays there; keys leave it only after Escape."""
+"""The app in a real terminal (tmux): a path typed into the Diagnose box stays there; keys leave it only after Escape."""
 
 from __future__ import annotations
 
@@ -65,14 +65,14 @@ def tmux(tmp_path):
     t("kill-server")
 
 
-def test_a_typed_path_stays_in_the_nccl_box(tmux):
+def test_a_typed_path_stays_in_the_diagnose_box(tmux):
     tmux.wait_for("Overview")
     tmux.wait_for("error(s)")  # the diagnosis has painted
-    tmux("send-keys", "-t", "app", "n")
-    tmux.wait_for("path of a log file")
+    tmux("send-keys", "-t", "app", "d")
+    tmux.wait_for("a file's path, or paste any text")
     tmux("send-keys", "-t", "app", "-l", "/tmp/queue/nccl-rerun.log")
     shown = tmux.wait_for("/tmp/queue/nccl-rerun.log")
-    assert "Type a log file's path" in shown  # still the NCCL tab: no tab switch, no quit, no export dialog
+    assert "type a file's path" in shown  # still the Diagnose tab: no tab switch, no quit, no export dialog
     assert "Export the report" not in shown
     for _ in range(3):  # a loaded machine may read Escape and q as one alt+q; that is the terminal, not the app
         tmux("send-keys", "-t", "app", "Escape")
