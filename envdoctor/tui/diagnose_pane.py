@@ -80,7 +80,7 @@ def diagnosis_text(shown: Any) -> Text:
     if result.sections:
         what += ", report sections: " + ", ".join(dict.fromkeys(_s(s.kind) for s in result.sections))
     if getattr(shown, "snapshot_used", False):
-        what += "; weighed against this machine's facts"
+        what += "; weighed against the machine's facts on show"
     text.append(what + "\n", style="dim")
     for label, line in result.cut_lines[:3]:
         text.append(f"note: {_s(label)}:{line} is longer than the cap: read as its head and its tail\n", style="dim")
