@@ -47,7 +47,7 @@ def diagnosis_text(shown: Any) -> Text:
     else:
         top = result.findings[0]
         rival = result.findings[1] if len(result.findings) > 1 else None
-        head = "Most likely cause: " if result.failed else "Possible cause (not established): "
+        head = "Most likely cause: " if result.failed else "No failure diagnosed; worth a look: "
         text.append(head, style=_SEVERITY.get(top.severity, "bold"))
         text.append(_s(top.title) + "\n", style="bold")
         text.append("fix: ", style="bold green")

@@ -236,3 +236,24 @@ async def test_clear_empties_the_path_and_the_pasted_log():
         await pilot.click("#diagnose-clear")
         await settle(pilot, app)
         assert app.query_one("#diagnose-path", Input).value == ""
+
+
+@aio
+async def test_alternatives_with_evidence_of_their_own_are_one_line_each_and_a_clean_text_says_nothing_found():
+    both = MIXED + "\n" + LOG.read_text()
+    expected = diagnose_text([("pasted", both)], knowledge())
+    others = [f for f in expected.findings[1:] if set(f.evidence) - set(expected.findings[0].evidence)]
+    assert others  # the text has a second cause with its own lines
+    app = make_app(recorded("a100_pcie_8x"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_diagnose(pilot, app)
+        await paste(pilot, app, both)
+        plain = app.query_one("#diagnose-result", Static).content.plain
+        block = plain.split("\nalternatives:\n", 1)[1].split("\n\n", 1)[0].splitlines()
+        assert len(block) == len(others)
+        for line, f in zip(block, others):
+            assert f.id in line and f.title in line and f"({f.locations[0]})" in line
+        app.snapshot = None  # no machine facts to weigh (as while the probes run): the text alone
+        await paste(pilot, app, "all good here\nthe job finished\n")
+        plain = app.query_one("#diagnose-result", Static).content.plain
+        assert plain.startswith("Nothing recognisable") and "alternatives" not in plain
