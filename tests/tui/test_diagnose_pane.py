@@ -122,6 +122,7 @@ async def test_a_pasted_path_opens_the_file(tmp_path):
         assert app.query_one("#diagnose-text", TextArea).text == MIXED
         plain = text_of(app.query_one("#diagnose-result", Static))
         assert "Most likely cause:" in plain and f"{log}:8" in plain
+        assert "weighed against the machine's facts on show" in plain  # the app's snapshot went with the text
 
 
 @aio
@@ -257,3 +258,4 @@ async def test_alternatives_with_evidence_of_their_own_are_one_line_each_and_a_c
         await paste(pilot, app, "all good here\nthe job finished\n")
         plain = app.query_one("#diagnose-result", Static).content.plain
         assert plain.startswith("Nothing recognisable") and "alternatives" not in plain
+        assert "weighed against" not in plain
