@@ -104,6 +104,8 @@ def is_one_path(pasted: str) -> bool:
         return False
     if len(line) > 1 and line[0] == line[-1] and line[0] in "'\"":
         line = line[1:-1]
+    if safe_display(line) != line:
+        return False  # a name with escapes or a secret in it is not shown in the box: it is text
     try:
         return os.path.exists(os.path.expanduser(line))
     except (OSError, ValueError):

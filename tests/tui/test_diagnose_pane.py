@@ -259,3 +259,17 @@ async def test_alternatives_with_evidence_of_their_own_are_one_line_each_and_a_c
         plain = app.query_one("#diagnose-result", Static).content.plain
         assert plain.startswith("Nothing recognisable") and "alternatives" not in plain
         assert "weighed against" not in plain
+
+
+def test_a_paste_is_a_path_only_when_it_is_one_existing_path_without_escapes(tmp_path):
+    from envdoctor.tui.diagnose_pane import is_one_path
+
+    log = tmp_path / "rank0.log"
+    log.write_text("x\n")
+    odd = tmp_path / "a\x1b]0;pwned\x07.log"
+    odd.write_text("x\n")
+    assert is_one_path(str(log)) and is_one_path(f"'{log}'\n") and is_one_path(f'"{tmp_path}"')
+    assert not is_one_path(f"{log}\n{log}")  # two lines: text
+    assert not is_one_path(str(tmp_path / "nope.log")) and not is_one_path("RuntimeError: CUDA error: out of memory")
+    assert not is_one_path(str(odd))  # its name would reach the box raw: text (shown sanitised)
+    assert not is_one_path("") and not is_one_path("a\x00b")
