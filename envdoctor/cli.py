@@ -63,12 +63,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except KeyboardInterrupt:
         print("envdoctor: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
+    except BrokenPipeError:  # the output went away before the command finished: not done, and never success
         try:
             sys.stdout = open(os.devnull, "w")
+            sys.stderr = open(os.devnull, "w")
         except OSError:
             pass
-        return 0
+        return 2
     except Exception as exc:  # a bug: say so in one line, keep the traceback for the bug report
         return _internal_error(exc, args_list)
 

@@ -71,6 +71,7 @@ from envdoctor.install.state import (
     write_private,
 )
 from envdoctor.install.uv_project import project_of, refusal
+from envdoctor.lost_output import never_raises
 from envdoctor.probes.children_run import CHILDREN
 from envdoctor.processes import run_command, sigterm_as_interrupt
 from envdoctor.redact import scrub_secrets
@@ -348,6 +349,7 @@ def execute(plan: Plan, python: str, ccs: List[str], progress: Progress, state_r
     `state_root` holds the per-environment state (Settings.state_root); `use_uv` False means pip only; `live`
     (a terminal) gets a download's bytes, rate and ETA as they change.
     Raises EnvBusy while another envdoctor changes the environment, InterruptedFix after one was killed."""
+    progress = never_raises(progress)  # a closed output must not skip the rollback
     desc = describe_env(python, files=True)
     if desc["externally_managed"] and not break_system_packages:
         raise InputError(f"{python}: this environment is managed by the system (PEP 668); use a virtual environment, "
@@ -552,6 +554,7 @@ def _check_backup_or_stop(bdir: Path, python: str, desc: Dict[str, Any]) -> Dict
 def undo(python: str, progress: Progress, state_root: Path) -> Outcome:
     """Revert the last fix, or finish the rollback of an interrupted one. The backup is checked before anything
     changes (BackupDamaged: nothing was changed)."""
+    progress = never_raises(progress)
     desc = describe_env(python, files=True)
     sdir, lock, journal = open_state(desc, python, state_root)
     try:
