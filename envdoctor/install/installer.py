@@ -535,9 +535,20 @@ def _may_touch(desc: Dict[str, Any]) -> Callable[[str], bool]:
     """Whether a rollback or an undo may write or remove this path: under the environment's prefix or install
     directories, or a file of one of its distributions (a user site's too). A damaged or planted journal or
     backup manifest naming anything else is refused."""
-    inside = tuple(str(d).rstrip(os.sep) + os.sep for d in [*roots_of(desc), desc["prefix"]])
+    inside = tuple(os.path.realpath(d).rstrip(os.sep) + os.sep for d in [*roots_of(desc), desc["prefix"]])
     known = {f for d in desc["dists"] for f in d.get("files") or []}
-    return lambda path: path.startswith(inside) or path in known
+    return lambda path: path in known or resolved(path).startswith(inside)
+
+
+def resolved(path: str) -> str:
+    """`path` with its directory resolved (`..`, symbolic links), its last part kept: a rollback removes or writes
+    that entry itself. "" for what names no file (relative, NUL, a last part of `..`)."""
+    if not isinstance(path, str) or not os.path.isabs(path) or "\0" in path:
+        return ""
+    head, tail = os.path.split(path)
+    if tail in ("", ".", ".."):
+        return ""
+    return os.path.join(os.path.realpath(head), tail)
 
 
 def _check_backup_or_stop(bdir: Path, python: str, desc: Dict[str, Any]) -> Dict[str, Any]:
