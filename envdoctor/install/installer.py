@@ -316,7 +316,7 @@ def open_state(desc: Dict[str, Any], python: str, state_root: Path) -> Tuple[Pat
     """Lock the environment's state (EnvBusy when another envdoctor holds it) and read the journal of an
     interrupted fix or undo (None: there is none). A journal of a fix that was recorded as done is dropped."""
     sdir = ensure_private_dir(state_dir(desc["prefix"], state_root))
-    lock = EnvLock(sdir, python).acquire()
+    lock = EnvLock(sdir, python, prefix=desc["prefix"]).acquire()
     try:
         journal = read_journal(sdir)
         if journal is not None and finished(sdir, journal):
