@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 from typing import Any, Iterable, Tuple, Union
 
+from envdoctor.bounded_read import read_text
+
 _PACKAGE = Path(__file__).resolve().parent
 
 
@@ -20,7 +22,7 @@ def data_path(name: str) -> Path:
 def read_json(path: Path) -> Tuple[Any, Union[str, None]]:
     """(document, None), or (None, 'PATH: what is wrong') for an unreadable or malformed file."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path)
     except (OSError, UnicodeDecodeError) as exc:
         return None, f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}"
     try:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple, TypeVar, Union
 
+from envdoctor.bounded_read import read_text
 from envdoctor.errors import SnapshotError
 
 SCHEMA = "envdoctor.snapshot/1"
@@ -728,7 +729,7 @@ def load_snapshot(path: Union[str, Path]) -> Snapshot:
     """Read a snapshot file; any problem is a SnapshotError naming the file."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        text = read_text(p)
     except FileNotFoundError:
         raise SnapshotError(f"{p}: no such file") from None
     except (OSError, UnicodeDecodeError) as exc:

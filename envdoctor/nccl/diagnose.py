@@ -19,6 +19,7 @@ from operator import not_
 from pathlib import Path
 from typing import Any, BinaryIO, Callable, Dict, List, Optional, Sequence, Set, Tuple, Union
 
+from envdoctor.bounded_read import idle_reader
 from envdoctor.errors import InputError
 from envdoctor.findings import Finding
 from envdoctor.fixes import manual
@@ -623,7 +624,7 @@ def diagnose_paths(paths: Sequence[PathLike], snapshot: Optional[Snapshot] = Non
     scanner = Scanner(rules)
     for item in items:
         if item.path is None:
-            _scan(scanner, item.label, stdin if stdin is not None else sys.stdin.buffer)
+            _scan(scanner, item.label, stdin if stdin is not None else idle_reader(sys.stdin.buffer))
             continue
         with open_log(item) as f:
             _scan(scanner, item.label, f)
