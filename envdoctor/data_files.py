@@ -31,6 +31,8 @@ def read_json(path: Path) -> Tuple[Any, Union[str, None]]:
         return None, f"{path}: invalid JSON: nested too deeply"
     except json.JSONDecodeError as exc:
         return None, f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+    except ValueError:  # an integer of more than 4300 digits
+        return None, f"{path}: invalid JSON: a number too long to be one"
 
 
 def files_key(paths: Iterable[Path]) -> Tuple[Tuple[str, int, int], ...]:

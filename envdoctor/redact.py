@@ -16,15 +16,20 @@ _SECRET_NAME = re.compile(r"(TOKEN|SECRET|PASSW|PASSWD|API_?KEY|ACCESS_KEY|PRIVA
 # Well-known token shapes, wherever they stand; each starts where a token starts.
 _SHAPES = re.compile(
     r"(?<![A-Za-z0-9_-])(?:"
-    r"hf_[A-Za-z0-9]{20,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_-]{20,}|"
-    r"sk-[A-Za-z0-9_-]{20,}|[sr]k_(?:live|test)_[A-Za-z0-9]{10,}|xox[abposre]-[A-Za-z0-9-]{10,}|"
-    r"xapp-[A-Za-z0-9-]{10,}|(?:AKIA|ASIA)[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{30,}|ya29\.[0-9A-Za-z_-]{20,}|"
-    r"npm_[A-Za-z0-9]{30,}|pypi-[A-Za-z0-9_-]{20,}|dop_v1_[a-f0-9]{32,}|SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}|"
+    r"sk-[A-Za-z0-9_-]{20,}|[sr]k_(?:live|test)_[A-Za-z0-9]{10,}|"
+    r"(?:AKIA|ASIA)[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{30,}|ya29\.[0-9A-Za-z_-]{20,}|"
+    r"dop_v1_[a-f0-9]{32,}|SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}|"
     r"eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}|"
-    # gitleaks' and detect-secrets' shapes for what envdoctor's users hold: NGC, Groq, Anthropic, Alibaba, age,
+    # gitleaks' and detect-secrets' shapes for what envdoctor's users hold: Groq, Anthropic, Alibaba, age,
     # 1Password, Artifactory, Azure AD client secrets
-    r"nvapi-[A-Za-z0-9_-]{20,}|gsk_[A-Za-z0-9]{20,}|sk-ant-[a-z0-9]{2,12}-[A-Za-z0-9_-]{20,}|LTAI[A-Za-z0-9]{20}|"
+    r"gsk_[A-Za-z0-9]{20,}|sk-ant-[a-z0-9]{2,12}-[A-Za-z0-9_-]{20,}|LTAI[A-Za-z0-9]{20}|"
     r"AGE-SECRET-KEY-1[0-9A-Z]{58}|ops_eyJ[A-Za-z0-9+/]{100,}|AKCp[A-Za-z0-9]{60,}|[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34})")
+# Shapes whose prefix is distinctive enough to be found glued to the word before it ("initializathf_...", a log
+# line that lost its space): Hugging Face, GitHub, GitLab, Slack, npm, PyPI, NGC.
+_GLUED_SHAPES = re.compile(
+    r"hf_[A-Za-z0-9]{20,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_-]{20,}|"
+    r"xox[abposre]-[A-Za-z0-9-]{10,}|xapp-[A-Za-z0-9-]{10,}|npm_[A-Za-z0-9]{30,}|pypi-[A-Za-z0-9_-]{20,}|"
+    r"nvapi-[A-Za-z0-9_-]{20,}")
 # The patterns below read an ASCII-lowercased copy of the text (the same length, so a match's place is its
 # place in the text): no pattern needs re.I, which would make each of them several times slower.
 # Group 1 is kept, group 2 (the value) becomes REDACTED.
@@ -139,7 +144,7 @@ def scrub_secrets(text: str) -> str:
     through terminal escapes and JSON escapes (`\x1b[31mhf_...`, `...\\nghp_...`), so a token glued to one goes too."""
     text = _scrub_pem(text)
     view = _unhidden(text)
-    for pattern, group in ((_URL_CREDENTIALS, 1), (_SHAPES, 0)):
+    for pattern, group in ((_URL_CREDENTIALS, 1), (_SHAPES, 0), (_GLUED_SHAPES, 0)):
         new = _redact_spans(text, view, pattern, group)
         if new is not text:
             text, view = new, _unhidden(new)
@@ -155,15 +160,21 @@ def scrub_secrets(text: str) -> str:
 _NAMED_KEY = re.compile(r"(?i)(token|secret|passw(?:or)?d|api[_-]?key|access[_-]?key|credential|authorization)")
 
 
-def scrub_document(doc: Any) -> Any:
-    """A JSON-ready document with the secrets out of every string; a secret-named key keeps no value."""
+MAX_DEPTH = 100  # deeper than any document envdoctor writes; what is deeper is dropped, not recursed into
+
+
+def scrub_document(doc: Any, _depth: int = 0) -> Any:
+    """A JSON-ready document with the secrets out of every string; a secret-named key keeps no value. What is
+    nested deeper than MAX_DEPTH becomes "<nested too deeply>"."""
     if isinstance(doc, str):
         return scrub_secrets(doc)
+    if isinstance(doc, (list, dict)) and _depth >= MAX_DEPTH:
+        return "<nested too deeply>"
     if isinstance(doc, list):
-        return [scrub_document(v) for v in doc]
+        return [scrub_document(v, _depth + 1) for v in doc]
     if isinstance(doc, dict):
         return {k: REDACTED if isinstance(v, str) and v and isinstance(k, str) and _NAMED_KEY.search(k)
-                else scrub_document(v) for k, v in doc.items()}
+                else scrub_document(v, _depth + 1) for k, v in doc.items()}
     return doc
 
 

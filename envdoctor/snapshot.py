@@ -741,4 +741,6 @@ def load_snapshot(path: Union[str, Path]) -> Snapshot:
     except json.JSONDecodeError as exc:
         what = "truncated JSON" if exc.pos >= len(text.rstrip()) else "invalid JSON"
         raise SnapshotError(f"{p}: {what} at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    except ValueError:  # an integer of more than 4300 digits
+        raise SnapshotError(f"{p}: invalid snapshot: a number too long to be one") from None
     return snapshot_from_json(data, str(p))
