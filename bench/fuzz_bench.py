@@ -38,7 +38,9 @@ def main() -> int:
     if args.show:
         case = make_case(args.family, args.seed)
         print(case.argv, case.env, {k: len(v) for k, v in case.files.items()}, file=sys.stderr)
-        print(run_case(case, work, args.deadline), file=sys.stderr)
+        o = run_case(case, work, args.deadline)
+        print(o, file=sys.stderr)
+        print(o.text, file=sys.stderr)
         return 0
     families = [args.family] if args.family else list(FAMILIES)
     weights = [FAMILIES[f][0] for f in families]

@@ -27,9 +27,11 @@ _SHAPES = re.compile(
 # Shapes whose prefix is distinctive enough to be found glued to the word before it ("initializathf_...", a log
 # line that lost its space): Hugging Face, GitHub, GitLab, Slack, npm, PyPI, NGC.
 _GLUED_SHAPES = re.compile(
-    r"hf_[A-Za-z0-9]{20,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_-]{20,}|"
+    r"(?:hf_[A-Za-z0-9]{20,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_-]{20,}|"
     r"xox[abposre]-[A-Za-z0-9-]{10,}|xapp-[A-Za-z0-9-]{10,}|npm_[A-Za-z0-9]{30,}|pypi-[A-Za-z0-9_-]{20,}|"
-    r"nvapi-[A-Za-z0-9_-]{20,}")
+    r"nvapi-[A-Za-z0-9_-]{20,}"
+    # what is glued after it goes too: "hf_...ghp_..." must not leave the second token's body
+    r")[A-Za-z0-9_-]*")
 # The patterns below read an ASCII-lowercased copy of the text (the same length, so a match's place is its
 # place in the text): no pattern needs re.I, which would make each of them several times slower.
 # Group 1 is kept, group 2 (the value) becomes REDACTED.
@@ -48,7 +50,8 @@ _AUTH_HEADER = re.compile(r"((?<![a-z0-9_-])(?:proxy-)?authorization" + _ASSIGN
                           + r")(?!<redacted>)((?:[a-z]{2,16}[ \t]+)?[^\s\"',;\\]+)")
 _SCHEME = re.compile(r"((?<![a-z0-9_-])(?:bearer|basic)[ \t]+)(?!<redacted>)([a-z0-9._~+/=-]{8,})")
 # --password X, --password=X, -api-key X, --hf-token X
-_FLAG = re.compile(r"((?<![a-z0-9_-])--?(?:[a-z0-9]{1,20}-){0,3}"
+# (a double dash may be glued to the word before it: "W--password X" in a log that lost its space)
+_FLAG = re.compile(r"((?:--|(?<![a-z0-9_-])-)(?:[a-z0-9]{1,20}-){0,3}"
                    r"(?:password|passwd|pass|pwd|token|secret|api-?key|access-?key|client-secret)(?:[ \t]+|=))"
                    r"(?![-<])([^\s\"'\\]+)")
 # Signed URLs: Azure SAS (sig=), S3 (X-Amz-Signature, X-Amz-Credential), GCS (X-Goog-Signature, X-Goog-Credential)
@@ -58,14 +61,15 @@ _SIGNATURE = re.compile(r"((?:^|[?&;,\s\"'])(?:sig|signature|x-(?:amz|goog)-(?:s
 # Each starts with its literal (a leading look-behind would be tried at every character).
 _NETRC = re.compile(r"((?:machine|default|login)[ \t][^\n]{0,200}?[ \t]password[ \t]+|(?:^|\n)[ \t]*password[ \t]+)"
                     r"(?!<redacted>)([^\s\"'\\]+)")
-_LOGIN_KEY = re.compile(r"(wandb[ \t]+login[ \t]+(?:--?[a-z-]+(?:[ \t]+|=)(?:[^\s-][^\s]*[ \t]+)?)*)"
+_LOGIN_KEY = re.compile(r"((?:wandb|redacted>)[ \t]+login[ \t]+(?:--?[a-z-]+(?:[ \t]+|=)(?:[^\s-][^\s]*[ \t]+)?)*)"
                         r"(?!<redacted>)([^\s\"'\\-][^\s\"'\\]{7,})")
 # docker's config.json: "auth": "base64(user:password)"
 _DOCKER_AUTH = re.compile(r"(\"(?:auth|identitytoken|registrytoken)\"[ \t]*:[ \t]*\")(?!<redacted>)([^\"\\]+)")
 # Slack and Discord webhooks: the path is the credential
 _WEBHOOK = re.compile(r"((?:hooks\.slack\.com/(?:services|workflows|triggers)|discord(?:app)?\.com/api/webhooks)/)"
                       r"(?!<redacted>)([a-z0-9+/_-]{20,})")
-_VALUE_PATTERNS = (_AUTH_HEADER, _FLAG, _NAMED, _KEY, _SCHEME, _SIGNATURE, _NETRC, _LOGIN_KEY, _DOCKER_AUTH, _WEBHOOK)
+# The specific ones first: a generic one that takes a glued neighbour ("...pwwandb") must not hide their context.
+_VALUE_PATTERNS = (_LOGIN_KEY, _NETRC, _SIGNATURE, _DOCKER_AUTH, _WEBHOOK, _AUTH_HEADER, _FLAG, _NAMED, _KEY, _SCHEME)
 # Words that stand where a value would and are none ("passwd: not an executable file", "token: unknown"), and
 # placeholders ($VAR, ${VAR}, %VAR%, <...>): kept, as secret scanners' allow lists keep them.
 _NOT_A_VALUE = re.compile(r"(?:not|no|none|null|nil|true|false|is|are|was|a|an|the|of|for|in|on|to|and|or|invalid|"
@@ -79,7 +83,8 @@ _HIDING = re.compile(r"\x1b\[[0-?]{0,32}[ -/]{0,8}[@-~]?|\x1b\][0-9]{0,4};?|\x1b
                      r"\\x[0-9a-fA-F]{2}|\\[nrtbfv0\"'/\\]|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 _LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 # scheme://user:password@host: everything up to the last '@' before the host (passwords may hold '@').
-_URL_CREDENTIALS = re.compile(r"://(?!<redacted>@)([^/\s\"'<>]*)@")
+# (one slash or three as well: a path made of a URL, "https:/user:pw@host", keeps its credentials)
+_URL_CREDENTIALS = re.compile(r":/{1,3}(?!<redacted>@)([^/\s\"'<>]*)@")
 _PEM_BEGIN = re.compile(r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
 _PEM_END = re.compile(r"-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
 # What a PEM body holds: base64, line breaks (real or JSON-escaped), and header lines such as Proc-Type.
@@ -141,8 +146,19 @@ def _redact_spans(text: str, view: str, pattern: re.Pattern, group: int) -> str:
 
 def scrub_secrets(text: str) -> str:
     """Secrets never leave the machine: private keys, tokens, passwords, credentials inside URLs. The patterns see
-    through terminal escapes and JSON escapes (`\x1b[31mhf_...`, `...\\nghp_...`), so a token glued to one goes too."""
+    through terminal escapes and JSON escapes (`\x1b[31mhf_...`, `...\\nghp_...`), so a token glued to one goes too.
+    A redaction can bring the context of another secret to light (`wandb login KEYwandb login KEY2`): the passes
+    run again, at most three times, while they change something."""
     text = _scrub_pem(text)
+    for _ in range(3):
+        new = _scrub_pass(text)
+        if new == text:
+            break
+        text = new
+    return text
+
+
+def _scrub_pass(text: str) -> str:
     view = _unhidden(text)
     for pattern, group in ((_URL_CREDENTIALS, 1), (_SHAPES, 0), (_GLUED_SHAPES, 0)):
         new = _redact_spans(text, view, pattern, group)

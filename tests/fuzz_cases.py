@@ -67,6 +67,7 @@ class Outcome:
     escape: bool = False
     internal: str = ""  # the exception of an exit 70
     crash_mode: Optional[int] = None  # the mode of the traceback file an exit 70 wrote
+    text: str = ""  # stdout and stderr
 
 
 # --- making inputs -------------------------------------------------------------------------------------------
@@ -339,7 +340,7 @@ def run_case(case: Case, work: Path, deadline_s: float = 20.0) -> Outcome:
         os.chdir(saved[3])
         os.environ.clear()
         os.environ.update(saved_env)
-    text = out.getvalue() + err.getvalue()
+    text = outcome.text = out.getvalue() + err.getvalue()
     outcome.leak = CANARY in text
     outcome.escape = bool(RAW_ESCAPE.search(text))
     if outcome.code == 70:
