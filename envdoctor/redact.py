@@ -181,9 +181,11 @@ MAX_DEPTH = 100  # deeper than any document envdoctor writes; what is deeper is 
 
 def scrub_document(doc: Any, _depth: int = 0) -> Any:
     """A JSON-ready document with the secrets out of every string; a secret-named key keeps no value. What is
-    nested deeper than MAX_DEPTH becomes "<nested too deeply>"."""
+    nested deeper than MAX_DEPTH becomes "<nested too deeply>"; NaN and Infinity become null."""
     if isinstance(doc, str):
         return scrub_secrets(doc)
+    if isinstance(doc, float) and doc - doc != 0:  # NaN or Infinity: no value, and no JSON either
+        return None
     if isinstance(doc, (list, dict)) and _depth >= MAX_DEPTH:
         return "<nested too deeply>"
     if isinstance(doc, list):

@@ -15,6 +15,7 @@ is an InputError that names the variable (exit 2).
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -165,7 +166,9 @@ def user_cache_dir(environ: Mapping[str, str], platform: str = sys.platform) -> 
         return Path(environ.get("LOCALAPPDATA") or home / "AppData" / "Local") / "envdoctor" / "Cache"
     if platform == "darwin":
         return home / "Library" / "Caches" / "envdoctor"
-    return Path(environ.get("XDG_CACHE_HOME") or home / ".cache") / "envdoctor"
+    xdg = environ.get("XDG_CACHE_HOME")
+    # The XDG base directory spec: a relative path is invalid and is ignored (it would follow the current directory).
+    return (Path(xdg) if xdg and os.path.isabs(xdg) else home / ".cache") / "envdoctor"
 
 
 def writable_dir(path: Path) -> Path:

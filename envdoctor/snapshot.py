@@ -743,4 +743,10 @@ def load_snapshot(path: Union[str, Path]) -> Snapshot:
         raise SnapshotError(f"{p}: {what} at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
     except ValueError:  # an integer of more than 4300 digits
         raise SnapshotError(f"{p}: invalid snapshot: a number too long to be one") from None
+    gpus = data.get("gpus") if isinstance(data, dict) else None
+    if isinstance(gpus, list) and len(gpus) > MAX_GPUS:
+        raise SnapshotError(f"{p}: invalid snapshot: {len(gpus)} GPUs, more than the {MAX_GPUS} one machine may hold")
     return snapshot_from_json(data, str(p))
+
+
+MAX_GPUS = 1024  # per machine; the largest single systems hold a few hundred
