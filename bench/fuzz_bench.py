@@ -33,7 +33,15 @@ def main() -> int:
     ap.add_argument("--show", action="store_true")
     ap.add_argument("--out")
     ap.add_argument("--minutes", type=float, default=0, help="stop after this long (the tally says how many ran)")
+    ap.add_argument("--memory-gb", type=float, default=4.0,
+                    help="address-space cap: an input that makes envdoctor read without bound (/dev/zero) is a "
+                         "MemoryError (tallied as exit 70) instead of the kernel killing the whole run")
     args = ap.parse_args()
+    if args.memory_gb:
+        import resource
+
+        cap = int(args.memory_gb * 2 ** 30)
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
     work = scratch() / "w"
     if args.show:
         case = make_case(args.family, args.seed)

@@ -26,13 +26,31 @@ def read_json(path: Path) -> Tuple[Any, Union[str, None]]:
     except (OSError, UnicodeDecodeError) as exc:
         return None, f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}"
     try:
-        return json.loads(text), None
+        doc = json.loads(text)
+        if too_deep(doc):
+            return None, f"{path}: invalid JSON: nested more than {MAX_NESTING} deep"
+        return doc, None
     except RecursionError:
         return None, f"{path}: invalid JSON: nested too deeply"
     except json.JSONDecodeError as exc:
         return None, f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
     except ValueError:  # an integer of more than 4300 digits
         return None, f"{path}: invalid JSON: a number too long to be one"
+
+
+MAX_NESTING = 64  # envdoctor's data files nest a few levels; the loaders that walk them recurse
+
+
+def too_deep(doc: Any, limit: int = MAX_NESTING) -> bool:
+    """Whether lists and objects nest more than `limit` deep in `doc` (walked without recursion)."""
+    stack = [(doc, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, (list, dict)):
+            if depth >= limit:
+                return True
+            stack.extend((v, depth + 1) for v in (value.values() if isinstance(value, dict) else value))
+    return False
 
 
 def files_key(paths: Iterable[Path]) -> Tuple[Tuple[str, int, int], ...]:

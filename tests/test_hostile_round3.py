@@ -142,3 +142,17 @@ def test_schema_error_excerpts_are_scrubbed_before_they_are_cut(tmp_path, capsys
     doc["driver"] = "https://someuser:hunter2secretpw" + "z" * 30 + "@" + "x" * 80  # its @ past the cut
     code, _out, err = _run(capsys, ["check", "--snapshot", _write(tmp_path, "s.json", doc)])
     assert "hunter2" not in err and "secretpw" not in err
+
+
+def test_a_rules_file_nested_600_deep_is_exit_2(tmp_path, capsys, monkeypatch):
+    import shutil
+
+    rules = tmp_path / "rules"
+    shutil.copytree(ROOT / "rules", rules)
+    torch = json.loads((rules / "torch.json").read_text())
+    items = torch["rules"] if isinstance(torch, dict) else torch
+    items[0]["detail"] = json.loads("[" * 600 + "]" * 600)
+    (rules / "torch.json").write_text(json.dumps(torch))
+    monkeypatch.setenv("ENVDOCTOR_RULES_DIR", str(rules))
+    code, _out, err = _run(capsys, ["rules", "list"])
+    assert code == 2 and "nested" in err
