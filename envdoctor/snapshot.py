@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple, TypeVar, Union
 
+from envdoctor.bounded_read import read_text
 from envdoctor.errors import SnapshotError
 
 SCHEMA = "envdoctor.snapshot/1"
@@ -791,7 +792,7 @@ def read_snapshot_json(path: Union[str, Path]) -> Any:
     """The JSON document in a snapshot file, not yet validated; SnapshotError naming the file."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        text = read_text(p)
     except FileNotFoundError:
         raise SnapshotError(f"{p}: no such file") from None
     except (OSError, UnicodeDecodeError) as exc:
@@ -803,4 +804,12 @@ def read_snapshot_json(path: Union[str, Path]) -> Any:
     except json.JSONDecodeError as exc:
         what = "truncated JSON" if exc.pos >= len(text.rstrip()) else "invalid JSON"
         raise SnapshotError(f"{p}: {what} at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    except ValueError:  # an integer of more than 4300 digits
+        raise SnapshotError(f"{p}: invalid snapshot: a number too long to be one") from None
+    gpus = data.get("gpus") if isinstance(data, dict) else None
+    if isinstance(gpus, list) and len(gpus) > MAX_GPUS:
+        raise SnapshotError(f"{p}: invalid snapshot: {len(gpus)} GPUs, more than the {MAX_GPUS} one machine may hold")
     return data
+
+
+MAX_GPUS = 1024  # per machine; the largest single systems hold a few hundred

@@ -6,7 +6,7 @@ from typing import Any, List, Tuple
 
 from envdoctor.byte_sizes import format_bytes
 from envdoctor.redact import env_value
-from envdoctor.snapshot import Gpu, Snapshot, is_absent, present
+from envdoctor.snapshot import Gpu, Snapshot, is_absent, known_list, present
 from envdoctor.versions import cudnn_human
 
 
@@ -55,7 +55,7 @@ def fact_groups(snap: Snapshot) -> List[Tuple[str, List[Tuple[str, str]]]]:
     driver = [("driver", f"{d.version} (supports CUDA {show(d.cuda_driver_version)}; read by {show(d.source)})")
               if present(d) else ("driver", show(d))]
     if isinstance(snap.gpus, list):
-        gpus = [(f"GPU {g.index}", _gpu(g)) for g in snap.gpus] or [("GPUs", "none found")]
+        gpus = [(f"GPU {g.index}", _gpu(g)) for g in known_list(snap.gpus)] or [("GPUs", "none found")]
     else:
         gpus = [("GPUs", show(snap.gpus))]
     t = snap.torch

@@ -22,6 +22,8 @@ def _torch(attr: str) -> Callable[[Snapshot], str]:
 
 
 def _gpus(s: Snapshot) -> str:
+    if not isinstance(s.gpus, list):  # the GPU list itself unknown (gpus: null)
+        return "unknown"
     names = Counter(g.name for g in s.gpus)
     return ", ".join(f"{n}x {name}" for name, n in sorted(names.items())) or "none"
 

@@ -11,6 +11,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, Input, Static, TextArea
 
+from envdoctor.present.safe_text import safe_display
 from envdoctor.tui import messages as msg
 
 HINT = "Type a log file's path and press Enter, or paste a log below and choose Diagnose."
@@ -22,25 +23,25 @@ def nccl_text(report: Any) -> Text:
     f = report.facts.as_dict()
     text.append(f"{len(report.inputs)} input(s), {report.lines} line(s)", style="dim")
     if f.get("nccl_versions"):
-        text.append(f"; NCCL {', '.join(f['nccl_versions'])}", style="dim")
+        text.append(safe_display(f"; NCCL {', '.join(f['nccl_versions'])}"), style="dim")
     if f.get("transports"):
-        text.append(f"; transports {', '.join(f['transports'])}", style="dim")
+        text.append(safe_display(f"; transports {', '.join(f['transports'])}"), style="dim")
     text.append("\n\n")
     if not report.failed:
         text.append("No recognisable NCCL failure in the input.\n", style="bold green")
     for n, fd in enumerate(report.findings, 1):
         label = "most likely root cause" if n == 1 and report.failed else ("also possible" if report.failed else "warning")
         text.append(f"{n}. ", style="bold")
-        text.append(f"{fd.title}\n", style="bold")
+        text.append(f"{safe_display(fd.title)}\n", style="bold")
         text.append(f"   {label}, {fd.confidence} confidence  [{fd.id}]\n", style="dim")
         for i, line in enumerate(fd.evidence):
             loc = fd.locations[i] if i < len(fd.locations) else ""
-            text.append(f"   {loc}: " if loc else "   ", style="dim")
-            text.append(line + "\n", style="black on yellow")
+            text.append(f"   {safe_display(loc)}: " if loc else "   ", style="dim")
+            text.append(safe_display(line) + "\n", style="black on yellow")
         for reason in fd.why[:3]:
-            text.append(f"   why: {reason}\n")
+            text.append(f"   why: {safe_display(reason)}\n")
         text.append("   fix: ", style="bold green")
-        text.append(fd.fix + "\n\n")
+        text.append(safe_display(fd.fix) + "\n\n")
     return text
 
 
@@ -94,12 +95,14 @@ class NcclPane(Vertical):
         self.query_one("#nccl-path", Input).focus()
 
     def show_error(self, error: str) -> None:
-        self.query_one("#nccl-result", Static).update(Text(error, style="bold red"))
+        self.query_one("#nccl-result", Static).update(Text(safe_display(error), style="bold red"))
 
     def show_report(self, report: Any, log_text: Optional[str]) -> None:
         self.report = report
         self.query_one("#nccl-result", Static).update(nccl_text(report))
         area = self.query_one("#nccl-text", TextArea)
+        if log_text is not None:
+            log_text = safe_display(log_text)  # line for line: the evidence's line numbers hold
         if log_text is not None and area.text != log_text:
             area.load_text(log_text)
         found = evidence_lines(report)
