@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import socket
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from envdoctor.bounded_read import read_text
