@@ -34,6 +34,10 @@ PLANTED = ["hf_" + CANARY + "abcdefghij", "ghp_" + CANARY + "abcdefghijklmnopqrs
            f"--password {CANARY}pw", f"Authorization: Bearer {CANARY}bearer",
            "nvapi-" + CANARY + "abcdefghijklmnop", f"https://h/b?X-Amz-Signature={CANARY}sig&a=1",
            f"wandb login {CANARY}0123456789abcdef0123456789"]
+# The secret part of each planted secret. A leak is one of these in the output whose planted secret is whole in the
+# input: the mutators may cut a planted secret apart (a hostile value inserted mid-token), and what is left is no
+# secret of any shape a scanner knows.
+SECRET_PARTS = {p: re.search(r"[\w-]*" + CANARY + r"\w*", p).group(0) for p in PLANTED}
 ESCAPES = ["\x1b]0;fuzz-title\x07", "\x1b[2J", "\x1b[31m", "\u202e", "\u2066", "\x9b31m", "\x07", "\x1b]52;c;eA==\x07"]
 RAW_ESCAPE = re.compile("[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 BIG = "1" * 5000
@@ -341,7 +345,7 @@ def run_case(case: Case, work: Path, deadline_s: float = 20.0) -> Outcome:
         os.environ.clear()
         os.environ.update(saved_env)
     text = outcome.text = out.getvalue() + err.getvalue()
-    outcome.leak = CANARY in text
+    outcome.leak = leaked(case, text)
     outcome.escape = bool(RAW_ESCAPE.search(text))
     if outcome.code == 70:
         m = re.search(r"internal error: ([A-Za-z_.]+)", text)
@@ -350,6 +354,18 @@ def run_case(case: Case, work: Path, deadline_s: float = 20.0) -> Outcome:
         if where and os.path.exists(where.group(1)):
             outcome.crash_mode = os.stat(where.group(1)).st_mode & 0o777
     return outcome
+
+
+def _input_text(case: Case) -> str:
+    blobs = [*case.files.values(), case.stdin or b"", *(b for d in case.dirs.values() for b in d.values())]
+    texts = [b.decode("utf-16" if b[:2] in (b"\xff\xfe", b"\xfe\xff") else "utf-8", "replace") for b in blobs]
+    return "\n".join([*case.argv, *case.env.values(), *texts])
+
+
+def leaked(case: Case, text: str) -> bool:
+    """Whether the output holds the secret part of a planted secret that the input holds whole."""
+    given = _input_text(case)
+    return any(part in text for secret, part in SECRET_PARTS.items() if secret in given)
 
 
 def _first_frame(path: Optional[str]) -> str:
