@@ -156,3 +156,20 @@ def test_a_rules_file_nested_600_deep_is_exit_2(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("ENVDOCTOR_RULES_DIR", str(rules))
     code, _out, err = _run(capsys, ["rules", "list"])
     assert code == 2 and "nested" in err
+
+
+
+def test_a_nvcc_version_that_is_no_version_is_unknown_to_the_deepspeed_plan_not_a_crash(tmp_path, capsys):
+    """fuzz snapshot/2473: `fix --snapshot S --dry-run --deepspeed` with cuda_toolkit.nvcc_version a URL was exit 70."""
+    import json
+
+    from envdoctor import cli
+    from tests.conftest import ROOT
+
+    doc = json.loads((ROOT / "tests" / "fixtures" / "snapshots" / "h100_8x_nvswitch.json").read_text())
+    doc.setdefault("cuda_toolkit", {})["nvcc_version"] = "https://h/b?a=1"
+    snap = tmp_path / "s.json"
+    snap.write_text(json.dumps(doc))
+    code = cli.main(["fix", "--snapshot", str(snap), "--dry-run", "--deepspeed"])
+    assert code in (0, 1, 2), code
+    assert "internal error" not in capsys.readouterr().err

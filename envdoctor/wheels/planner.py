@@ -23,8 +23,8 @@ from packaging.version import InvalidVersion, Version
 from envdoctor import compat
 from envdoctor.redact import scrub_secrets
 from envdoctor.snapshot import Snapshot, as_partial, partial_reason, present
+from envdoctor.versions import major_minor, require_major_minor, series
 from envdoctor.versions import parse as parse_version
-from envdoctor.versions import require_major_minor, series
 from envdoctor.wheels.index import DeepSpeedRelease, Release, Variant, WheelIndex
 from envdoctor.wheels.wishes import Wishes
 
@@ -172,7 +172,8 @@ def facts_from_snapshot(snapshot: Snapshot, python: Optional[str] = None) -> Mac
         known = {str(k).lower(): str(v) for k, v in snapshot.python.packages.items()}
         why = partial_reason(snapshot.python.packages)
         f.packages = as_partial(known, why) if why is not None else known
-    if present(snapshot.cuda_toolkit) and present(snapshot.cuda_toolkit.nvcc_version):
+    if present(snapshot.cuda_toolkit) and present(snapshot.cuda_toolkit.nvcc_version) \
+            and major_minor(snapshot.cuda_toolkit.nvcc_version) is not None:  # junk is no nvcc version: unknown
         f.nvcc = str(snapshot.cuda_toolkit.nvcc_version)
     if present(snapshot.build_tools):
         f.ninja = present(snapshot.build_tools.ninja) or None
