@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
+from envdoctor.byte_sizes import format_bytes
 from envdoctor.findings import Finding
 from envdoctor.fixes import manual
 from envdoctor.rules.checks import Checks, bundled_checks
@@ -48,6 +49,13 @@ def _interfaces(s: Snapshot) -> str:
     return ", ".join(names) or "none"
 
 
+def _shm(s: Snapshot) -> str:
+    """The size of /dev/shm (NCCL's shared-memory transport and DataLoader workers live in it)."""
+    if not present(s.host) or not present(s.host.shm_bytes):
+        return "absent"
+    return format_bytes(s.host.shm_bytes, digits=1) if s.host.shm_bytes % (1 << 20) else format_bytes(s.host.shm_bytes)
+
+
 def _pkg(name: str) -> Callable[[Snapshot], str]:
     return lambda s: _val(s.package(name))
 
@@ -68,6 +76,7 @@ READERS: Dict[str, Callable[[Snapshot], str]] = {
     "nccl_env": _nccl_env,
     "interfaces": _interfaces,
     "fabric_manager": lambda s: _val(s.fabric_manager.version) if present(s.fabric_manager) else "absent",
+    "shm": _shm,
 }
 DRIFT, FLEET = "ED901", "ED902"  # the two checks these facts feed
 NEEDED = (DRIFT, FLEET)
