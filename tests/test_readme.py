@@ -1,0 +1,26 @@
+"""The README tells a new user what is there (issue 31): its TUI paragraph names every tab with its key, and it
+states the fast test loop beside the full suite."""
+
+from __future__ import annotations
+
+import re
+
+from tests.conftest import ROOT
+
+
+def _readme() -> str:
+    return (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def _tui_paragraph() -> str:
+    text = _readme()
+    start = text.index("Run `envdoctor` with no arguments in a terminal")
+    return re.sub(r"\s+", " ", text[start:text.index("\n\n", start)])
+
+
+def test_the_tui_paragraph_names_every_tab_and_its_key():
+    from envdoctor.tui.app import TABS
+
+    para = _tui_paragraph()
+    missing = [f"{t.title} (`{t.key}`" for t in TABS if f"{t.title} (`{t.key}`" not in para]
+    assert not missing, missing
