@@ -24,3 +24,10 @@ def test_the_tui_paragraph_names_every_tab_and_its_key():
     para = _tui_paragraph()
     missing = [f"{t.title} (`{t.key}`" for t in TABS if f"{t.title} (`{t.key}`" not in para]
     assert not missing, missing
+
+
+def test_the_readme_states_the_fast_loop_beside_the_full_suite():
+    text = _readme()
+    fast = 'python -m pytest -q -n 2 -m "not slow and not heavy and not registry and not cold_build"'
+    assert fast in text and 'python -m pytest -q -m "heavy or registry or cold_build"' in text
+    assert text.index("the fast loop") < text.index("## Commands")  # in the quick start, where the suite is

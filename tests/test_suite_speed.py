@@ -33,3 +33,20 @@ def test_the_fast_loop_runs_the_unknowns_tests_on_real_fixtures() -> None:
     assert sorted(fast) == sorted(test_unknowns.FAST)
     assert all(m.name == "slow" for p in slow for m in p.marks)
     assert sorted(fast + [p.values[0] for p in slow]) == names  # the full suite still covers every fixture
+
+
+def test_the_tests_that_start_real_torch_processes_are_slow() -> None:
+    import tests.probes.test_torch_ecosystem as eco
+    import tests.probes.test_torch_probe as probe
+    import tests.selftest.test_selftest_interrupt as interrupt
+    import tests.tui.test_selftest_pane as pane
+
+    def slow(fn) -> bool:
+        return any(m.name == "slow" for m in getattr(fn, "pytestmark", []))
+
+    assert slow(probe.test_real_cpu_torch_is_seen_through_the_child)
+    assert slow(probe.test_the_child_says_the_same_with_and_without_fork)
+    assert slow(eco.test_real_torch_ecosystem_facts)
+    assert slow(eco.test_extension_import_error_and_build_record_reach_the_snapshot)
+    assert slow(pane.test_run_gpu_then_allreduce_keeps_rows_and_draws_busbw_live)
+    assert interrupt.pytestmark.name == "slow"

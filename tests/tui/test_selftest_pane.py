@@ -13,6 +13,7 @@ from envdoctor.tui.app import make_app
 from tests.tui.conftest import aio, recorded, recorded_selftests, settle, show_selftests, text_of, until
 
 
+@pytest.mark.slow  # starts a real torch process
 @aio
 async def test_run_gpu_then_allreduce_keeps_rows_and_draws_busbw_live():
     seen = []
