@@ -31,3 +31,8 @@ def test_the_readme_states_the_fast_loop_beside_the_full_suite():
     fast = 'python -m pytest -q -n 2 -m "not slow and not heavy and not registry and not cold_build"'
     assert fast in text and 'python -m pytest -q -m "heavy or registry or cold_build"' in text
     assert text.index("the fast loop") < text.index("## Commands")  # in the quick start, where the suite is
+
+
+def test_the_readme_warns_that_the_first_zero3_selftest_builds_ops():
+    text = re.sub(r"\s+", " ", _readme())
+    assert "The first `selftest zero3`" in text and "builds DeepSpeed's ops" in text and "473 s" in text
