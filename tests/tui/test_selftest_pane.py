@@ -173,6 +173,6 @@ def test_a_registered_record_gets_a_button_a_row_its_gist_and_its_steps(monkeypa
             row = app.query_one("#selftest-table", DataTable).get_row("echo")
             assert [str(c) for c in row] == ["echo", "passed", "0.5", "the answer is 42"]
             assert 50 in drawn  # its one progress line moved the bar by 1 of its 2 steps
-            assert "answer 42" in text_of(app.query_one("#selftest-detail-text", Static))
+            assert "answer: 42" in text_of(app.query_one("#selftest-detail-text", Static))
 
     asyncio.run(drive())
