@@ -50,3 +50,10 @@ def test_the_tests_that_start_real_torch_processes_are_slow() -> None:
     assert slow(eco.test_extension_import_error_and_build_record_reach_the_snapshot)
     assert slow(pane.test_run_gpu_then_allreduce_keeps_rows_and_draws_busbw_live)
     assert interrupt.pytestmark.name == "slow"
+
+
+def test_the_tests_that_build_real_environments_are_slow() -> None:
+    import tests.install.test_full_disk as full_disk
+    import tests.install.test_unlucky as unlucky
+
+    assert unlucky.pytestmark.name == "slow" and full_disk.pytestmark.name == "slow"
