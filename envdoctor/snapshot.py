@@ -682,6 +682,17 @@ def now_iso() -> str:
     return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
+def _schema_problem(schema: Any) -> str:
+    """Why a document whose "schema" is not SCHEMA cannot be read, and what to do about it."""
+    said = f"unknown snapshot schema {schema!r}; this envdoctor reads {SCHEMA!r}"
+    m = re.fullmatch(r"envdoctor\.snapshot/(\d+)", schema) if isinstance(schema, str) else None
+    if m and int(m.group(1)) > int(SCHEMA.rsplit("/", 1)[1]):
+        return f"{said}: the snapshot comes from a newer envdoctor; upgrade envdoctor (pip install -U envdoctor) to read it"
+    if schema is None:
+        return f"{said}: the document has no \"schema\" field, so it is not an envdoctor snapshot"
+    return said
+
+
 def snapshot_from_json(data: Any, source: str = "<snapshot>") -> Snapshot:
     """Validate a decoded JSON document against the schema and build the model."""
     from envdoctor.snapshot_decoders import Invalid, decode
@@ -690,9 +701,7 @@ def snapshot_from_json(data: Any, source: str = "<snapshot>") -> Snapshot:
         raise SnapshotError(f"{source}: not a snapshot: expected a JSON object, got {type(data).__name__}")
     schema = data.get("schema")
     if schema != SCHEMA:
-        raise SnapshotError(
-            f"{source}: unknown snapshot schema {schema!r}; this envdoctor reads {SCHEMA!r}"
-        )
+        raise SnapshotError(f"{source}: {_schema_problem(schema)}")
     absent = data.get("absent")
     partial = data.get("partial")
     body = {k: v for k, v in data.items() if k not in ("schema", "absent", "partial")}
@@ -802,6 +811,8 @@ def read_snapshot_json(path: Union[str, Path]) -> Any:
     except RecursionError:
         raise SnapshotError(f"{p}: invalid JSON: nested too deeply") from None
     except json.JSONDecodeError as exc:
+        if not text.strip():
+            raise SnapshotError(f"{p}: the file is empty{' (only whitespace)' if text else ''}: not a snapshot") from None
         what = "truncated JSON" if exc.pos >= len(text.rstrip()) else "invalid JSON"
         raise SnapshotError(f"{p}: {what} at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
     except ValueError:  # an integer of more than 4300 digits

@@ -6,12 +6,17 @@ from typing import Any, List, Tuple
 
 from envdoctor.byte_sizes import format_bytes
 from envdoctor.redact import env_value
-from envdoctor.snapshot import Gpu, Snapshot, is_absent, known_list, present
+from envdoctor.snapshot import Gpu, Snapshot, Unknown, is_absent, known_list, present
 from envdoctor.versions import cudnn_human
+
+# A section whose probe is still running (the TUI shows the snapshot as the probes finish).
+PROBING = Unknown("probing…")
 
 
 def show(value: Any, unit: str = "") -> str:
-    """A field as a person reads it: the value, 'not available (why)' or 'probe failed (error)'."""
+    """A field as a person reads it: the value, 'not available (why)', 'probe failed (error)' or 'probing…'."""
+    if value == PROBING:
+        return PROBING.reason
     if is_absent(value):
         return str(value)
     if value is None:
