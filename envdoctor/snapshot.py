@@ -541,6 +541,9 @@ class DeepSpeed(Model):
         doc="what DeepSpeed's own check for building CUDA ops raised (the check `ds_report` runs: a CUDA toolkit found "
             "through CUDA_HOME); null with an 'unavailable' reason when it passed; omitted when DeepSpeed's accelerator is "
             "not CUDA")
+    ops: Field[Dict[str, Any]] = fact(NOT_RECORDED,
+        doc="what `ds_report` lists: op name -> {compatible: its builder's is_compatible() here, installed: prebuilt in "
+            "this DeepSpeed (its build record; null: no record)}")
 
 
 @dataclass

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, List, Tuple
+from typing import Any, Dict, List, Tuple
 
 from envdoctor.byte_sizes import format_bytes
 from envdoctor.redact import env_value
@@ -11,6 +11,15 @@ from envdoctor.versions import cudnn_human
 
 # A section whose probe is still running (the TUI shows the snapshot as the probes finish).
 PROBING = Unknown("probing…")
+
+
+def op_report(ops: Dict[str, Any]) -> str:
+    """DeepSpeed's ops as `ds_report` lists them: each op's install state and whether it can be built here."""
+    def state(op: Any) -> str:
+        op = op if isinstance(op, dict) else {}
+        built = {True: "installed", False: "JIT-built on first use", None: "install state unknown"}[op.get("installed")]
+        return f"{built}, {'compatible' if op.get('compatible') else 'NOT compatible here'}"
+    return "; ".join(f"{name}: {state(op)}" for name, op in sorted(ops.items()))
 
 
 def show(value: Any, unit: str = "") -> str:
@@ -86,6 +95,8 @@ def fact_groups(snap: Snapshot) -> List[Tuple[str, List[Tuple[str, str]]]]:
     if present(ds):
         torch.append(("DeepSpeed", f"{show(ds.version)}, imports: {show(ds.importable)}"
                       + (f" ({ds.error})" if present(ds.error) else "")))
+        if present(ds.ops) and isinstance(ds.ops, dict):
+            torch.append(("DeepSpeed ops", op_report(ds.ops)))
     p = snap.python
     python = [
         ("python", f"{p.version} {show(p.implementation)} at {show(p.executable)}"),
