@@ -91,6 +91,23 @@ def _machine(book: Rulebook) -> List[Entry]:
     return out
 
 
+# Where an NCCL root cause sits (the layers of the NCCL failure taxonomy), in words a user reads.
+NCCL_AREAS = {"A": "the host's or the container's resources (shared memory, memory, limits)",
+              "B": "the GPU-to-GPU transport inside one node (P2P, NVLink, PCIe, the platform)",
+              "C": "the network between nodes (interfaces, InfiniBand/RoCE, firewalls)",
+              "D": "the rendezvous that starts the job (the c10d store, MASTER_ADDR/PORT)",
+              "E": "which process drives which GPU",
+              "F": "the versions of the libraries (NCCL, CUDA, the driver, plugins)",
+              "G": "the NCCL configuration (NCCL_* variables, topology files)",
+              "H": "the application's collectives (mismatched calls, a rank that crashed or lags)"}
+
+
+def _nccl_why(layer: str) -> str:
+    """Why an NCCL root cause matters, and where it sits in plain words."""
+    area = NCCL_AREAS.get(layer)
+    return ("It makes the distributed job fail or hang until it is fixed" + (f"; the cause lies in {area}." if area else "."))
+
+
 def _nccl(rules: RuleSet, tables: Tables) -> List[Entry]:
     out = []
     for cat in rules.categories.values():
@@ -109,7 +126,7 @@ def _nccl(rules: RuleSet, tables: Tables) -> List[Entry]:
         out.append(Entry(
             id=cat.finding_id, name=cat.id, kind="nccl", severity=cat.severity, category=cat.id,
             what=f"{cat.title} (from an NCCL / torch.distributed log: `envdoctor nccl diagnose`)",
-            why=f"Layer {cat.layer} of the NCCL failure taxonomy." if cat.layer else "",
+            why=_nccl_why(cat.layer),
             fix=cat.fix, sections=tuple(sections),
         ))
     return sorted(out, key=lambda e: e.id)

@@ -7,7 +7,7 @@ import os
 import signal
 import sys
 import threading
-from typing import TYPE_CHECKING, List, Optional, Sequence
+from typing import TYPE_CHECKING, Any, List, Optional, Sequence
 
 from envdoctor import __version__
 from envdoctor.errors import InputError, SnapshotError
@@ -34,12 +34,27 @@ COMMANDS = {
 }
 
 
+def _safe_parser_class() -> type:
+    import argparse
+
+    class SafeParser(argparse.ArgumentParser):
+        """argparse whose messages (usage, "unrecognized arguments: ...", "invalid choice: ...") reach the terminal
+        with secrets out and control and bidi characters escaped: they quote what the user typed."""
+
+        def _print_message(self, message: str, file: Any = None) -> None:
+            if message:
+                from envdoctor.lost_output import write_or_drop
+                from envdoctor.present.terminal import for_terminal
+
+                write_or_drop(file or sys.stderr, for_terminal(message))
+
+    return SafeParser
+
+
 def build_parser(only: Optional[str] = None) -> argparse.ArgumentParser:
     """The whole parser, or with `only` one command's: a command imports just its own module (`check` starts
     probing sooner; the TUI needs none)."""
-    import argparse
-
-    parser = argparse.ArgumentParser(
+    parser = _safe_parser_class()(
         prog="envdoctor",
         description="Make a GPU machine ready for PyTorch and DeepSpeed, and say exactly what is wrong when it is not.",
     )
@@ -64,12 +79,19 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except KeyboardInterrupt:
         print("envdoctor: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
+    except ValueError as exc:
+        if not _too_many_digits(exc):
+            return _internal_error(exc, args_list)
+        print("envdoctor: error: the input holds a number of more than 4300 digits, which no field takes",
+              file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # the output went away before the command finished: not done, and never success
         try:
             sys.stdout = open(os.devnull, "w")
+            sys.stderr = open(os.devnull, "w")
         except OSError:
             pass
-        return 0
+        return 2
     except Exception as exc:  # a bug: say so in one line, keep the traceback for the bug report
         return _internal_error(exc, args_list)
 
@@ -90,6 +112,12 @@ def _run(args_list: List[str]) -> int:
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, sigterm_as_interrupt)  # so cleanups (self-test ranks, rollbacks) run
     return int(args.func(args))
+
+
+def _too_many_digits(exc: BaseException) -> bool:
+    """Python's refusal to convert an integer of more than sys.get_int_max_str_digits() digits: only an input
+    (a snapshot, an index, a log) holds one."""
+    return isinstance(exc, ValueError) and "integer string conversion" in str(exc)
 
 
 def _internal_error(exc: Exception, args_list: List[str]) -> int:
@@ -124,9 +152,11 @@ def _write_traceback(text: str) -> Optional[str]:
         from envdoctor.settings import user_cache_dir
 
         folder = user_cache_dir(os.environ) / "crash"
-        folder.mkdir(parents=True, exist_ok=True)
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         path = folder / name
-        path.write_text(text, encoding="utf-8")
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:  # mode 0600: a traceback holds paths and arguments
+            f.write(text)
         return str(path)
     except Exception:  # no home, a read-only cache, a broken install: fall back to the temp directory
         pass

@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 from typing import Any, Iterable, Tuple, Union
 
+from envdoctor.bounded_read import read_text
+
 _PACKAGE = Path(__file__).resolve().parent
 
 
@@ -20,15 +22,35 @@ def data_path(name: str) -> Path:
 def read_json(path: Path) -> Tuple[Any, Union[str, None]]:
     """(document, None), or (None, 'PATH: what is wrong') for an unreadable or malformed file."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path)
     except (OSError, UnicodeDecodeError) as exc:
         return None, f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}"
     try:
-        return json.loads(text), None
+        doc = json.loads(text)
+        if too_deep(doc):
+            return None, f"{path}: invalid JSON: nested more than {MAX_NESTING} deep"
+        return doc, None
     except RecursionError:
         return None, f"{path}: invalid JSON: nested too deeply"
     except json.JSONDecodeError as exc:
         return None, f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+    except ValueError:  # an integer of more than 4300 digits
+        return None, f"{path}: invalid JSON: a number too long to be one"
+
+
+MAX_NESTING = 64  # envdoctor's data files nest a few levels; the loaders that walk them recurse
+
+
+def too_deep(doc: Any, limit: int = MAX_NESTING) -> bool:
+    """Whether lists and objects nest more than `limit` deep in `doc` (walked without recursion)."""
+    stack = [(doc, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, (list, dict)):
+            if depth >= limit:
+                return True
+            stack.extend((v, depth + 1) for v in (value.values() if isinstance(value, dict) else value))
+    return False
 
 
 def files_key(paths: Iterable[Path]) -> Tuple[Tuple[str, int, int], ...]:

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from envdoctor.bounded_read import read_text
+
 JOURNAL = "journal.json"
 LAST_FIX = "last_fix.json"
 LOCK = "lock"
@@ -111,7 +113,7 @@ _ALWAYS = ("op", "id", "pid", "python", "prefix", "started", "before")  # both k
 def load_journal(sdir: Path) -> Optional[Journal]:
     """The journal in `sdir`, None when there is none; OSError or ValueError when it cannot be read."""
     try:
-        text = (sdir / JOURNAL).read_text(encoding="utf-8")
+        text = read_text(sdir / JOURNAL)
     except FileNotFoundError:
         return None
     return Journal.from_json(json.loads(text))
@@ -144,7 +146,7 @@ def finished(sdir: Path, journal: Journal) -> bool:
     if journal.op != "fix":
         return False
     try:
-        last = json.loads((sdir / LAST_FIX).read_text(encoding="utf-8"))
+        last = json.loads(read_text(sdir / LAST_FIX))
     except (OSError, ValueError):
         return False
     return isinstance(last, dict) and last.get("id") == journal.id

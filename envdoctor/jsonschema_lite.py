@@ -140,7 +140,10 @@ def _check_object(value: Dict[str, Any], schema: Dict[str, Any], root: Dict[str,
 
 
 def _short(value: Any) -> str:
-    text = json.dumps(value)
+    """The value for a message: secrets scrubbed first, then cut (a cut URL loses the `@` that marks its password)."""
+    from envdoctor.redact import scrub_secrets
+
+    text = scrub_secrets(json.dumps(value))
     return text if len(text) <= 40 else text[:37] + "..."
 
 

@@ -16,11 +16,22 @@ _SECRET_NAME = re.compile(r"(TOKEN|SECRET|PASSW|PASSWD|API_?KEY|ACCESS_KEY|PRIVA
 # Well-known token shapes, wherever they stand; each starts where a token starts.
 _SHAPES = re.compile(
     r"(?<![A-Za-z0-9_-])(?:"
-    r"hf_[A-Za-z0-9]{20,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_-]{20,}|"
-    r"sk-[A-Za-z0-9_-]{20,}|[sr]k_(?:live|test)_[A-Za-z0-9]{10,}|xox[abposre]-[A-Za-z0-9-]{10,}|"
-    r"xapp-[A-Za-z0-9-]{10,}|(?:AKIA|ASIA)[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{30,}|ya29\.[0-9A-Za-z_-]{20,}|"
-    r"npm_[A-Za-z0-9]{30,}|pypi-[A-Za-z0-9_-]{20,}|dop_v1_[a-f0-9]{32,}|SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}|"
-    r"eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,})")
+    r"sk-[A-Za-z0-9_-]{20,}|[sr]k_(?:live|test)_[A-Za-z0-9]{10,}|"
+    r"(?:AKIA|ASIA)[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{30,}|ya29\.[0-9A-Za-z_-]{20,}|"
+    r"dop_v1_[a-f0-9]{32,}|SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}|"
+    r"eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}|"
+    # gitleaks' and detect-secrets' shapes for what envdoctor's users hold: Groq, Anthropic, Alibaba, age,
+    # 1Password, Artifactory, Azure AD client secrets
+    r"gsk_[A-Za-z0-9]{20,}|sk-ant-[a-z0-9]{2,12}-[A-Za-z0-9_-]{20,}|LTAI[A-Za-z0-9]{20}|"
+    r"AGE-SECRET-KEY-1[0-9A-Z]{58}|ops_eyJ[A-Za-z0-9+/]{100,}|AKCp[A-Za-z0-9]{60,}|[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34})")
+# Shapes whose prefix is distinctive enough to be found glued to the word before it ("initializathf_...", a log
+# line that lost its space): Hugging Face, GitHub, GitLab, Slack, npm, PyPI, NGC.
+_GLUED_SHAPES = re.compile(
+    r"(?:hf_[A-Za-z0-9]{20,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_-]{20,}|"
+    r"xox[abposre]-[A-Za-z0-9-]{10,}|xapp-[A-Za-z0-9-]{10,}|npm_[A-Za-z0-9]{30,}|pypi-[A-Za-z0-9_-]{20,}|"
+    r"nvapi-[A-Za-z0-9_-]{20,}"
+    # what is glued after it goes too: "hf_...ghp_..." must not leave the second token's body
+    r")[A-Za-z0-9_-]*")
 # The patterns below read an ASCII-lowercased copy of the text (the same length, so a match's place is its
 # place in the text): no pattern needs re.I, which would make each of them several times slower.
 # Group 1 is kept, group 2 (the value) becomes REDACTED.
@@ -30,7 +41,7 @@ _SHAPES = re.compile(
 _ASSIGN = r"[\"']?[ \t]{0,8}[=:][ \t]{0,8}[\"']?"
 # A secret word that ends a path (/etc/passwd: ..., C:\\x\\token: ...) names a file, not a secret.
 _NAMED = re.compile(
-    r"((?<![/\\])(?:token|secret|passw(?:or)?d|api[_-]?key|access[_-]?key|credential|auth[_-]?key)"
+    r"((?<![/\\])(?:token|secret|passw(?:or)?d|api[_-]?key|access[_-]?key|credential|auth[_-]?key|private[_-]?key)"
     r"(?:[_-][a-z0-9]{1,32}){0,4}" + _ASSIGN + r")(?!<redacted>)([^\s\"'&;,\\]+)")
 # key=<hex or base64 of 16+ characters>: AccountKey=..., SharedAccessKey=..., ssh_key=..., key=...
 _KEY = re.compile(r"(key" + _ASSIGN + r")(?!<redacted>)([a-z0-9+/=_-]{16,})")
@@ -39,13 +50,41 @@ _AUTH_HEADER = re.compile(r"((?<![a-z0-9_-])(?:proxy-)?authorization" + _ASSIGN
                           + r")(?!<redacted>)((?:[a-z]{2,16}[ \t]+)?[^\s\"',;\\]+)")
 _SCHEME = re.compile(r"((?<![a-z0-9_-])(?:bearer|basic)[ \t]+)(?!<redacted>)([a-z0-9._~+/=-]{8,})")
 # --password X, --password=X, -api-key X, --hf-token X
-_FLAG = re.compile(r"((?<![a-z0-9_-])--?(?:[a-z0-9]{1,20}-){0,3}"
+# (a double dash may be glued to the word before it: "W--password X" in a log that lost its space)
+_FLAG = re.compile(r"((?:--|(?<![a-z0-9_-])-)(?:[a-z0-9]{1,20}-){0,3}"
                    r"(?:password|passwd|pass|pwd|token|secret|api-?key|access-?key|client-secret)(?:[ \t]+|=))"
                    r"(?![-<])([^\s\"'\\]+)")
-_VALUE_PATTERNS = (_AUTH_HEADER, _FLAG, _NAMED, _KEY, _SCHEME)
+# Signed URLs: Azure SAS (sig=), S3 (X-Amz-Signature, X-Amz-Credential), GCS (X-Goog-Signature, X-Goog-Credential)
+_SIGNATURE = re.compile(r"((?:^|[?&;,\s\"'])(?:sig|signature|x-(?:amz|goog)-(?:signature|credential))=)"
+                        r"(?!<redacted>)([^\s&\"'\\<>#]{6,})")
+# netrc: `machine HOST login USER password SECRET` (one line or one word a line); `wandb login KEY`.
+# Each starts with its literal (a leading look-behind would be tried at every character).
+_NETRC = re.compile(r"((?:machine|default|login)[ \t][^\n]{0,200}?[ \t]password[ \t]+|(?:^|\n)[ \t]*password[ \t]+)"
+                    r"(?!<redacted>)([^\s\"'\\]+)")
+_LOGIN_KEY = re.compile(r"((?:wandb|redacted>)[ \t]+login[ \t]+(?:--?[a-z-]+(?:[ \t]+|=)(?:[^\s-][^\s]*[ \t]+)?)*)"
+                        r"(?!<redacted>)([^\s\"'\\-][^\s\"'\\]{7,})")
+# docker's config.json: "auth": "base64(user:password)"
+_DOCKER_AUTH = re.compile(r"(\"(?:auth|identitytoken|registrytoken)\"[ \t]*:[ \t]*\")(?!<redacted>)([^\"\\]+)")
+# Slack and Discord webhooks: the path is the credential
+_WEBHOOK = re.compile(r"((?:hooks\.slack\.com/(?:services|workflows|triggers)|discord(?:app)?\.com/api/webhooks)/)"
+                      r"(?!<redacted>)([a-z0-9+/_-]{20,})")
+# The specific ones first: a generic one that takes a glued neighbour ("...pwwandb") must not hide their context.
+_VALUE_PATTERNS = (_LOGIN_KEY, _NETRC, _SIGNATURE, _DOCKER_AUTH, _WEBHOOK, _AUTH_HEADER, _FLAG, _NAMED, _KEY, _SCHEME)
+# Words that stand where a value would and are none ("passwd: not an executable file", "token: unknown"), and
+# placeholders ($VAR, ${VAR}, %VAR%, <...>): kept, as secret scanners' allow lists keep them.
+_NOT_A_VALUE = re.compile(r"(?:not|no|none|null|nil|true|false|is|are|was|a|an|the|of|for|in|on|to|and|or|invalid|"
+                          r"missing|required|unknown|unset|empty|cannot|error|ok|yes|set|given|found|needed|"
+                          r"expected|changed|removed|\*+|x+)[.,:;]?|\$\{?[a-z_][a-z0-9_]*\}?|%[a-z_][a-z0-9_]*%|<[^>]*>?")
+# What hides a token's start from the patterns: terminal escapes (ESC [ 31 m, OSC's introducer and terminator),
+# their written forms (\x1b[, \u001b[, \033[, \e[), JSON and C escapes (\n, \t, \u0041) and control characters.
+# The patterns read a copy with these blanked out (same length: a match's place is its place in the text).
+_HIDING = re.compile(r"\x1b\[[0-?]{0,32}[ -/]{0,8}[@-~]?|\x1b\][0-9]{0,4};?|\x1b[@-Z\\^_]|\x9b[0-?]{0,32}[ -/]{0,8}[@-~]?|"
+                     r"\x9d[0-9]{0,4};?|\\(?:x1[bB]|u001[bB]|033|e)\[[0-?]{0,32}[ -/]{0,8}[@-~]?|\\u[0-9a-fA-F]{4}|"
+                     r"\\x[0-9a-fA-F]{2}|\\[nrtbfv0\"'/\\]|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 _LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 # scheme://user:password@host: everything up to the last '@' before the host (passwords may hold '@').
-_URL_CREDENTIALS = re.compile(r"://[^/\s\"'<>]*@")
+# (one slash or three as well: a path made of a URL, "https:/user:pw@host", keeps its credentials)
+_URL_CREDENTIALS = re.compile(r":/{1,3}(?!<redacted>@)([^/\s\"'<>]*)@")
 _PEM_BEGIN = re.compile(r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
 _PEM_END = re.compile(r"-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
 # What a PEM body holds: base64, line breaks (real or JSON-escaped), and header lines such as Proc-Type.
@@ -78,38 +117,82 @@ def _scrub_pem(text: str) -> str:
     return "".join(out)
 
 
-def _redact_values(text: str, pattern: re.Pattern) -> str:
+_MAY_HIDE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\\]")
+
+
+def _unhidden(text: str) -> str:
+    """`text` with what hides a token's start blanked out, the same length (see _HIDING)."""
+    if not _MAY_HIDE.search(text):
+        return text
+    return _HIDING.sub(lambda m: " " * len(m.group()), text)
+
+
+def _redact_spans(text: str, view: str, pattern: re.Pattern, group: int) -> str:
+    """`text` with `group` of each match of `pattern` in `view` (text's blanked, maybe lowercased copy) redacted;
+    `text` itself when nothing matched."""
     out: List[str] = []
     pos = 0
-    for m in pattern.finditer(text.translate(_LOWER)):
-        out += [text[pos:m.start(2)], REDACTED]
-        pos = m.end(2)
+    for m in pattern.finditer(view):
+        start, end = m.span(group)
+        if group and _NOT_A_VALUE.fullmatch(m.group(group)):
+            continue
+        out += [text[pos:start], REDACTED]
+        pos = end
+    if not out:
+        return text
     out.append(text[pos:])
     return "".join(out)
 
 
 def scrub_secrets(text: str) -> str:
-    """Secrets never leave the machine: private keys, tokens, passwords, credentials inside URLs."""
+    """Secrets never leave the machine: private keys, tokens, passwords, credentials inside URLs. The patterns see
+    through terminal escapes and JSON escapes (`\x1b[31mhf_...`, `...\\nghp_...`), so a token glued to one goes too.
+    A redaction can bring the context of another secret to light (`wandb login KEYwandb login KEY2`): the passes
+    run again, at most three times, while they change something."""
     text = _scrub_pem(text)
-    text = _URL_CREDENTIALS.sub(f"://{REDACTED}@", text)
-    text = _SHAPES.sub(REDACTED, text)
+    for _ in range(3):
+        new = _scrub_pass(text)
+        if new == text:
+            break
+        text = new
+    return text
+
+
+def _scrub_pass(text: str) -> str:
+    view = _unhidden(text)
+    for pattern, group in ((_URL_CREDENTIALS, 1), (_SHAPES, 0), (_GLUED_SHAPES, 0)):
+        new = _redact_spans(text, view, pattern, group)
+        if new is not text:
+            text, view = new, _unhidden(new)
+    lower = view.translate(_LOWER)
     for pattern in _VALUE_PATTERNS:
-        text = _redact_values(text, pattern)
+        new = _redact_spans(text, lower, pattern, 2)
+        if new is not text:
+            text = new
+            lower = _unhidden(new).translate(_LOWER)
     return text
 
 
 _NAMED_KEY = re.compile(r"(?i)(token|secret|passw(?:or)?d|api[_-]?key|access[_-]?key|credential|authorization)")
 
 
-def scrub_document(doc: Any) -> Any:
-    """A JSON-ready document with the secrets out of every string; a secret-named key keeps no value."""
+MAX_DEPTH = 100  # deeper than any document envdoctor writes; what is deeper is dropped, not recursed into
+
+
+def scrub_document(doc: Any, _depth: int = 0) -> Any:
+    """A JSON-ready document with the secrets out of every string; a secret-named key keeps no value. What is
+    nested deeper than MAX_DEPTH becomes "<nested too deeply>"; NaN and Infinity become null."""
     if isinstance(doc, str):
         return scrub_secrets(doc)
+    if isinstance(doc, float) and doc - doc != 0:  # NaN or Infinity: no value, and no JSON either
+        return None
+    if isinstance(doc, (list, dict)) and _depth >= MAX_DEPTH:
+        return "<nested too deeply>"
     if isinstance(doc, list):
-        return [scrub_document(v) for v in doc]
+        return [scrub_document(v, _depth + 1) for v in doc]
     if isinstance(doc, dict):
         return {k: REDACTED if isinstance(v, str) and v and isinstance(k, str) and _NAMED_KEY.search(k)
-                else scrub_document(v) for k, v in doc.items()}
+                else scrub_document(v, _depth + 1) for k, v in doc.items()}
     return doc
 
 

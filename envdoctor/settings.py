@@ -15,6 +15,7 @@ is an InputError that names the variable (exit 2).
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -106,7 +107,17 @@ class Settings:
         """The rules database: ENVDOCTOR_RULES_DIR (rule authors, tests), else the bundled one."""
         from envdoctor.data_files import data_path
 
-        return self.rules_dir or data_path("rules")
+        if self.rules_dir is None:
+            return data_path("rules")
+        try:
+            is_dir = self.rules_dir.is_dir()
+        except OSError as exc:  # a name too long, a loop of links
+            raise InputError(f"ENVDOCTOR_RULES_DIR: cannot use it: {exc.strerror or exc}") from None
+        except ValueError:  # a NUL in it
+            raise InputError("ENVDOCTOR_RULES_DIR: a path with a NUL character in it names no directory") from None
+        if not is_dir:
+            raise InputError(f"ENVDOCTOR_RULES_DIR={str(self.rules_dir)[:200]!r}: not a directory")
+        return self.rules_dir
 
     def knowledge(self, warn: Optional[Callable[[str], None]] = None) -> Any:
         """Everything diagnosis is given (envdoctor.knowledge.Knowledge): the rules database and the wheel index."""
@@ -163,7 +174,9 @@ def user_cache_dir(environ: Mapping[str, str], platform: str = sys.platform) -> 
         return Path(environ.get("LOCALAPPDATA") or home / "AppData" / "Local") / "envdoctor" / "Cache"
     if platform == "darwin":
         return home / "Library" / "Caches" / "envdoctor"
-    return Path(environ.get("XDG_CACHE_HOME") or home / ".cache") / "envdoctor"
+    xdg = environ.get("XDG_CACHE_HOME")
+    # The XDG base directory spec: a relative path is invalid and is ignored (it would follow the current directory).
+    return (Path(xdg) if xdg and os.path.isabs(xdg) else home / ".cache") / "envdoctor"
 
 
 def writable_dir(path: Path) -> Path:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple, TypeVar, Union
 
+from envdoctor.bounded_read import read_text
 from envdoctor.errors import SnapshotError
 
 SCHEMA = "envdoctor.snapshot/1"
@@ -540,6 +541,9 @@ class DeepSpeed(Model):
         doc="what DeepSpeed's own check for building CUDA ops raised (the check `ds_report` runs: a CUDA toolkit found "
             "through CUDA_HOME); null with an 'unavailable' reason when it passed; omitted when DeepSpeed's accelerator is "
             "not CUDA")
+    ops: Field[Dict[str, Any]] = fact(NOT_RECORDED,
+        doc="what `ds_report` lists: op name -> {compatible: its builder's is_compatible() here, installed: prebuilt in "
+            "this DeepSpeed (its build record; null: no record)}")
 
 
 @dataclass
@@ -681,6 +685,17 @@ def now_iso() -> str:
     return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
+def _schema_problem(schema: Any) -> str:
+    """Why a document whose "schema" is not SCHEMA cannot be read, and what to do about it."""
+    said = f"unknown snapshot schema {schema!r}; this envdoctor reads {SCHEMA!r}"
+    m = re.fullmatch(r"envdoctor\.snapshot/(\d+)", schema) if isinstance(schema, str) else None
+    if m and int(m.group(1)) > int(SCHEMA.rsplit("/", 1)[1]):
+        return f"{said}: the snapshot comes from a newer envdoctor; upgrade envdoctor (pip install -U envdoctor) to read it"
+    if schema is None:
+        return f"{said}: the document has no \"schema\" field, so it is not an envdoctor snapshot"
+    return said
+
+
 def snapshot_from_json(data: Any, source: str = "<snapshot>") -> Snapshot:
     """Validate a decoded JSON document against the schema and build the model."""
     from envdoctor.snapshot_decoders import Invalid, decode
@@ -689,9 +704,7 @@ def snapshot_from_json(data: Any, source: str = "<snapshot>") -> Snapshot:
         raise SnapshotError(f"{source}: not a snapshot: expected a JSON object, got {type(data).__name__}")
     schema = data.get("schema")
     if schema != SCHEMA:
-        raise SnapshotError(
-            f"{source}: unknown snapshot schema {schema!r}; this envdoctor reads {SCHEMA!r}"
-        )
+        raise SnapshotError(f"{source}: {_schema_problem(schema)}")
     absent = data.get("absent")
     partial = data.get("partial")
     body = {k: v for k, v in data.items() if k not in ("schema", "absent", "partial")}
@@ -791,7 +804,7 @@ def read_snapshot_json(path: Union[str, Path]) -> Any:
     """The JSON document in a snapshot file, not yet validated; SnapshotError naming the file."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        text = read_text(p)
     except FileNotFoundError:
         raise SnapshotError(f"{p}: no such file") from None
     except (OSError, UnicodeDecodeError) as exc:
@@ -801,6 +814,16 @@ def read_snapshot_json(path: Union[str, Path]) -> Any:
     except RecursionError:
         raise SnapshotError(f"{p}: invalid JSON: nested too deeply") from None
     except json.JSONDecodeError as exc:
+        if not text.strip():
+            raise SnapshotError(f"{p}: the file is empty{' (only whitespace)' if text else ''}: not a snapshot") from None
         what = "truncated JSON" if exc.pos >= len(text.rstrip()) else "invalid JSON"
         raise SnapshotError(f"{p}: {what} at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    except ValueError:  # an integer of more than 4300 digits
+        raise SnapshotError(f"{p}: invalid snapshot: a number too long to be one") from None
+    gpus = data.get("gpus") if isinstance(data, dict) else None
+    if isinstance(gpus, list) and len(gpus) > MAX_GPUS:
+        raise SnapshotError(f"{p}: invalid snapshot: {len(gpus)} GPUs, more than the {MAX_GPUS} one machine may hold")
     return data
+
+
+MAX_GPUS = 1024  # per machine; the largest single systems hold a few hundred

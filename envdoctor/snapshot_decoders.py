@@ -87,7 +87,7 @@ _c32 = frozenset(['links', 'p2p'])
 _c33 = frozenset(['nvcc_version', 'cuda_home', 'nvcc_path'])
 _c34 = frozenset(['version', 'path'])
 _c35 = frozenset(['cudnn', 'nccl', 'cudart', 'cublas'])
-_c36 = frozenset(['version', 'importable', 'error', 'torch_info', 'ops_error'])
+_c36 = frozenset(['version', 'importable', 'error', 'torch_info', 'ops_error', 'ops'])
 _c37 = frozenset(['bridge', 'ethernet', 'infiniband', 'loopback', 'other', 'virtual'])
 _c38 = frozenset(['name', 'up', 'kind', 'speed_mbps', 'addresses'])
 _c39 = frozenset(['name', 'state', 'link_layer'])
@@ -2468,12 +2468,28 @@ def _dec_DeepSpeed(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.DeepSp
             f4 = _null(ab, pre + 'ops_error', _s.NOT_RECORDED) if ab else _s.NOT_RECORDED
     else:
         raise _Refused(pre + 'ops_error')
-    if len(d) + miss != 5:
+    v = g('ops')
+    if isinstance(v, dict):
+        m89 = {}
+        for k87, x88 in v.items():
+            x88 = x88 if x88 is not None else _null(ab, pre + 'ops' + '.' + k87, _NOT_REPORTED)
+            m89[k87] = x88
+        f5 = m89
+    elif v is None:
+        if 'ops' in d:
+            w = ab.get(pre + 'ops') if ab else None
+            f5 = _NOT_REPORTED if w is None else _marker(w)
+        else:
+            miss += 1
+            f5 = _null(ab, pre + 'ops', _s.NOT_RECORDED) if ab else _s.NOT_RECORDED
+    else:
+        raise _Refused(pre + 'ops')
+    if len(d) + miss != 6:
         ex = {k: w for k, w in d.items() if k not in _c36}
     else:
         ex = {}
     o = _new(_s.DeepSpeed)
-    o.__dict__ = {'extra': ex, 'version': f0, 'importable': f1, 'error': f2, 'torch_info': f3, 'ops_error': f4}
+    o.__dict__ = {'extra': ex, 'version': f0, 'importable': f1, 'error': f2, 'torch_info': f3, 'ops_error': f4, 'ops': f5}
     return o
 
 
@@ -2533,16 +2549,16 @@ def _dec_Interface(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Interf
         if set(map(type, v)) <= _c4:
             f4 = v[:]
         else:
-            l95 = []
-            for i93, x94 in enumerate(v):
-                if isinstance(x94, str):
-                    x94 = x94
-                elif x94 is None:
-                    raise _Refused(pre + 'addresses' + '.' + str(i93))
+            l98 = []
+            for i96, x97 in enumerate(v):
+                if isinstance(x97, str):
+                    x97 = x97
+                elif x97 is None:
+                    raise _Refused(pre + 'addresses' + '.' + str(i96))
                 else:
-                    raise _Refused(pre + 'addresses' + '.' + str(i93))
-                l95.append(x94)
-            f4 = l95
+                    raise _Refused(pre + 'addresses' + '.' + str(i96))
+                l98.append(x97)
+            f4 = l98
     elif v is None:
         if 'addresses' in d:
             w = ab.get(pre + 'addresses') if ab else None
@@ -2613,16 +2629,16 @@ def _dec_Network(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Network:
     miss = 0
     v = g('interfaces')
     if isinstance(v, list):
-        l92 = []
-        for i90, x91 in enumerate(v):
-            if isinstance(x91, dict):
-                x91 = _dec_Interface(x91, ab, pre + 'interfaces' + '.' + str(i90) + '.')
-            elif x91 is None:
-                raise _Refused(pre + 'interfaces' + '.' + str(i90))
+        l95 = []
+        for i93, x94 in enumerate(v):
+            if isinstance(x94, dict):
+                x94 = _dec_Interface(x94, ab, pre + 'interfaces' + '.' + str(i93) + '.')
+            elif x94 is None:
+                raise _Refused(pre + 'interfaces' + '.' + str(i93))
             else:
-                raise _Refused(pre + 'interfaces' + '.' + str(i90))
-            l92.append(x91)
-        f0 = l92
+                raise _Refused(pre + 'interfaces' + '.' + str(i93))
+            l95.append(x94)
+        f0 = l95
     elif v is None:
         if 'interfaces' in d:
             w = ab.get(pre + 'interfaces') if ab else None
@@ -2634,16 +2650,16 @@ def _dec_Network(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Network:
         raise _Refused(pre + 'interfaces')
     v = g('rdma_devices')
     if isinstance(v, list):
-        l98 = []
-        for i96, x97 in enumerate(v):
-            if isinstance(x97, dict):
-                x97 = _dec_RdmaDevice(x97, ab, pre + 'rdma_devices' + '.' + str(i96) + '.')
-            elif x97 is None:
-                raise _Refused(pre + 'rdma_devices' + '.' + str(i96))
+        l101 = []
+        for i99, x100 in enumerate(v):
+            if isinstance(x100, dict):
+                x100 = _dec_RdmaDevice(x100, ab, pre + 'rdma_devices' + '.' + str(i99) + '.')
+            elif x100 is None:
+                raise _Refused(pre + 'rdma_devices' + '.' + str(i99))
             else:
-                raise _Refused(pre + 'rdma_devices' + '.' + str(i96))
-            l98.append(x97)
-        f1 = l98
+                raise _Refused(pre + 'rdma_devices' + '.' + str(i99))
+            l101.append(x100)
+        f1 = l101
     elif v is None:
         if 'rdma_devices' in d:
             w = ab.get(pre + 'rdma_devices') if ab else None
@@ -2752,16 +2768,16 @@ def _dec_Extension(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Extens
         if set(map(type, v)) <= _c4:
             f2 = v[:]
         else:
-            l104 = []
-            for i102, x103 in enumerate(v):
-                if isinstance(x103, str):
-                    x103 = x103
-                elif x103 is None:
-                    raise _Refused(pre + 'arch_list' + '.' + str(i102))
+            l107 = []
+            for i105, x106 in enumerate(v):
+                if isinstance(x106, str):
+                    x106 = x106
+                elif x106 is None:
+                    raise _Refused(pre + 'arch_list' + '.' + str(i105))
                 else:
-                    raise _Refused(pre + 'arch_list' + '.' + str(i102))
-                l104.append(x103)
-            f2 = l104
+                    raise _Refused(pre + 'arch_list' + '.' + str(i105))
+                l107.append(x106)
+            f2 = l107
     elif v is None:
         if 'arch_list' in d:
             w = ab.get(pre + 'arch_list') if ab else None
@@ -3115,16 +3131,16 @@ def _dec_Snapshot(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Snapsho
         if set(map(type, v.values())) <= _c4:
             f11 = dict(v)
         else:
-            m89 = {}
-            for k87, x88 in v.items():
-                if isinstance(x88, str):
-                    x88 = x88
-                elif x88 is None:
-                    raise _Refused(pre + 'env' + '.' + k87)
+            m92 = {}
+            for k90, x91 in v.items():
+                if isinstance(x91, str):
+                    x91 = x91
+                elif x91 is None:
+                    raise _Refused(pre + 'env' + '.' + k90)
                 else:
-                    raise _Refused(pre + 'env' + '.' + k87)
-                m89[k87] = x88
-            f11 = m89
+                    raise _Refused(pre + 'env' + '.' + k90)
+                m92[k90] = x91
+            f11 = m92
     elif v is None:
         if 'env' in d:
             w = ab.get(pre + 'env') if ab else None
@@ -3160,16 +3176,16 @@ def _dec_Snapshot(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Snapsho
         raise _Refused(pre + 'fabric_manager')
     v = g('extensions')
     if isinstance(v, list):
-        l101 = []
-        for i99, x100 in enumerate(v):
-            if isinstance(x100, dict):
-                x100 = _dec_Extension(x100, ab, pre + 'extensions' + '.' + str(i99) + '.')
-            elif x100 is None:
-                raise _Refused(pre + 'extensions' + '.' + str(i99))
+        l104 = []
+        for i102, x103 in enumerate(v):
+            if isinstance(x103, dict):
+                x103 = _dec_Extension(x103, ab, pre + 'extensions' + '.' + str(i102) + '.')
+            elif x103 is None:
+                raise _Refused(pre + 'extensions' + '.' + str(i102))
             else:
-                raise _Refused(pre + 'extensions' + '.' + str(i99))
-            l101.append(x100)
-        f14 = l101
+                raise _Refused(pre + 'extensions' + '.' + str(i102))
+            l104.append(x103)
+        f14 = l104
     elif v is None:
         if 'extensions' in d:
             w = ab.get(pre + 'extensions') if ab else None
@@ -3193,16 +3209,16 @@ def _dec_Snapshot(d: Dict[str, Any], ab: Dict[str, str], pre: str) -> _s.Snapsho
         raise _Refused(pre + 'build_tools')
     v = g('requirement_conflicts')
     if isinstance(v, list):
-        l107 = []
-        for i105, x106 in enumerate(v):
-            if isinstance(x106, dict):
-                x106 = _dec_RequirementConflict(x106, ab, pre + 'requirement_conflicts' + '.' + str(i105) + '.')
-            elif x106 is None:
-                raise _Refused(pre + 'requirement_conflicts' + '.' + str(i105))
+        l110 = []
+        for i108, x109 in enumerate(v):
+            if isinstance(x109, dict):
+                x109 = _dec_RequirementConflict(x109, ab, pre + 'requirement_conflicts' + '.' + str(i108) + '.')
+            elif x109 is None:
+                raise _Refused(pre + 'requirement_conflicts' + '.' + str(i108))
             else:
-                raise _Refused(pre + 'requirement_conflicts' + '.' + str(i105))
-            l107.append(x106)
-        f16 = l107
+                raise _Refused(pre + 'requirement_conflicts' + '.' + str(i108))
+            l110.append(x109)
+        f16 = l110
     elif v is None:
         if 'requirement_conflicts' in d:
             w = ab.get(pre + 'requirement_conflicts') if ab else None

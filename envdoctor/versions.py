@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any, Optional, Tuple
 
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 
 def cudnn_human(raw: Any) -> str:
@@ -28,7 +28,7 @@ def parse(text: Any) -> Optional[Version]:
     """A lenient Version: '2.5.1+cu124' keeps its local part, '550.54.14' works, junk gives None."""
     try:
         return Version(str(text).strip())
-    except (InvalidVersion, TypeError):
+    except (ValueError, TypeError):  # InvalidVersion, and a release part of thousands of digits
         return None
 
 

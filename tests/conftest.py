@@ -3,6 +3,7 @@ environment for every test."""
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 import sys
@@ -55,11 +56,14 @@ def fixture_path(name: str) -> Path:
     return SNAPSHOTS / f"{name}.json"
 
 
+@functools.cache
 def bundled_knowledge():
     """The repository's rules, tables and wheel index, named explicitly (no environment, no user cache).
 
-    Both through the loaders that cache while the files are unchanged: reading and validating the index on
-    every call was most of the time of the tests that diagnose many snapshots."""
+    Loaded and validated once per test process, as the CLI does once per run: the tests that diagnose many
+    snapshots (tests/rules/test_unknowns.py: hundreds of diagnoses per fixture) spent most of their time
+    re-reading and re-validating the data files. A Knowledge is frozen; the files under ROOT never change
+    during a run."""
     from envdoctor.knowledge import knowledge_from
     from envdoctor.wheels.index import bundled_path, load_index
 

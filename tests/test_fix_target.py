@@ -43,6 +43,16 @@ def test_rtx5090_on_570_gets_torch_2_11_cu128():
     assert "no kernels for GPU 0 NVIDIA GeForce RTX 5090 (cc 12.0)" in why[("2.14.1", "cu126")]
 
 
+def test_a_gpu_given_without_a_name_is_named_once():
+    # `fix --gpu 12.0 --driver 570.133.07`: the GPU's name is unknown; its label is "GPU 0", not "GPU 0 GPU 0".
+    p = plan_for(clean_image(), target.from_options("12.0", "570.133.07"))
+    why = {(r.version, r.variant): r.why for r in p.rejected}
+    assert why[("2.14.1", "cu126")].startswith("no kernels for GPU 0 (cc 12.0): build has sm_50")
+    assert not any("GPU 0 GPU 0" in r.why for r in p.rejected)
+    two = plan_for(clean_image(), target.from_options("12.0", "570.133.07", count=2))
+    assert any("no kernels for GPUs 0,1 (cc 12.0)" in r.why for r in two.rejected)
+
+
 def test_h100_on_580_gets_the_newest_2_14_build():
     p = plan_for(clean_image(), target.from_options("9.0", "580.95.05", count=8))
     assert p.status == "planned" and p.torch.pin == "torch==2.14.1+cu130"

@@ -94,3 +94,28 @@ def test_a_lock_with_a_character_beyond_the_bmp_is_valid_toml():
     value = "pytorch-\U0001F680 \\ \"quoted\" \x7f"
     doc = tomllib.loads(f"name = {lockfiles._toml(value)}\nt = {lockfiles._toml({'k': [value, 'b']})}")
     assert doc == {"name": value, "t": {"k": [value, "b"]}}
+
+
+def _with_local_file(rows):
+    rows[1]["url"] = "file:///opt/wheels/filelock-3.20.0-py3-none-any.whl"
+    return rows
+
+
+def test_requirements_and_pylock_warn_of_local_links_from_the_pip_configuration():
+    # PIP_FIND_LINKS=/opt/wheels or a file:// index: the lock would name files only this machine has (issue 31).
+    rows = _with_local_file(installs())
+    assert lockfiles.local_links(rows) == ["file:///opt/wheels"]
+    assert lockfiles.local_links(installs(), "file:///srv/simple") == ["file:///srv/simple"]
+    assert lockfiles.local_links(installs(), "https://pypi.example/simple") == []
+    for text in (lockfiles.requirements(a_plan(), rows, None), lockfiles.pylock(a_plan(), rows)):
+        assert "# WARNING: this lock names local links" in text and "will not work on another machine" in text
+    assert "WARNING" not in lockfiles.requirements(a_plan(), installs(), None)
+    assert "WARNING" not in lockfiles.pylock(a_plan(), installs())
+    assert tomllib.loads(lockfiles.pylock(a_plan(), rows))["packages"]
+
+
+def test_requirements_without_a_resolution_pins_the_plan_and_says_hashes_were_left_out():
+    text = lockfiles.requirements_unhashed(lockfiles.lock_plan(a_plan(), BASE), None, "cannot reach the index")
+    assert "# hashes left out: pip could not resolve the files (cannot reach the index)" in text
+    assert "--extra-index-url https://mirror.example/whl/cu128\n" in text and SECRET not in text
+    assert text.endswith("torch==2.11.0+cu128\ndeepspeed==0.19.8\n") and "--hash" not in text

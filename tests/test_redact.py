@@ -148,3 +148,18 @@ def test_a_path_ending_in_a_secret_word_is_no_secret():
         assert scrub_secrets(text) == text
     assert scrub_secrets("passwd: hunter2") == "passwd: <redacted>"
     assert scrub_secrets("HF_TOKEN=abcdef") == "HF_TOKEN=<redacted>"
+
+
+def test_the_exported_report_removes_the_host_names_of_its_nccl_section():
+    # Issue 31: the report says host names are removed, but the NCCL evidence kept the log's own ("gpu-node-01:2811:").
+    from envdoctor.usecases.nccl_diagnosis import diagnose_logs
+    from tests.conftest import bundled_knowledge
+
+    log = ROOT / "tests/fixtures/nccl/shm_exhausted.log"
+    report = diagnose_logs([str(log)], bundled_knowledge().nccl).report
+    assert any("gpu-node-01" in line for f in report.findings for line in f.evidence)
+    snap = load_snapshot(ROOT / "tests/fixtures/snapshots/h200_8x_healthy.json")
+    text = render_report(snap, [], redact=True, nccl=report)
+    assert "### NCCL diagnosis" in text and "`<host>:2812:2840 [1] " in text
+    assert "gpu-node-01" not in text
+    assert "gpu-node-01" in render_report(snap, [], redact=False, nccl=report)

@@ -113,6 +113,24 @@ def test_bad_files_raise_one_clear_error(tmp_path, content, expected):
     assert str(path) in str(exc.value) and expected in str(exc.value)
 
 
+@pytest.mark.parametrize(
+    "content, expected",
+    [
+        ("", "the file is empty: not a snapshot"),
+        ("\n  \n", "the file is empty (only whitespace): not a snapshot"),
+        ('{"schema": "envdoctor.snapshot/2"}', "comes from a newer envdoctor; upgrade envdoctor"),
+        ('{"created": "x"}', 'no "schema" field, so it is not an envdoctor snapshot'),
+    ],
+)
+def test_an_empty_file_or_a_newer_schema_says_what_it_is(tmp_path, content, expected):
+    path = tmp_path / "bad.json"
+    path.write_text(content)
+    with pytest.raises(SnapshotError) as exc:
+        load_snapshot(path)
+    assert str(path) in str(exc.value) and expected in str(exc.value)
+    assert "truncated JSON" not in str(exc.value)
+
+
 def test_wrong_shape_names_the_field(tmp_path):
     data = json.loads(fixture_path("rtx4090_pair").read_text())
     data["gpus"][1]["compute_capability"] = "eight"

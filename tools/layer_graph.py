@@ -29,7 +29,8 @@ LAYERS: Tuple[Tuple[str, Tuple[str, ...]], ...] = (
               "envdoctor.findings", "envdoctor.snapshot", "envdoctor.snapshot_codec", "envdoctor.snapshot_decoders",
               "envdoctor.byte_sizes", "envdoctor.data", "envdoctor.data_files", "envdoctor.data_schemas",
               "envdoctor.redact", "envdoctor.jsonschema_lite",
-              "envdoctor.atomic_write", "envdoctor.cpulist", "envdoctor.processes", "envdoctor.process_guard")),
+              "envdoctor.atomic_write", "envdoctor.cpulist", "envdoctor.processes", "envdoctor.process_guard",
+              "envdoctor.lost_output", "envdoctor.bounded_read")),
     ("probes", ("envdoctor.probes", "envdoctor.text")),  # text: the facts a pasted report states
     ("knowledge", ("envdoctor.compat", "envdoctor.wheels", "envdoctor.rules", "envdoctor.evidence", "envdoctor.nccl",
                    "envdoctor.diagnose",

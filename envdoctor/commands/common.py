@@ -32,8 +32,19 @@ def add_snapshot(parser: argparse.ArgumentParser) -> None:
 
 
 def add_timeouts(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+    parser.add_argument("--timeout", type=positive_seconds, default=None, metavar="SECONDS",
                         help=f"deadline for the torch probe (default {DEFAULT_TORCH_TIMEOUT:g}s; others {DEFAULT_TIMEOUT:g}s)")
+
+
+def positive_seconds(text: str) -> float:
+    """--timeout's value: a positive, finite number of seconds (as ENVDOCTOR_TORCH_TIMEOUT must be)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: not a number of seconds") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r}: must be a positive number of seconds")
+    return value
 
 
 def probe_context_for(args: argparse.Namespace, settings: Settings) -> ProbeContext:

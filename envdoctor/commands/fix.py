@@ -191,8 +191,16 @@ def write_lock(args: argparse.Namespace, result: PlanResult, settings: Settings,
     locked = lockfiles.lock_plan(result.plan, result.index_base)
     got = resolve_files(locked, python, os.environ, settings.pip_index_url, from_scratch=True)
     if locked.packages and not got.installs:
-        say("no lock: " + ("; ".join(got.notes) or "pip resolved nothing"))
-        return 1
+        why = "; ".join(got.notes) or "pip resolved nothing"
+        if args.format != "requirements":
+            say("no lock: " + why)
+            return 1
+        say(f"hashes left out: pip could not resolve the files ({why}); the requirements file pins the plan only")
+        write_output(args, lockfiles.requirements_unhashed(locked, got.pip_index, why), f"{args.format} lock", show=emit)
+        return 0
+    local = lockfiles.local_links(got.installs, got.pip_index if args.format == "requirements" else None)
+    if local and args.format != "uv":
+        say(lockfiles.local_warning(local))
     try:
         if args.format == "requirements":
             text = lockfiles.requirements(locked, got.installs, got.pip_index)

@@ -4,7 +4,6 @@ drift and fleet checks), from the one registry."""
 from __future__ import annotations
 
 import argparse
-import sys
 
 from envdoctor.commands.common import current_settings
 
@@ -18,12 +17,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from envdoctor.present.output import emit
     from envdoctor.present.rules_doc import explain, rules_table
     from envdoctor.usecases.rule_catalog import find_rule, rule_catalog
 
     rules_dir = current_settings().rules_path
     if args.action == "list":
-        sys.stdout.write(rules_table(rule_catalog(rules_dir)))
+        emit(rules_table(rule_catalog(rules_dir)))  # a rules database's text is input: escaped, scrubbed
         return 0
-    sys.stdout.write(explain(find_rule(rules_dir, args.rule_id)))
+    emit(explain(find_rule(rules_dir, args.rule_id)))
     return 0

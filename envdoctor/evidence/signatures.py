@@ -321,7 +321,8 @@ def _tables_of_categories(rs: RuleSet, raw: Raw,
                           named: Mapping[Tuple[str, str, int], List[str]]) -> None:
     """Each category's tables: quoted by it, or by a signature or context rule that points at it, or read by that
     rule's predicates (`rules explain` shows them)."""
-    quoted = {(key, e.get("id")): named[(f, key, i)] for key in raw for f, i, e in raw[key] if isinstance(e, dict)}
+    quoted = {(key, e.get("id")): named[(f, key, i)] for key in raw for f, i, e in raw[key]
+              if isinstance(e, dict) and isinstance(e.get("id"), (str, type(None)))}
     for cat in list(rs.categories.values()):
         found = list(quoted.get(("categories", cat.id), []))
         found += [t for s in rs.signatures if cat.id in s.weights for t in quoted.get(("signatures", s.id), [])]

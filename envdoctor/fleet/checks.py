@@ -15,7 +15,7 @@ from envdoctor.fleet.matrix import MatrixVerdict
 from envdoctor.fleet.thresholds import FleetThresholds
 from envdoctor.rules.checks import Check, Checks, bundled_checks
 from envdoctor.rules.fleet_listing import NAMES, evidence_lines, majority, names_text, summary_line
-from envdoctor.snapshot import Snapshot, present
+from envdoctor.snapshot import Snapshot, known_list, present
 
 Node = Tuple[str, Snapshot]
 
@@ -81,6 +81,8 @@ def fabric_manager_findings(nodes: Sequence[Node], checks: Optional[Checks] = No
 
 def _gpu_count(s: Snapshot) -> Optional[float]:
     probe = s.probe("nvml")
+    if not isinstance(s.gpus, list):  # the GPU list itself unknown (gpus: null)
+        return None
     if s.gpus or (probe is not None and probe.status == "ok"):
         return float(len(s.gpus))
     return None
@@ -88,7 +90,7 @@ def _gpu_count(s: Snapshot) -> Optional[float]:
 
 def _pcie_lanes(s: Snapshot) -> Optional[float]:
     """The slowest GPU link: generation x width (a Gen4 x16 link counts 64, a Gen4 x8 one 32)."""
-    links = [g.pcie.gen * g.pcie.width for g in s.gpus
+    links = [g.pcie.gen * g.pcie.width for g in known_list(s.gpus)
              if present(g.pcie) and present(g.pcie.gen) and present(g.pcie.width)]
     return float(min(links)) if links else None
 

@@ -71,6 +71,7 @@ from envdoctor.install.state import (
     write_private,
 )
 from envdoctor.install.uv_project import project_of, refusal
+from envdoctor.lost_output import never_raises
 from envdoctor.probes.children_run import CHILDREN
 from envdoctor.processes import run_command, sigterm_as_interrupt
 from envdoctor.redact import scrub_secrets
@@ -337,7 +338,7 @@ def open_state(desc: Dict[str, Any], python: str, state_root: Path) -> Tuple[Pat
     """Lock the environment's state (EnvBusy when another envdoctor holds it) and read the journal of an
     interrupted fix or undo (None: there is none). A journal of a fix that was recorded as done is dropped."""
     sdir = ensure_private_dir(state_dir(desc["prefix"], state_root))
-    lock = EnvLock(sdir, python).acquire()
+    lock = EnvLock(sdir, python, prefix=desc["prefix"]).acquire()
     try:
         journal = read_journal(sdir)
         if journal is not None and finished(sdir, journal):
@@ -372,6 +373,7 @@ def execute(plan: Plan, python: str, ccs: List[str], progress: Progress, state_r
     `promised`: after the install verified, what the plan promised and did not deliver (a finding that a fresh
     `check` still finds); anything there rolls everything back.
     Raises EnvBusy while another envdoctor changes the environment, InterruptedFix after one was killed."""
+    progress = never_raises(progress)  # a closed output must not skip the rollback
     desc = describe_env(python, files=True)
     if desc["externally_managed"] and not break_system_packages:
         raise InputError(f"{python}: this environment is managed by the system (PEP 668); use a virtual environment, "
@@ -574,9 +576,20 @@ def _may_touch(desc: Dict[str, Any]) -> Callable[[str], bool]:
     """Whether a rollback or an undo may write or remove this path: under the environment's prefix or install
     directories, or a file of one of its distributions (a user site's too). A damaged or planted journal or
     backup manifest naming anything else is refused."""
-    inside = tuple(str(d).rstrip(os.sep) + os.sep for d in [*roots_of(desc), desc["prefix"]])
+    inside = tuple(os.path.realpath(d).rstrip(os.sep) + os.sep for d in [*roots_of(desc), desc["prefix"]])
     known = {f for d in desc["dists"] for f in d.get("files") or []}
-    return lambda path: path.startswith(inside) or path in known
+    return lambda path: path in known or resolved(path).startswith(inside)
+
+
+def resolved(path: str) -> str:
+    """`path` with its directory resolved (`..`, symbolic links), its last part kept: a rollback removes or writes
+    that entry itself. "" for what names no file (relative, NUL, a last part of `..`)."""
+    if not isinstance(path, str) or not os.path.isabs(path) or "\0" in path:
+        return ""
+    head, tail = os.path.split(path)
+    if tail in ("", ".", ".."):
+        return ""
+    return os.path.join(os.path.realpath(head), tail)
 
 
 def _check_backup_or_stop(bdir: Path, python: str, desc: Dict[str, Any]) -> Dict[str, Any]:
@@ -593,6 +606,7 @@ def _check_backup_or_stop(bdir: Path, python: str, desc: Dict[str, Any]) -> Dict
 def undo(python: str, progress: Progress, state_root: Path) -> Outcome:
     """Revert the last fix, or finish the rollback of an interrupted one. The backup is checked before anything
     changes (BackupDamaged: nothing was changed)."""
+    progress = never_raises(progress)
     desc = describe_env(python, files=True)
     sdir, lock, journal = open_state(desc, python, state_root)
     try:

@@ -30,7 +30,10 @@ def check_index_url(url: str, what: str = "--index-base") -> str:
     shown = scrub_secrets(url)
     if any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in url):
         raise InputError(f"{what} {shown!r}: a URL cannot contain spaces or control characters")
-    parts = urllib.parse.urlsplit(url)
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError as exc:  # "Invalid IPv6 URL": http://[::1
+        raise InputError(f"{what} {shown!r}: {exc}") from None
     scheme = parts.scheme.lower()
     if scheme not in ("http", "https", "file"):
         raise InputError(f"{what} {shown!r}: only http://, https:// or file:// index URLs are allowed")

@@ -3,7 +3,8 @@
 Everything lives in `state_dir(prefix)` (mode 0700, files 0600):
 
 - `lock`: held (fcntl.flock) by the envdoctor that is changing the environment; it holds that process's pid.
-  The kernel drops the lock when the process dies, however it dies.
+  The kernel drops the lock when the process dies, however it dies. With it, `PREFIX/.envdoctor-fix.lock` (or its
+  system-wide stand-in keyed by the resolved prefix) is held: the state directory depends on the user's cache.
 - `journal.json`: written and fsync'd before the environment is touched, removed once the fix is recorded or
   rolled back. Found while the lock is free, it is an interrupted fix: `undo` finishes its rollback from it.
 - `last_fix.json`: the last completed fix, which `undo` reverts.
@@ -14,13 +15,14 @@ The names and the journal's typed record (`Journal`, read and written through it
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import signal
 import sys
 import threading
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any, Iterator, List, Optional, Tuple
 
 from envdoctor.errors import InputError
 from envdoctor.fix_journal import JOURNAL, LOCK, Journal, dumps, load_journal
@@ -92,42 +94,115 @@ def remove_durably(path: Path) -> None:
     fsync_dir(path.parent)
 
 
-class EnvLock:
-    """The exclusive lock on one environment's state directory, held for the lifetime of a fix or an undo."""
+# The lock that lives with the environment (its prefix), so that two envdoctors with different cache directories
+# (with and without sudo, another XDG_CACHE_HOME) still exclude each other. An environment whose prefix cannot hold
+# it is locked by its resolved prefix in one system-wide place; when neither can be had, the fix is refused.
+PREFIX_LOCK = ".envdoctor-fix.lock"
+SHARED_LOCKS = Path("/tmp/envdoctor-locks")
 
-    def __init__(self, sdir: Path, env_name: str) -> None:
+
+def prefix_lock_paths(prefix: str) -> Tuple[Path, Path]:
+    """(the lock file in the environment's prefix, its system-wide stand-in keyed by the resolved prefix)."""
+    real = os.path.realpath(prefix)
+    key = hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:24]
+    return Path(real) / PREFIX_LOCK, SHARED_LOCKS / f"{key}.lock"
+
+
+def _open_lock(path: Path, create: bool) -> Optional[int]:
+    """A descriptor to flock `path` by (read-only is enough for flock); None when it cannot be had."""
+    flags = os.O_CLOEXEC | os.O_NOFOLLOW
+    try:
+        if create:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | flags, 0o644)
+            try:
+                os.fchmod(fd, 0o644)  # another user's envdoctor must be able to open it too
+            except OSError:
+                pass
+            return fd
+        return os.open(path, os.O_RDONLY | flags)
+    except OSError:
+        if create:
+            return _open_lock(path, False)
+        return None
+
+
+def _shared_dir() -> bool:
+    try:
+        SHARED_LOCKS.mkdir(mode=0o1777, exist_ok=True)
+        if SHARED_LOCKS.stat().st_uid == os.getuid():
+            os.chmod(SHARED_LOCKS, 0o1777)
+        return SHARED_LOCKS.is_dir() and not SHARED_LOCKS.is_symlink()
+    except OSError:
+        return False
+
+
+class EnvLock:
+    """The exclusive lock on one environment, held for the lifetime of a fix or an undo: its state directory's
+    lock, and (with `prefix`) the lock that lives with the environment itself (`prefix_lock_paths`)."""
+
+    def __init__(self, sdir: Path, env_name: str, prefix: Optional[str] = None) -> None:
         self.path = sdir / LOCK
         self.env_name = env_name
+        self.prefix = prefix
         self.fd: Optional[int] = None
+        self.held: List[int] = []
 
-    def acquire(self) -> EnvLock:
+    def _busy(self, holder: Optional[int]) -> EnvBusy:
+        return EnvBusy(f"another envdoctor fix is running on {self.env_name} (pid {holder or 'unknown'}); "
+                       "wait for it to finish")
+
+    def _flock(self, fd: int, path: Path) -> None:
         import fcntl
 
-        try:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
-        except OSError as exc:
-            raise InputError(f"{self.path}: cannot open the lock: {exc.strerror or exc}") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
             os.close(fd)
             if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
-                raise InputError(f"{self.path}: cannot lock: {exc.strerror or exc}") from None
-            holder = lock_holder(self.path)
-            raise EnvBusy(f"another envdoctor fix is running on {self.env_name} (pid {holder or 'unknown'}); "
-                          "wait for it to finish") from None
+                raise InputError(f"{path}: cannot lock: {exc.strerror or exc}") from None
+            raise self._busy(lock_holder(path) or lock_holder(self.path)) from None
+        self.held.append(fd)
         try:
             os.ftruncate(fd, 0)
             os.write(fd, f"{os.getpid()}\n".encode())
         except OSError:
-            pass  # the lock holds without its pid; a second fix then says "pid unknown"
-        self.fd = fd
+            pass  # read-only: the lock holds without its pid
+
+    def _lock_prefix(self, prefix: str) -> None:
+        own, shared = prefix_lock_paths(prefix)
+        fd = _open_lock(own, create=True)
+        if fd is not None:
+            self._flock(fd, own)
+            fd = _open_lock(shared, create=False)  # one that could not lock the prefix may hold this stand-in
+            if fd is not None:
+                self._flock(fd, shared)
+            return
+        fd = _open_lock(shared, create=True) if _shared_dir() else None
+        if fd is None:
+            raise EnvStateError(f"{self.env_name}: cannot lock the environment (neither {own} nor {shared} can be "
+                                "opened); refusing rather than racing another fix; nothing was changed")
+        self._flock(fd, shared)
+
+    def acquire(self) -> EnvLock:
+        try:
+            if self.prefix is not None:
+                self._lock_prefix(self.prefix)
+            try:
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+            except OSError as exc:
+                raise InputError(f"{self.path}: cannot open the lock: {exc.strerror or exc}") from None
+            self._flock(fd, self.path)
+        except BaseException:
+            self.release()
+            raise
+        self.fd = self.held[-1]
         return self
 
     def release(self) -> None:
-        if self.fd is not None:
-            os.close(self.fd)  # closing the only descriptor drops the flock
-            self.fd = None
+        for fd in reversed(self.held):
+            os.close(fd)  # closing the only descriptor drops the flock
+        self.held = []
+        self.fd = None
 
     def __enter__(self) -> EnvLock:
         return self.acquire()

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Dict, List, Optional, Sequence, Tuple, Union
 
+from envdoctor.bounded_read import idle_reader
 from envdoctor.errors import InputError
 from envdoctor.evidence import engine
 from envdoctor.evidence.engine import (  # noqa: F401  (the names this module has always offered)
@@ -134,7 +135,7 @@ def diagnose_paths(paths: Sequence[PathLike], snapshot: Optional[Snapshot] = Non
     scanner = Scanner(rules)
     for item in items:
         if item.path is None:
-            _scan(scanner, item.label, stdin if stdin is not None else sys.stdin.buffer)
+            _scan(scanner, item.label, stdin if stdin is not None else idle_reader(sys.stdin.buffer))
             continue
         with open_log(item) as f:
             _scan(scanner, item.label, f)

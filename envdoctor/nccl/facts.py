@@ -273,6 +273,8 @@ class NcclFacts:
         self.origin(file, line).nccl_versions.add(v)
 
     def _on_comm(self, m: re.Match, line: str, file: str) -> None:
+        if max(len(g or "") for g in m.groups()) > 12:  # no rank count has thousands of digits
+            return
         rank, nranks = int(m.group(1)), int(m.group(2))
         self.ranks = max(self.ranks or 0, nranks)
         if len(self.rank_ids) < MAX_ITEMS:

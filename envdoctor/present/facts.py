@@ -2,16 +2,30 @@
 
 from __future__ import annotations
 
-from typing import Any, List, Tuple
+from typing import Any, Dict, List, Tuple
 
 from envdoctor.byte_sizes import format_bytes
 from envdoctor.redact import env_value
-from envdoctor.snapshot import Gpu, Snapshot, is_absent, present
+from envdoctor.snapshot import Gpu, Snapshot, Unknown, is_absent, known_list, present
 from envdoctor.versions import cudnn_human
+
+# A section whose probe is still running (the TUI shows the snapshot as the probes finish).
+PROBING = Unknown("probing…")
+
+
+def op_report(ops: Dict[str, Any]) -> str:
+    """DeepSpeed's ops as `ds_report` lists them: each op's install state and whether it can be built here."""
+    def state(op: Any) -> str:
+        op = op if isinstance(op, dict) else {}
+        built = {True: "installed", False: "JIT-built on first use", None: "install state unknown"}[op.get("installed")]
+        return f"{built}, {'compatible' if op.get('compatible') else 'NOT compatible here'}"
+    return "; ".join(f"{name}: {state(op)}" for name, op in sorted(ops.items()))
 
 
 def show(value: Any, unit: str = "") -> str:
-    """A field as a person reads it: the value, 'not available (why)' or 'probe failed (error)'."""
+    """A field as a person reads it: the value, 'not available (why)', 'probe failed (error)' or 'probing…'."""
+    if value == PROBING:
+        return PROBING.reason
     if is_absent(value):
         return str(value)
     if value is None:
@@ -55,7 +69,7 @@ def fact_groups(snap: Snapshot) -> List[Tuple[str, List[Tuple[str, str]]]]:
     driver = [("driver", f"{d.version} (supports CUDA {show(d.cuda_driver_version)}; read by {show(d.source)})")
               if present(d) else ("driver", show(d))]
     if isinstance(snap.gpus, list):
-        gpus = [(f"GPU {g.index}", _gpu(g)) for g in snap.gpus] or [("GPUs", "none found")]
+        gpus = [(f"GPU {g.index}", _gpu(g)) for g in known_list(snap.gpus)] or [("GPUs", "none found")]
     else:
         gpus = [("GPUs", show(snap.gpus))]
     t = snap.torch
@@ -81,6 +95,8 @@ def fact_groups(snap: Snapshot) -> List[Tuple[str, List[Tuple[str, str]]]]:
     if present(ds):
         torch.append(("DeepSpeed", f"{show(ds.version)}, imports: {show(ds.importable)}"
                       + (f" ({ds.error})" if present(ds.error) else "")))
+        if present(ds.ops) and isinstance(ds.ops, dict):
+            torch.append(("DeepSpeed ops", op_report(ds.ops)))
     p = snap.python
     python = [
         ("python", f"{p.version} {show(p.implementation)} at {show(p.executable)}"),

@@ -63,10 +63,46 @@ def _header(plan: Plan, fmt: str, comment: str = "#") -> List[str]:
     return lines
 
 
+def _is_local(url: str) -> bool:
+    """A link only this machine can follow: file:// or a bare path (pip's find-links or index from its config)."""
+    return url.startswith("file:") or url.startswith("/") or bool(re.match(r"[A-Za-z]:[\\/]", url))
+
+
+def local_links(installs: Sequence[Dict[str, Any]], pip_index: Optional[str] = None) -> List[str]:
+    """The file:// (or path) links a lock would carry from this machine's pip configuration: another machine
+    cannot follow them."""
+    urls = [pip_index] if pip_index and _is_local(pip_index) else []
+    urls += [i["url"].split("#", 1)[0].rsplit("/", 1)[0] for i in installs if _is_local(i.get("url") or "")]
+    return list(dict.fromkeys(public_url(u) for u in urls))
+
+
+def local_warning(links: Sequence[str]) -> str:
+    """The one line that says a lock holds links that work only here."""
+    return (f"WARNING: this lock names local links from this machine's pip configuration ({', '.join(links)}): "
+            "they will not work on another machine; point pip at an index that machine reaches (PIP_INDEX_URL, "
+            "no PIP_FIND_LINKS) and write the lock again")
+
+
+def requirements_unhashed(plan: Plan, pip_index: Optional[str], why: str) -> str:
+    """The plan's pins without the files pip would resolve (it could not: `why`, e.g. offline): no --hash lines,
+    and pip resolves the dependencies when it installs."""
+    lines = _header(plan, "requirements")
+    lines.append(f"# hashes left out: pip could not resolve the files ({why}); the pins below are the plan's, and "
+                 "pip resolves their dependencies at install time")
+    if pip_index:
+        lines.append(f"--index-url {public_url(pip_index)}")
+    lines += [f"--extra-index-url {u}" for u in _indexes(plan)]
+    lines += [p.pin for p in plan.packages]
+    return "\n".join(lines) + "\n"
+
+
 def requirements(plan: Plan, installs: Sequence[Dict[str, Any]], pip_index: Optional[str]) -> str:
     """Every file pinned; `--hash` on all of them when the index gave a hash for each (pip's hash-checking mode
     takes all or none), else on none, saying which lack one."""
     lines = _header(plan, "requirements")
+    local = local_links(installs, pip_index)
+    if local:
+        lines.append(f"# {local_warning(local)}")
     if pip_index:
         lines.append(f"--index-url {public_url(pip_index)}")
     lines += [f"--extra-index-url {u}" for u in _indexes(plan)]
@@ -118,6 +154,9 @@ def pylock(plan: Plan, installs: Sequence[Dict[str, Any]], created_by: str = "en
         raise LockError(f"the index gives no hash for {', '.join(unhashed)}, and pylock.toml needs one for every "
                         "file; use --format requirements")
     lines = _header(plan, "pylock")
+    local = local_links(installs)
+    if local:
+        lines.append(f"# {local_warning(local)}")
     lines += ['lock-version = "1.0"', f"created-by = {_toml(created_by)}"]
     if plan.python and not plan.python.endswith("t"):
         lines.append(f"requires-python = {_toml('==' + plan.python + '.*')}")

@@ -12,19 +12,18 @@ from typing import Any, Callable, Dict, Optional, TextIO
 
 from envdoctor.atomic_write import write_atomic
 from envdoctor.errors import InputError
+from envdoctor.lost_output import write_or_drop
 from envdoctor.present.terminal import for_terminal
 from envdoctor.redact import scrub_document
 
 
 def emit(text: str, stream: Optional[TextIO] = None) -> None:
-    (stream or sys.stdout).write(for_terminal(text))
+    write_or_drop(stream or sys.stdout, for_terminal(text))
 
 
 def say(text: str, stream: Optional[TextIO] = None) -> None:
     """One line for people on stderr (progress, an error): secrets out, control characters escaped."""
-    stream = stream or sys.stderr
-    stream.write(for_terminal(text) + "\n")
-    stream.flush()
+    write_or_drop(stream or sys.stderr, for_terminal(text) + "\n", flush=True)
 
 
 def document_text(doc: Any) -> str:
@@ -33,7 +32,7 @@ def document_text(doc: Any) -> str:
 
 
 def emit_json(doc: Any, stream: Optional[TextIO] = None) -> None:
-    (stream or sys.stdout).write(document_text(doc))
+    write_or_drop(stream or sys.stdout, document_text(doc))
 
 
 def write_file(path: Path, text: str) -> None:
@@ -88,11 +87,10 @@ class LiveLine:
 
         width = max(shutil.get_terminal_size((80, 24)).columns - 1, 20)
         line = for_terminal(text).replace("\n", " ")[:width]
-        self.stream.write("\r" + line.ljust(self.shown))
-        self.stream.flush()
+        write_or_drop(self.stream, "\r" + line.ljust(self.shown), flush=True)
         self.shown = len(line)
 
     def clear(self) -> None:
         if self.shown:
-            self.stream.write("\r" + " " * self.shown + "\r")
+            write_or_drop(self.stream, "\r" + " " * self.shown + "\r")
             self.shown = 0

@@ -82,8 +82,22 @@ def render_report(snap: Snapshot, findings: Sequence[Finding], redact: bool = Tr
         lines.append(f"| {_cell(p.name)} | {_cell(p.status)} | {show(p.seconds)} | {_cell(p.error or '')} |")
     text = printable(scrub_secrets("\n".join(lines) + "\n"))
     if redact:
-        text = scrub_identity(text, hostnames=_identities(snap), users=_users(snap))
+        text = scrub_identity(text, hostnames=_identities(snap) | _log_hosts(nccl), users=_users(snap))
     return text
+
+
+def _log_hosts(report: Optional[Any]) -> Set[str]:
+    """The host names the NCCL log's lines carry ("node7:1234:1240 [0] NCCL INFO ..."): the other nodes of the job,
+    which the snapshot does not name."""
+    from envdoctor.nccl.facts import HOST_PREFIX
+
+    if report is None:
+        return set()
+    names: Set[str] = set()
+    for fd in report.findings:
+        for line in fd.evidence:
+            names.update(m.group(1) for m in HOST_PREFIX.finditer(str(line)))
+    return names | {n.split(".")[0] for n in names}
 
 
 def _plan_lines(plan: Any) -> List[str]:

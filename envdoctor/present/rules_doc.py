@@ -14,9 +14,10 @@ def _safety(e: Entry) -> str:
 
 def rules_table(entries: Sequence[Entry]) -> str:
     width = max([len(e.id) for e in entries] + [6])
-    lines = [f"{'id':<{width}} {'kind':<8} {'severity':<8} {'category':<26} name"]
+    cat = max([len(e.category) for e in entries] + [8])
+    lines = [f"{'id':<{width}} {'kind':<8} {'severity':<8} {'category':<{cat}} name"]
     for e in entries:
-        lines.append(f"{e.id:<{width}} {e.kind:<8} {e.severity:<8} {e.category:<26} {e.name}")
+        lines.append(f"{e.id:<{width}} {e.kind:<8} {e.severity:<8} {e.category:<{cat}} {e.name}")
     return "\n".join(lines) + "\n"
 
 

@@ -14,7 +14,7 @@ from typing import List
 from envdoctor.present.style import MARK
 from envdoctor.redact import scrub_secrets
 
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ud800-\udfff]")
 _STYLE_MARK = re.compile(re.escape(MARK) + r"(\d+)m")
 
 

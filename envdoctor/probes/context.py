@@ -34,8 +34,10 @@ def target_python(value: Optional[str]) -> str:
 
     A value with a slash (`./python`, `venv/bin/python`) or a folder (an environment) is a path, resolved
     against the current directory; a bare name (`python3.12`) is looked up on PATH, as a shell would."""
-    if not value:
+    if value is None:
         return sys.executable
+    if not value.strip():
+        raise InputError("--python '': an empty interpreter path (leave --python out for this interpreter)")
     has_slash = os.sep in value or bool(os.altsep and os.altsep in value)
     if has_slash or os.path.isdir(value):
         path = Path(os.path.abspath(value))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 from typing import Any, Dict, List
 
 from envdoctor.fix_journal import JOURNAL, LOCK, describe, finished, is_locked, load_journal, state_dir
@@ -56,6 +57,8 @@ def interrupted_fix(ctx: ProbeContext, prefix: Any) -> Any:
     try:
         journal = load_journal(sdir)
     except (OSError, ValueError) as exc:
+        if not os.path.lexists(sdir / JOURNAL):  # the state directory is a file, or cannot be read: unknown
+            return ProbeFailed(f"cannot read envdoctor's state directory {sdir}: {getattr(exc, 'strerror', None) or exc}")
         return f"unreadable journal {sdir / JOURNAL}: {exc}"  # a journal exists: something did not finish
     if journal is None or finished(sdir, journal):
         return Unavailable("no interrupted envdoctor fix")

@@ -11,6 +11,7 @@ from envdoctor.probes.base import ProbeContext, ProbeOutput
 from envdoctor.probes.children_run import ChildError
 from envdoctor.processes import CommandResult
 from envdoctor.snapshot import (
+    NOT_RECORDED,
     Companion,
     DeepSpeed,
     MappedLibrary,
@@ -237,4 +238,15 @@ def deepspeed_from_child(data: Any, problem: Any) -> Any:
     ds.torch_info = build.get("torch_info") or Unavailable("no build record (installed from source?)")
     if build.get("installed_ops"):
         ds.extra["installed_ops"] = build["installed_ops"]
+    ds.ops = op_states(data.get("ops"), build.get("installed_ops"))
     return ds
+
+
+def op_states(compatible: Any, installed: Any) -> Any:
+    """DeepSpeed's op report (what `ds_report` prints): op -> {"compatible": bool, "installed": bool or None};
+    `installed` is None (unknown) without a build record. Not recorded when the import gave no report."""
+    if not isinstance(compatible, dict) or not compatible:
+        return ProbeFailed("DeepSpeed's op builders were not read") if compatible is not None else NOT_RECORDED
+    built = installed if isinstance(installed, dict) else None
+    return {str(name): {"compatible": bool(ok), "installed": (bool(built.get(name)) if built is not None else None)}
+            for name, ok in sorted(compatible.items())}

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import json
 import operator
 import re
 import typing
@@ -268,7 +269,9 @@ def check_condition(cond: Any, roots: Dict[str, Any], predicates: Mapping[str, A
             return [f"'some' needs a list, and '{arg['in']}' is not one"]
         errors += check_condition(arg["where"], {**roots, arg["as"]: item}, predicates, signals)
     elif op == "predicate":
-        if arg not in predicates:
+        if not isinstance(arg, str):
+            errors.append(f"a predicate is named by a string, not {json.dumps(arg)[:40]}")
+        elif arg not in predicates:
             errors.append(f"unknown predicate '{arg}' (known: {', '.join(sorted(predicates))})")
     elif op == "signal":
         names = arg if isinstance(arg, list) else [arg]

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
+from envdoctor.byte_sizes import format_bytes
 from envdoctor.findings import Finding
 from envdoctor.fixes import manual
 from envdoctor.rules.checks import Checks, bundled_checks
@@ -22,6 +23,8 @@ def _torch(attr: str) -> Callable[[Snapshot], str]:
 
 
 def _gpus(s: Snapshot) -> str:
+    if not isinstance(s.gpus, list):  # the GPU list itself unknown (gpus: null)
+        return "unknown"
     names = Counter(g.name for g in s.gpus)
     return ", ".join(f"{n}x {name}" for name, n in sorted(names.items())) or "none"
 
@@ -48,15 +51,15 @@ def _interfaces(s: Snapshot) -> str:
     return ", ".join(names) or "none"
 
 
+def _shm(s: Snapshot) -> str:
+    """The size of /dev/shm (NCCL's shared-memory transport and DataLoader workers live in it)."""
+    if not present(s.host) or not present(s.host.shm_bytes) or not isinstance(s.host.shm_bytes, int):
+        return "absent"
+    return format_bytes(s.host.shm_bytes, digits=1) if s.host.shm_bytes % (1 << 20) else format_bytes(s.host.shm_bytes)
+
+
 def _pkg(name: str) -> Callable[[Snapshot], str]:
     return lambda s: _val(s.package(name))
-
-
-def _shm(s: Snapshot) -> str:
-    from envdoctor.byte_sizes import format_bytes
-
-    size = s.host.shm_bytes if present(s.host) else None
-    return format_bytes(size, smallest="MiB") if present(size) and isinstance(size, (int, float)) else "absent"
 
 
 # The readers the compared facts name (rules/checks/checks.json `read`).

@@ -155,8 +155,24 @@ def driver_too_old_for_gpu(ctx: Context) -> Result:
     return out
 
 
-@predicate("arch_list", "sm", "why")
+@predicate("arch_list", "sm", "why", "then")
 def gpu_without_kernels(ctx: Context) -> Result:
+    """`_gpu_without_kernels`, with `then`: what `envdoctor fix` does about it. When the driver predates the GPU
+    no torch build runs on it, and `fix` plans nothing until the driver is upgraded."""
+    found = _gpu_without_kernels(ctx)
+    if not found:
+        return found
+    old = driver_too_old_for_gpu(ctx)
+    if old:
+        found["then"] = (f"driver {ctx.snapshot.driver.version} predates this GPU (it needs >= {old['needed_driver']}), so "
+                         "no torch build runs on it yet and `envdoctor fix` plans nothing: upgrade the NVIDIA driver "
+                         "first, then `envdoctor fix --yes` chooses a build that runs on every GPU")
+    else:
+        found["then"] = "`envdoctor fix --yes` chooses one that runs on every GPU with this driver"
+    return found
+
+
+def _gpu_without_kernels(ctx: Context) -> Result:
     """torch has CUDA kernels, but none (SASS or PTX) that runs on this GPU. The arch list is torch's own, else
     the index's for the variant its version names (`get_arch_list()` is [] whenever CUDA cannot start), else
     only what its CUDA version's nvcc can emit at all decides; anything less certain stays quiet."""

@@ -7,13 +7,14 @@ typed messages back; it hands the results down to the panes.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import os
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Dict, Hashable, Iterable, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Hashable, Iterable, List, Optional, Sequence, Tuple
 
 from rich.text import Text
 from textual import on, work
@@ -78,6 +79,17 @@ TABS = (
     Tab("fleet", "Fleet", "l", "a fleet report (`envdoctor fleet collect -o FILE`): the odd node, the bandwidth "
         "heat map", "envdoctor.tui.fleet_pane:FleetPane"),
 )
+def probing(snap: Snapshot, running: Sequence[Any]) -> Snapshot:
+    """`snap` with every section the `running` probes provide marked PROBING (shown "probing…", an unknown)."""
+    from envdoctor.present.facts import PROBING
+
+    for spec in running:
+        for section in spec.provides:
+            if section in {f.name for f in dataclasses.fields(snap)}:
+                setattr(snap, section, PROBING)
+    return snap
+
+
 NO_VERDICT = 2  # quit before the diagnosis: `check` could not say (CONTRACT: 2 is "could not do it")
 TEXTAREA_MAX = 2 << 20  # a file bigger than this is diagnosed (streamed) but not loaded into the editor
 
@@ -288,9 +300,10 @@ class EnvDoctorApp(App[int]):
         self._probe_results[record.name] = (record, message.event.output)
         overview = self.query_one(OverviewPane)
         overview.probes = {**overview.probes, record.name: record}
-        # What is known so far: the finished probes' sections; the rest still reads "not probed".
+        # What is known so far: the finished probes' sections; the running probes' read "probing…".
         done = [s for s in PROBES if s.name in self._probe_results]
-        self._show_snapshot(assemble([self._probe_results[s.name] for s in done], done))
+        self._show_snapshot(probing(assemble([self._probe_results[s.name] for s in done], done),
+                                    [s for s in PROBES if s.name not in self._probe_results]))
 
     @on(msg.ProbesDone)
     def _probes_done(self, message: msg.ProbesDone) -> None:

@@ -93,6 +93,8 @@ def findings_text(doc: Dict[str, Any]) -> Text:
 class FleetPane(Vertical):
     """Open a fleet report; the nodes (odd ones highlighted), the bandwidth heat map, the findings."""
 
+    ENTRY = "#fleet-path"  # the tab opens with the cursor here: a typed path is text, not shortcut keys
+
     DEFAULT_CSS = """
     FleetPane #fleet-controls { height: auto; }
     FleetPane #fleet-controls Button { margin-left: 1; }

@@ -14,12 +14,13 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Button, DataTable, ProgressBar, Static
 
+from envdoctor.present.metric_words import metric_label, metric_value
 from envdoctor.selftest.kind import SizePlot, SpeedupPlot
 from envdoctor.selftest.registry import ALL, find, kinds
 from envdoctor.selftest.runner import SelftestOptions
 from envdoctor.snapshot import Snapshot
 from envdoctor.tui import messages as msg
-from envdoctor.tui.charts import BusbwChart, SpeedupBars, flatten, number, size_label
+from envdoctor.tui.charts import BusbwChart, SpeedupBars, flatten, size_label
 
 if TYPE_CHECKING:
     from envdoctor.usecases.selftest import SelftestRun
@@ -250,10 +251,11 @@ def detail(name: str, result: Any, summary_line: str, log: List[str]) -> Rendera
         rows = list(flatten(result.metrics or {}))
         if rows:
             text.append("\nmeasured\n", style="bold")
-            wide = min(32, max(len(k) for k, _ in rows))
-            for k, v in rows:
-                text.append(f"  {k.replace('_', ' '):<{wide}} ", style="dim")
-                text.append(number(v) + "\n")
+            labelled = [(metric_label(k), v) for k, v in rows]
+            wide = min(40, max(len(label) for (label, _), _ in labelled) + 1)
+            for (label, unit), v in labelled:
+                text.append(f"  {label + ':':<{wide}} ", style="dim")
+                text.append(metric_value(v, unit) + "\n")
     if log:
         text.append("\nprogress\n", style="bold")
         for line in log[-200:]:

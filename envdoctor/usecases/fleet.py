@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 import socket
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from envdoctor.bounded_read import read_text
 from envdoctor.errors import InputError
 from envdoctor.findings import Finding, exit_code, sort_findings, summary
 from envdoctor.fixes import manual
@@ -176,7 +176,7 @@ class FleetReport:
 def open_report(path: str) -> FleetReport:
     """The fleet report in `path`; InputError saying what is wrong with the file."""
     try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+        doc = json.loads(read_text(path))
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
     except ValueError as exc:

@@ -23,8 +23,8 @@ from packaging.version import InvalidVersion, Version
 from envdoctor import compat
 from envdoctor.redact import scrub_secrets
 from envdoctor.snapshot import Snapshot, as_partial, partial_reason, present
+from envdoctor.versions import major_minor, require_major_minor, series
 from envdoctor.versions import parse as parse_version
-from envdoctor.versions import require_major_minor, series
 from envdoctor.wheels.index import DeepSpeedRelease, Release, Variant, WheelIndex
 from envdoctor.wheels.wishes import Wishes
 
@@ -34,8 +34,13 @@ PLAN_SCHEMA = "envdoctor.plan/1"
 @dataclass
 class GpuFact:
     index: int
-    name: str
+    name: str  # "" when unknown (a GPU named on the command line without --gpu-name)
     cc: str
+
+    @property
+    def label(self) -> str:
+        """'GPU 0 NVIDIA H100' or, without a name, 'GPU 0'."""
+        return f"GPU {self.index} {self.name}" if self.name else f"GPU {self.index}"
 
 
 @dataclass
@@ -157,7 +162,7 @@ def facts_from_snapshot(snapshot: Snapshot, python: Optional[str] = None) -> Mac
         f.driver = str(snapshot.driver.version)  # an unreadable version counts as unknown, not as old
     # A GPU whose compute capability is unknown cannot choose a wheel; an unknown GPU list reads as none.
     gpus = snapshot.gpus if isinstance(snapshot.gpus, list) else []
-    f.gpus = [GpuFact(g.index, str(g.name) if present(g.name) else f"GPU {g.index}", str(g.compute_capability))
+    f.gpus = [GpuFact(g.index, str(g.name) if present(g.name) else "", str(g.compute_capability))
               for g in gpus if present(g.compute_capability)]
     t = snapshot.torch
     if present(t):
@@ -172,7 +177,8 @@ def facts_from_snapshot(snapshot: Snapshot, python: Optional[str] = None) -> Mac
         known = {str(k).lower(): str(v) for k, v in snapshot.python.packages.items()}
         why = partial_reason(snapshot.python.packages)
         f.packages = as_partial(known, why) if why is not None else known
-    if present(snapshot.cuda_toolkit) and present(snapshot.cuda_toolkit.nvcc_version):
+    if present(snapshot.cuda_toolkit) and present(snapshot.cuda_toolkit.nvcc_version) \
+            and major_minor(snapshot.cuda_toolkit.nvcc_version) is not None:  # junk is no nvcc version: unknown
         f.nvcc = str(snapshot.cuda_toolkit.nvcc_version)
     if present(snapshot.build_tools):
         f.ninja = present(snapshot.build_tools.ninja) or None
@@ -404,12 +410,12 @@ def _check_variant(var: Variant, m: MachineFacts, platform: str, index: WheelInd
                 return "GPU needs PTX JIT and the driver version is unknown", notes, False
             jit = compat.ptx_jit_ok(m.driver, var.cuda or "", osn, drivers=index.drivers)
             if not jit:
-                return f"GPU {g.index} {g.name} (cc {g.cc}) has no SASS; {jit.why}", notes, False
+                return f"{g.label} (cc {g.cc}) has no SASS; {jit.why}", notes, False
             notes.append(f"GPU {g.index} runs JIT-compiled PTX (slow first start)")
     if missing:
         unv = (var.platforms.get(platform) or {}).get("sm_unverified")
         extra = f"; {', '.join(unv)} may be present but is UNVERIFIED, so not counted" if unv else ""
-        gpus = "; ".join(f"{'GPU' if len(ix) == 1 else 'GPUs'} {','.join(map(str, ix))} {name} (cc {cc})"
+        gpus = "; ".join(f"{'GPU' if len(ix) == 1 else 'GPUs'} {','.join(map(str, ix))}{' ' + name if name else ''} (cc {cc})"
                          for (name, cc), ix in missing.items())
         return f"no kernels for {gpus}: build has {', '.join(sm + ptx) or 'none'}{extra}", notes, False
     if m.driver is None:
@@ -439,7 +445,7 @@ def _gpus_newer_than_driver(m: MachineFacts, index: WheelIndex) -> Optional[Tupl
     for g in m.gpus:
         need = compat.gpu_min_driver(g.cc, osn, drivers=index.drivers)
         if need and have < parse_version(need):  # type: ignore[operator]
-            return (f"GPU {g.index} {g.name} (cc {g.cc}) needs driver >= {need}; driver {m.driver} cannot run it "
+            return (f"{g.label} (cc {g.cc}) needs driver >= {need}; driver {m.driver} cannot run it "
                     "with any torch build", f"driver >= {need}")
     return None
 
@@ -470,9 +476,9 @@ def _installed_problem(m: MachineFacts, index: WheelIndex, platform: str) -> Opt
         if archs is not None:
             v = compat.serving_kernel(archs, g.cc)
             if not v:
-                return f"GPU {g.index} {g.name}: {v.why}"
+                return f"{g.label}: {v.why}"
             if v.via == "ptx" and not compat.ptx_jit_ok(m.driver, cuda, osn, drivers=index.drivers):
-                return f"GPU {g.index} {g.name} needs PTX JIT, which driver {m.driver} cannot do for CUDA {cuda}"
+                return f"{g.label} needs PTX JIT, which driver {m.driver} cannot do for CUDA {cuda}"
     # cuda_available False with a fitting driver and kernels is not torch's fault (CUDA_VISIBLE_DEVICES,
     # permissions, a container without --gpus): reinstalling the same build would not help.
     return None

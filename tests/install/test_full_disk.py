@@ -15,6 +15,8 @@ import pytest
 from tests.install.test_unlucky import _state_dir, _wait_for
 from tests.test_install import _pip_install_pid, assert_rolled_back, build_wheel, fake_torch, fix, freeze
 
+pytestmark = pytest.mark.slow  # each test builds a real venv and runs pip (tens of seconds)
+
 
 @pytest.fixture
 def small_disk(site):

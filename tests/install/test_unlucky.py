@@ -21,6 +21,8 @@ from envdoctor.fix_journal import JOURNAL, JOURNAL_SCHEMA
 from envdoctor.install.state import write_private
 from tests.test_install import ROOT, _pip_install_pid, assert_rolled_back, fake_torch, fix, freeze, undo
 
+pytestmark = pytest.mark.slow  # each test builds a real venv and runs pip (tens of seconds)
+
 
 def _state_dir(site) -> Path:
     [d] = list((site.tmp / "cache" / "envdoctor" / "state").iterdir())

@@ -219,6 +219,7 @@ def test_numpy_bridge_failure_is_recorded_with_numpys_words(tmp_path):
     assert t.origin.kind == "pythonpath" and t.origin.outside_site_packages is True
 
 
+@pytest.mark.slow  # starts a real torch process
 def test_real_torch_ecosystem_facts(tmp_path, monkeypatch):
     """The real torch here: its NumPy bridge works, it comes from site-packages, nothing conflicts."""
     pytest.importorskip("torch")
@@ -235,6 +236,7 @@ def test_real_torch_ecosystem_facts(tmp_path, monkeypatch):
     assert out.sections["requirement_conflicts"] == []
 
 
+@pytest.mark.slow  # starts a real torch process
 def test_extension_import_error_and_build_record_reach_the_snapshot(tmp_path):
     pytest.importorskip("torch")
     site, pkg = fake_dist(tmp_path, "flash_attn", "raise ImportError("

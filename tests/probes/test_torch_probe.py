@@ -33,6 +33,7 @@ def ctx(tmp_path, pythonpath=None, timeout=60.0):
     return ProbeContext(python=sys.executable, env=env, torch_timeout=timeout, timeout=20.0, root=tmp_path)
 
 
+@pytest.mark.slow  # starts a real torch process
 def test_real_cpu_torch_is_seen_through_the_child(tmp_path):
     pytest.importorskip("torch")  # the test extra installs torch 2.13.0+cpu
     out = torch_probe.probe(ctx(tmp_path))
@@ -148,6 +149,7 @@ def _child_lines(env, without_fork):
     return [json.loads(line) for line in res.stdout.splitlines() if line.startswith("{")]
 
 
+@pytest.mark.slow  # starts a real torch process
 def test_the_child_says_the_same_with_and_without_fork(tmp_path):
     """Where there is no fork (Windows), the metadata and DeepSpeed's import run in line: same facts."""
     pytest.importorskip("torch")

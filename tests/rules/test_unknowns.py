@@ -19,6 +19,11 @@ from tests.conftest import all_fixture_names, bundled_knowledge, diagnose_bundle
 
 FIXTURES = all_fixture_names()
 ALARMS = ("error", "warning")
+# The tests that make every known fact of a fixture unknown, one at a time, diagnose it hundreds of times (a
+# second or more per fixture): the fast loop (-m "not slow") runs them on these three kinds of machine (an
+# error, no GPU, a container warning), the full suite on every fixture.
+FAST = ("rtx5090_old_torch", "cpu_only_this_machine", "l4_container_shm64")
+EVERY_LEAF = [name if name in FAST else pytest.param(name, marks=pytest.mark.slow) for name in FIXTURES]
 
 
 def _marked_gpus(snap: Snapshot) -> Iterator[Tuple[str, Snapshot]]:
@@ -97,7 +102,7 @@ def _added(before: Set[Tuple[str, str]], after: Set[Tuple[str, str]]) -> Set[Tup
     return {(i, sev) for i, sev in after - before if not GENERALIZES.get(i, set()) & gone}
 
 
-@pytest.mark.parametrize("name", FIXTURES)
+@pytest.mark.parametrize("name", EVERY_LEAF)
 def test_an_unknown_never_adds_an_error_or_warning(name: str) -> None:
     snap = load_snapshot(fixture_path(name))
     before = _alarms(diagnose_bundled(snap))
@@ -112,7 +117,7 @@ def test_an_unknown_never_adds_an_error_or_warning(name: str) -> None:
 _MARKER_IN_SENTENCE = re.compile(r"(not available|unknown|probe failed) \(")
 
 
-@pytest.mark.parametrize("name", FIXTURES)
+@pytest.mark.parametrize("name", EVERY_LEAF)
 def test_messages_never_print_a_marker(name: str) -> None:
     snap = load_snapshot(fixture_path(name))
     for where in list(_leaves(snap))[::3]:

@@ -14,6 +14,7 @@ import pytest
 from tests.conftest import ROOT
 
 pytest.importorskip("torch")
+pytestmark = pytest.mark.slow  # every test runs real all-reduce ranks under torch.distributed
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])

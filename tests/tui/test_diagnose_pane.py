@@ -151,26 +151,6 @@ async def test_open_a_log_file_shows_the_cause_first_and_highlights_evidence():
 
 
 @aio
-async def test_a_log_with_escapes_and_secrets_opened_from_a_file_shows_none_of_them(tmp_path):
-    """Issue 30.5: an OSC in a log retitled the terminal; SGR and U+202E rendered; tokens and user:password@ showed."""
-    token = "hf_" + "AbCdEfGhIjKlMnOpQrStUvWxYz0123"
-    log = tmp_path / "rank0.log"
-    first, rest = LOG.read_text().split("\n", 1)
-    log.write_text(f"{first}\x1b]0;pwned\x07 \x1b[31m{token}\x1b[0m \u202eevil https://user:hunter2pass@h/x\n{rest}")
-    app = make_app(recorded("a100_pcie_8x"))
-    async with app.run_test(size=(120, 40)) as pilot:
-        await open_diagnose(pilot, app)
-        app.query_one("#diagnose-path", Input).value = str(log)
-        await pilot.click("#diagnose-open")
-        await settle(pilot, app)
-        text = app.query_one("#diagnose-result", Static).content.plain + app.query_one("#diagnose-text", TextArea).text
-        assert "Most likely cause:" in text
-        for bad in ("\x1b", "\x07", "\u202e", "pwned", token, "hunter2pass"):
-            assert bad not in text, bad
-        assert app.query_one("#diagnose-text", TextArea).text.count("\n") == log.read_text().count("\n")
-
-
-@aio
 async def test_pasted_text_is_diagnosed():
     app = make_app(recorded("a100_pcie_8x"))
     async with app.run_test(size=(120, 40)) as pilot:

@@ -56,3 +56,30 @@ async def test_findings_commands_aim_at_the_environment_the_app_fixes():
         with_fix = [f for f in fixes if "envdoctor fix" in f]
         assert with_fix, fixes
         assert all(f"--python {other}" in f for f in with_fix), with_fix
+
+
+@aio
+async def test_the_diagnose_tab_shows_a_log_without_escapes_reordering_or_secrets(tmp_path):
+    """Issue 30.5: an OSC in a log retitled the terminal; SGR and U+202E rendered; tokens and user:password@ showed."""
+    from textual.widgets import Input, Static, TextArea
+
+    from tests.conftest import ROOT
+
+    token = "hf_" + "AbCdEfGhIjKlMnOpQrStUvWxYz0123"
+    log = tmp_path / "rank0.log"
+    text = (ROOT / "tests" / "fixtures" / "nccl" / "cumem_host.log").read_text()
+    first, rest = text.split("\n", 1)
+    log.write_text(f"{first}\x1b]0;pwned\x07 \x1b[31m{token}\x1b[0m \u202eevil https://user:hunter2pass@h/x\n{rest}")
+    app = make_app(recorded("a100_pcie_8x"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        await pilot.press("d")
+        await settle(pilot, app)
+        app.query_one("#diagnose-path", Input).value = str(log)
+        await pilot.click("#diagnose-open")
+        await settle(pilot, app)
+        shown = app.query_one("#diagnose-result", Static).content.plain + app.query_one("#diagnose-text", TextArea).text
+        assert "Most likely cause:" in shown  # the Diagnose tab's words (the NCCL tab said "most likely root cause")
+        for bad in ("\x1b", "\x07", "\u202e", "pwned", token, "hunter2pass"):
+            assert bad not in shown, bad
+        assert app.query_one("#diagnose-text", TextArea).text.count("\n") == log.read_text().count("\n")

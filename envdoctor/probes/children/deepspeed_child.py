@@ -55,7 +55,27 @@ def try_import():
         return {"importable": False, "error": "%s: %s" % (type(exc).__name__, exc)}
     out = {"importable": True}
     out.update(ops_check())
+    out.update(op_report())
     return out
+
+
+def op_report():
+    """What `ds_report` lists: every op of this accelerator's builders and whether it can be built here
+    (`is_compatible`); an op whose check raises is left out of the report (unknown). Its prints go to stderr."""
+    import contextlib
+    import sys
+    try:
+        from deepspeed.ops.op_builder.all_ops import ALL_OPS
+    except BaseException:
+        return {}
+    ops = {}
+    with contextlib.redirect_stdout(sys.stderr):
+        for name, builder in sorted(ALL_OPS.items()):
+            try:
+                ops[str(name)] = bool(builder.is_compatible(verbose=False))
+            except BaseException:
+                continue
+    return {"ops": ops}
 
 
 def ops_check():

@@ -1,0 +1,93 @@
+"""Fuzz envdoctor's commands in-process with 100,000+ hostile inputs and tally how they ended (issue 30).
+
+    python bench/fuzz_bench.py --n 100000 [--seed0 0] [--deadline 20] [--out bench/results/fuzz.json]
+    python bench/fuzz_bench.py --family snapshot --seed 17 --show    # one case, its output
+
+Inputs are made from the recorded snapshots, NCCL logs, the wheel index, the rules database and argument values
+(tests/fuzz_cases.py). Outcomes: exit codes; internal errors (exit 70) grouped by exception and envdoctor frame;
+hangs (an input past its deadline); leaks (a planted secret in stdout or stderr); raw escapes (a control or
+bidi character in stdout or stderr); crash files not mode 0600. Target: 0 of each but exit codes."""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.fuzz_cases import FAMILIES, make_case, run_case, scratch  # noqa: E402
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--n", type=int, default=100_000)
+    ap.add_argument("--seed0", type=int, default=0)
+    ap.add_argument("--deadline", type=float, default=20.0)
+    ap.add_argument("--family")
+    ap.add_argument("--seed", type=int)
+    ap.add_argument("--show", action="store_true")
+    ap.add_argument("--out")
+    ap.add_argument("--minutes", type=float, default=0, help="stop after this long (the tally says how many ran)")
+    ap.add_argument("--memory-gb", type=float, default=4.0,
+                    help="address-space cap: an input that makes envdoctor read without bound (/dev/zero) is a "
+                         "MemoryError (tallied as exit 70) instead of the kernel killing the whole run")
+    args = ap.parse_args()
+    if args.memory_gb:
+        import resource
+
+        cap = int(args.memory_gb * 2 ** 30)
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+    work = scratch() / "w"
+    if args.show:
+        case = make_case(args.family, args.seed)
+        print(case.argv, case.env, {k: len(v) for k, v in case.files.items()}, file=sys.stderr)
+        o = run_case(case, work, args.deadline)
+        print(o, file=sys.stderr)
+        print(o.text, file=sys.stderr)
+        return 0
+    families = [args.family] if args.family else list(FAMILIES)
+    weights = [FAMILIES[f][0] for f in families]
+    tally = {"inputs": 0, "by_family": collections.Counter(), "exit_codes": collections.Counter(), "exit_70": 0,
+             "hangs": 0, "leaks": 0, "raw_escapes": 0, "crash_files_not_0600": 0}
+    bugs: collections.Counter = collections.Counter()
+    examples: dict = {}
+    start = time.monotonic()
+    import random
+
+    pick = random.Random(args.seed0)
+    for i in range(args.seed0, args.seed0 + args.n):
+        if args.minutes and time.monotonic() - start > args.minutes * 60:
+            break
+        family = pick.choices(families, weights)[0]
+        o = run_case(make_case(family, i), work, args.deadline)
+        tally["inputs"] += 1
+        tally["by_family"][family] += 1
+        tally["exit_codes"][str(o.code)] += 1
+        for key, hit in (("hangs", o.hang), ("leaks", o.leak), ("raw_escapes", o.escape), ("exit_70", o.code == 70),
+                         ("crash_files_not_0600", o.crash_mode not in (None, 0o600))):
+            if hit:
+                tally[key] += 1
+                label = o.internal if key == "exit_70" else key
+                bugs[f"{family}: {label}"] += 1
+                examples.setdefault(f"{family}: {label}", i)
+        if tally["inputs"] % 1000 == 0:
+            print(f"{tally['inputs']} inputs, {time.monotonic() - start:.0f} s: exit70 {tally['exit_70']} hangs "
+                  f"{tally['hangs']} leaks {tally['leaks']} escapes {tally['raw_escapes']}", file=sys.stderr, flush=True)
+    tally["seconds"] = round(time.monotonic() - start, 1)
+    tally["distinct_problems"] = len(bugs)
+    tally["problems"] = {k: {"count": v, "example_seed": examples[k]} for k, v in bugs.most_common()}
+    text = json.dumps(tally, indent=1, default=dict)
+    print(text)
+    if args.out:
+        Path(args.out).write_text(text + "\n")
+    bad = tally["exit_70"] + tally["hangs"] + tally["leaks"] + tally["raw_escapes"] + tally["crash_files_not_0600"]
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

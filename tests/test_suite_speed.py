@@ -1,0 +1,59 @@
+"""The suite's fast loop (`python -m pytest -m "not slow"`) stays fast without losing what it checks: the tests
+diagnose with one loaded Knowledge, and the slow tests are marked (issue 31)."""
+
+from __future__ import annotations
+
+import pytest
+
+from envdoctor import knowledge
+from envdoctor.snapshot import load_snapshot
+from envdoctor.wheels import index as wheel_index
+from tests.conftest import all_fixture_names, bundled_knowledge, diagnose_bundled, fixture_path
+from tests.rules import test_unknowns
+
+
+def test_the_tests_diagnose_with_one_loaded_knowledge(monkeypatch: pytest.MonkeyPatch) -> None:
+    first = bundled_knowledge()
+
+    def no_reload(*_a, **_k):
+        raise AssertionError("the data files were read and validated again")
+
+    monkeypatch.setattr(knowledge, "knowledge_from", no_reload)
+    monkeypatch.setattr(wheel_index, "read_index", no_reload)
+    assert bundled_knowledge() is first
+    for name in ("h200_8x_healthy", "cpu_only_this_machine"):
+        diagnose_bundled(load_snapshot(fixture_path(name)))
+
+
+def test_the_fast_loop_runs_the_unknowns_tests_on_real_fixtures() -> None:
+    names = all_fixture_names()
+    assert set(test_unknowns.FAST) <= set(names)
+    fast = [p for p in test_unknowns.EVERY_LEAF if isinstance(p, str)]
+    slow = [p for p in test_unknowns.EVERY_LEAF if not isinstance(p, str)]
+    assert sorted(fast) == sorted(test_unknowns.FAST)
+    assert all(m.name == "slow" for p in slow for m in p.marks)
+    assert sorted(fast + [p.values[0] for p in slow]) == names  # the full suite still covers every fixture
+
+
+def test_the_tests_that_start_real_torch_processes_are_slow() -> None:
+    import tests.probes.test_torch_ecosystem as eco
+    import tests.probes.test_torch_probe as probe
+    import tests.selftest.test_selftest_interrupt as interrupt
+    import tests.tui.test_selftest_pane as pane
+
+    def slow(fn) -> bool:
+        return any(m.name == "slow" for m in getattr(fn, "pytestmark", []))
+
+    assert slow(probe.test_real_cpu_torch_is_seen_through_the_child)
+    assert slow(probe.test_the_child_says_the_same_with_and_without_fork)
+    assert slow(eco.test_real_torch_ecosystem_facts)
+    assert slow(eco.test_extension_import_error_and_build_record_reach_the_snapshot)
+    assert slow(pane.test_run_gpu_then_allreduce_keeps_rows_and_draws_busbw_live)
+    assert interrupt.pytestmark.name == "slow"
+
+
+def test_the_tests_that_build_real_environments_are_slow() -> None:
+    import tests.install.test_full_disk as full_disk
+    import tests.install.test_unlucky as unlucky
+
+    assert unlucky.pytestmark.name == "slow" and full_disk.pytestmark.name == "slow"
