@@ -33,10 +33,11 @@ FIXTURE = ROOT / "tests" / "fixtures" / "snapshots" / "h100_8x_nvswitch.json"
 
 
 def once(argv: List[str], env: Dict[str, str]) -> Tuple[float, float]:
-    """(cpu seconds, wall seconds) of one run of `argv`."""
+    """(cpu seconds, wall seconds) of one run of `argv`, in the tree on its PYTHONPATH (`python -m` imports from the
+    working directory first)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    res = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True)
+    res = subprocess.run(argv, cwd=env.get("PYTHONPATH", ROOT), env=env, capture_output=True)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if res.returncode not in (0, 1):
@@ -57,7 +58,7 @@ def main() -> None:
     base.pop("ENVDOCTOR_RULES_DIR", None)
     warm_env = dict(base, XDG_CACHE_HOME=str(scratch / "warm"))
     py = sys.executable
-    check = [py, "-m", "envdoctor", "check", "--snapshot", args.snapshot]
+    check = [py, "-m", "envdoctor", "check", "--snapshot", str(Path(args.snapshot).resolve())]
     commands = {"import_json": ([py, "-c", "import json"], base), "check_warm": (check, warm_env),
                 "check_cold": (check, None)}
     if args.baseline_tree:
