@@ -46,3 +46,11 @@ def test_lines_of_empty_shapes_are_never_keyed() -> None:
     s = Scanner(rules)
     s.scan("train.log", io.BytesIO(b"\n".join(lines)))
     assert not s._found and not s._done and s.findings() == []
+
+
+def test_the_union_of_every_signature_is_compiled_only_when_asked_for() -> None:
+    rules = load_signatures(default_signatures_dirs())
+    assert rules._union is None  # loading does not compile it: the scanner never reads it
+    union = rules.union
+    assert union is not None and union is rules.union
+    assert union.pattern.count("(?:") >= len(rules.signatures)
