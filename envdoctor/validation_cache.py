@@ -1,18 +1,19 @@
 """What envdoctor remembers of data files it has already checked: the fingerprints of the exact bytes that passed
 validation, so that a later run over the same bytes, with the same code and schemas, may skip checking them again.
 
-A fingerprint is the sha256 of envdoctor's version, the source of the code that validates (the rules package, the
-schema validator and the snapshot fields a rule may name), every data-file schema and each input file's name and
-bytes. Only a validation that found no problem is remembered; a file that changed, a new envdoctor or an edited
-validator gives another fingerprint, which is checked in full. The record is one small JSON file in the user's
-cache folder, written atomically; an unreadable, corrupt or foreign record is ignored (and replaced after the next
-full check), and a cache folder envdoctor cannot write just means nothing is remembered.
+A fingerprint is the sha256 of envdoctor's, Python's and packaging's versions, the source of the code that
+validates (the rules package, the schema validator and the snapshot fields a rule may name), every data-file schema
+and each input file's name and bytes. Only a validation that found no problem is remembered; a file that changed,
+a new envdoctor or an edited validator gives another fingerprint, which is checked in full. The record is one small
+JSON file in the user's cache folder, written atomically; an unreadable, corrupt or foreign record is ignored (and
+replaced after the next full check), and a cache folder envdoctor cannot write just means nothing is remembered.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from pathlib import Path
 from typing import Iterable, List, Optional, Tuple
 
@@ -29,7 +30,8 @@ _PACKAGE = Path(envdoctor.__file__).resolve().parent
 # the modules a rule's names and fix actions are checked against, and the wheel index's reader.
 _CODE_DIRS = ("rules",)
 _CODE_FILES = ("__init__.py", "data_schemas.py", "jsonschema_lite.py", "snapshot.py", "fixes.py", "findings.py",
-               "data_files.py", "versions.py", "compat.py", "cpulist.py", "validation_cache.py", "wheels/index.py")
+               "data_files.py", "versions.py", "compat.py", "cpulist.py", "byte_sizes.py", "errors.py",
+               "validation_cache.py", "wheels/index.py")
 _code_digest: Optional[bytes] = None
 
 
@@ -41,7 +43,9 @@ def _code() -> bytes:
         for folder in _CODE_DIRS:
             paths += sorted((_PACKAGE / folder).glob("*.py"))
         paths += sorted((_PACKAGE / "data").glob("**/*.schema.json"))
-        h = hashlib.sha256(envdoctor.__version__.encode())
+        import packaging  # (its version parsing decides which specifiers are valid)
+
+        h = hashlib.sha256(f"{envdoctor.__version__}\0{sys.version}\0{packaging.__version__}".encode())
         for p in paths:
             h.update(str(p.relative_to(_PACKAGE)).encode() + b"\0" + _bytes(p) + b"\0")
         _code_digest = h.digest()
