@@ -189,12 +189,13 @@ def child(argv: List[str], tree: Path = ROOT) -> Tuple[float, float, int, str]:
 
 
 def measure(path: Path, repeat: int, before: Optional[Path] = None) -> Dict[str, object]:
-    """grep, then `nccl diagnose` and `diagnose` (and `nccl diagnose` of the `before` tree), `repeat` times."""
+    """grep, then `nccl diagnose` and `diagnose` (and both of the `before` tree), `repeat` times."""
     size = path.stat().st_size
     mb = size / 1e6
     runs: Dict[str, List[float]] = {"grep": [], "nccl diagnose": [], "diagnose": []}
     if before is not None:
         runs["nccl diagnose (before)"] = []
+        runs["diagnose (before)"] = []
     rss: Dict[str, int] = {}
     tops: Dict[str, str] = {}
     for _ in range(repeat):
@@ -203,6 +204,7 @@ def measure(path: Path, repeat: int, before: Optional[Path] = None) -> Dict[str,
                 ("diagnose", [sys.executable, "-m", "envdoctor", "diagnose", "--json", str(path)], ROOT)]
         if before is not None:
             todo.append(("nccl diagnose (before)", nccl, before))
+            todo.append(("diagnose (before)", todo[2][1], before))
         for name, argv, tree in todo:
             cpu, _wall, peak, out = child(argv, tree)
             runs[name].append(cpu)
@@ -230,7 +232,8 @@ def main() -> int:
     ap.add_argument("--dense-mb", type=int, default=256, help="size of the INFO-dense log (MiB)")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--out", help="write the results (JSON) here")
-    ap.add_argument("--before", metavar="TREE", help="also run `nccl diagnose` from this source tree (an older commit)")
+    ap.add_argument("--before", metavar="TREE",
+                    help="also run `nccl diagnose` and `diagnose` from this source tree (an older commit)")
     args = ap.parse_args()
     results: Dict[str, object] = {"ranks": RANKS}
     with tempfile.TemporaryDirectory(prefix="envdoctor-log-bench-") as tmp:

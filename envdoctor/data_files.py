@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any, Iterable, Tuple, Union
 
-from envdoctor.bounded_read import read_text
+from envdoctor.bounded_read import read_bytes
 
 _PACKAGE = Path(__file__).resolve().parent
 
@@ -22,9 +22,18 @@ def data_path(name: str) -> Path:
 def read_json(path: Path) -> Tuple[Any, Union[str, None]]:
     """(document, None), or (None, 'PATH: what is wrong') for an unreadable or malformed file."""
     try:
-        text = read_text(path)
-    except (OSError, UnicodeDecodeError) as exc:
+        data = read_bytes(path)
+    except OSError as exc:
         return None, f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}"
+    return decode_json(path, data)
+
+
+def decode_json(path: Path, data: bytes) -> Tuple[Any, Union[str, None]]:
+    """`read_json` of bytes already read from `path` (its messages name `path`)."""
+    try:
+        text = data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")  # as text mode reads it
+    except UnicodeDecodeError as exc:
+        return None, f"{path}: cannot read: {exc}"
     try:
         doc = json.loads(text)
         if too_deep(doc):

@@ -22,6 +22,7 @@ from envdoctor.rules.drift import NEEDED as DRIFT_CHECKS
 from envdoctor.rules.drift import READERS
 from envdoctor.rules.registry import Rulebook, load_rulebook
 from envdoctor.rules.tables import Tables
+from envdoctor.validation_cache import NO_CACHE, ValidationCache
 from envdoctor.wheels.index import WheelIndex, read_index
 
 if TYPE_CHECKING:
@@ -64,10 +65,11 @@ class Knowledge:
         return self.rules.tables
 
 
-def knowledge_from(rules_dir: Path, index: WheelIndex) -> Knowledge:
+def knowledge_from(rules_dir: Path, index: WheelIndex, cache: ValidationCache = NO_CACHE) -> Knowledge:
     """Everything in `rules_dir` (its `nccl/` and `checks/`, else the bundled ones), with a wheel index already
-    read; InputError (exit 2) naming the file and the entry of every problem."""
-    book = load_rulebook(rules_dir)
+    read; InputError (exit 2) naming the file and the entry of every problem. `cache`: the rules databases that
+    already passed (envdoctor.validation_cache), whose rules need not be checked again."""
+    book = load_rulebook(rules_dir, cache)
     return Knowledge(rules=book, index=index, nccl_source=lambda: nccl_rules_for(rules_dir, book.tables),
                      checks=checks_for(rules_dir), fleet=load_thresholds(rules_dir / THRESHOLDS_FILE),
                      signatures_source=lambda: signatures_for(rules_dir, book.tables))

@@ -84,14 +84,15 @@ class Settings:
         valid and built from the bundled copy, else the bundled copy. `warn(msg)` hears about a skipped user copy."""
         from envdoctor.wheels.index import bundled_path, load_index
 
+        cache = self.validation_cache()
         if self.wheels_index is not None:
-            return load_index(self.wheels_index)
-        bundled = load_index(bundled_path())
+            return load_index(self.wheels_index, cache)
+        bundled = load_index(bundled_path(), cache)
         user = self.user_index_path
         if not user.is_file():
             return bundled
         try:
-            idx = load_index(user)
+            idx = load_index(user, cache)
         except InputError as exc:
             if warn:
                 warn(f"ignoring the user copy of the wheel index: {exc}")
@@ -101,6 +102,12 @@ class Settings:
         if warn:
             warn(f"ignoring {user}: built from an older bundled index; run `envdoctor index update`")
         return bundled
+
+    def validation_cache(self) -> Any:
+        """What earlier runs found valid (envdoctor.validation_cache.ValidationCache), kept in the cache folder."""
+        from envdoctor.validation_cache import ValidationCache
+
+        return ValidationCache(self.cache_dir / "validated")
 
     @property
     def rules_path(self) -> Path:
@@ -123,7 +130,7 @@ class Settings:
         """Everything diagnosis is given (envdoctor.knowledge.Knowledge): the rules database and the wheel index."""
         from envdoctor.knowledge import knowledge_from
 
-        return knowledge_from(self.rules_path, self.wheel_index(warn))
+        return knowledge_from(self.rules_path, self.wheel_index(warn), self.validation_cache())
 
     def rules_knowledge(self) -> Any:
         """The Knowledge for commands that plan nothing (self-tests, fleet): the rules database with the bundled
@@ -131,7 +138,7 @@ class Settings:
         from envdoctor.knowledge import knowledge_from
         from envdoctor.wheels.index import bundled_path, load_index
 
-        return knowledge_from(self.rules_path, load_index(bundled_path()))
+        return knowledge_from(self.rules_path, load_index(bundled_path(), self.validation_cache()), self.validation_cache())
 
     def nccl_rules(self, folder: Optional[str] = None) -> Any:
         """The NCCL root-cause signatures `nccl diagnose` and the TUI use: those in `folder` (`--rules DIR`), else

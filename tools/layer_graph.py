@@ -28,7 +28,7 @@ LAYERS: Tuple[Tuple[str, Tuple[str, ...]], ...] = (
     ("base", (ROOT_MODULE, "envdoctor.errors", "envdoctor.fix_journal", "envdoctor.versions", "envdoctor.fixes",
               "envdoctor.findings", "envdoctor.snapshot", "envdoctor.snapshot_codec", "envdoctor.snapshot_decoders",
               "envdoctor.byte_sizes", "envdoctor.data", "envdoctor.data_files", "envdoctor.data_schemas",
-              "envdoctor.redact", "envdoctor.jsonschema_lite",
+              "envdoctor.redact", "envdoctor.jsonschema_lite", "envdoctor.validation_cache",
               "envdoctor.atomic_write", "envdoctor.cpulist", "envdoctor.processes", "envdoctor.process_guard",
               "envdoctor.lost_output", "envdoctor.bounded_read")),
     ("probes", ("envdoctor.probes", "envdoctor.text")),  # text: the facts a pasted report states

@@ -16,7 +16,7 @@ import dataclasses
 import os
 import sys
 from dataclasses import dataclass, field
-from itertools import compress
+from itertools import compress, filterfalse
 from operator import not_
 from typing import Any, BinaryIO, Callable, Dict, List, Optional, Set, Tuple
 
@@ -148,7 +148,8 @@ class Scanner:
             self._memo_bytes = 0
         fresh = set(shapes).difference(hits, misses)
         if fresh:
-            new_hits = set(self.prefilter.shape_hits(fresh))
+            # a shape whose lines can have no candidate at all (shape_is_empty) is a miss too: its lines are never keyed
+            new_hits = set(filterfalse(self.prefilter.shape_is_empty, self.prefilter.shape_hits(fresh)))
             hits |= new_hits
             misses |= fresh - new_hits
             self._memo_bytes += sum(map(len, fresh))

@@ -127,6 +127,14 @@ class Prefilter:
         with the gates that hold no digit looked for once per shape rather than once per line."""
         if self.line_re is None:
             return self.always
+        found, maybe = self._of_shape(shape)
+        if maybe:  # at one position, the longest gate of each kind; the shorter is a prefix of the longer
+            digital = ((m.start(), m.group(1)) for m in self._digit_re.finditer(raw_line.lower()))  # type: ignore[union-attr]
+            found = tuple(sorted((*found, *digital), key=lambda hit: (hit[0], len(hit[1]))))
+        return self._keys(tuple(g for _, g in found))
+
+    def _of_shape(self, shape: bytes) -> Tuple[Tuple[Tuple[int, bytes], ...], bool]:
+        """(the gates without a digit found in a shape, with their positions; may the line hold a gate with one?)"""
         cached = self._by_shape.get(shape)
         if cached is None:
             plain = tuple((m.start(), m.group(1)) for m in self._plain_re.finditer(shape)) if self._plain_re else ()
@@ -136,11 +144,15 @@ class Prefilter:
                 self._by_shape_bytes = 0
             cached = self._by_shape[shape] = (plain, maybe)
             self._by_shape_bytes += len(shape) + 64 * (1 + len(plain))
-        found, maybe = cached
-        if maybe:  # at one position, the longest gate of each kind; the shorter is a prefix of the longer
-            digital = ((m.start(), m.group(1)) for m in self._digit_re.finditer(raw_line.lower()))  # type: ignore[union-attr]
-            found = tuple(sorted((*found, *digital), key=lambda hit: (hit[0], len(hit[1]))))
-        return self._keys(tuple(g for _, g in found))
+        return cached
+
+    def shape_is_empty(self, shape: bytes) -> bool:
+        """Is `candidates_of_shape(line, shape)` empty for every line of this shape (no gate without a digit in
+        the shape, none with one possible, no pattern tried everywhere)?"""
+        if self.line_re is None or self.always:
+            return not self.always
+        plain, maybe = self._of_shape(shape)
+        return not plain and not maybe
 
     def _keys(self, found: Tuple[bytes, ...]) -> List[Hashable]:
         """The patterns of the gates found on a line (in the order found)."""

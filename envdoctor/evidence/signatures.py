@@ -113,9 +113,17 @@ class RuleSet:
     signatures: List[Signature] = field(default_factory=list)
     rules: List[ContextRule] = field(default_factory=list)
     settings: Dict[str, Any] = field(default_factory=lambda: dict(DEFAULT_SETTINGS))
-    union: Optional[re.Pattern[str]] = None  # every signature at once: a cheap first pass over whole blocks
     files: List[str] = field(default_factory=list)
     tables: Optional[Tables] = None  # the compatibility tables its predicates read
+    _union: Optional[re.Pattern[str]] = field(default=None, repr=False, compare=False)
+
+    @property
+    def union(self) -> Optional[re.Pattern[str]]:
+        """Every signature at once (None without signatures): compiled when first asked for, since the scanner's
+        prefilter (envdoctor.evidence.needles) finds its lines without it and compiling it costs a run ~20 ms."""
+        if self._union is None and self.signatures:
+            self._union = re.compile("|".join(f"(?:{_flagged(s.regex)})" for s in self.signatures))
+        return self._union
 
 
 def default_rules_dir() -> Path:
@@ -280,7 +288,6 @@ def _load(files: Sequence[Path], tables: Tables) -> RuleSet:
     if errors:
         head = f"invalid NCCL signatures: {len(errors)} error(s): " if len(errors) > 1 else "invalid NCCL signatures: "
         raise InputError(head + "; ".join(errors))
-    rs.union = re.compile("|".join(f"(?:{_flagged(s.regex)})" for s in rs.signatures)) if rs.signatures else None
     return rs
 
 

@@ -6,16 +6,17 @@ What each check says (id, severity, what, why, fix) is declared in rules/checks/
 from __future__ import annotations
 
 from dataclasses import dataclass
-from statistics import median
-from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from envdoctor.findings import Finding
 from envdoctor.fixes import manual
-from envdoctor.fleet.matrix import MatrixVerdict
 from envdoctor.fleet.thresholds import FleetThresholds
 from envdoctor.rules.checks import Check, Checks, bundled_checks
 from envdoctor.rules.fleet_listing import NAMES, evidence_lines, majority, names_text, summary_line
 from envdoctor.snapshot import Snapshot, known_list, present
+
+if TYPE_CHECKING:  # (the bandwidth matrix is imported where it is measured, not by every `check`)
+    from envdoctor.fleet.matrix import MatrixVerdict
 
 Node = Tuple[str, Snapshot]
 
@@ -137,6 +138,8 @@ def capacity_findings(nodes: Sequence[Node], checks: Optional[Checks] = None) ->
                 values[name] = v
         if len(values) < 2:
             continue
+        from statistics import median
+
         mid = median(values.values())
         low = sorted(n for n, v in values.items() if v < mid)
         if not low:

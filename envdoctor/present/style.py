@@ -7,12 +7,11 @@ the text is printed, after it has escaped every control character the text itsel
 from __future__ import annotations
 
 import os
-import secrets
 from typing import TextIO
 
 _CODES = {"red": "31", "yellow": "33", "green": "32", "blue": "34", "dim": "2", "bold": "1", "cyan": "36"}
 # A private-use character and a nonce: no snapshot, log or name can forge it.
-MARK = f"\ue000{secrets.token_hex(8)}\ue001"
+MARK = f"\ue000{os.urandom(8).hex()}\ue001"  # (secrets.token_hex, without importing secrets and hmac)
 
 
 class Style:

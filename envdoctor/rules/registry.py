@@ -14,7 +14,7 @@ import envdoctor.rules.health_predicates  # (registers the GPU health rules' pre
 import envdoctor.rules.predicates
 import envdoctor.rules.runtime_predicates  # noqa: F401  (what torch, CUDA and DeepSpeed said)
 from envdoctor import data_schemas
-from envdoctor.data_files import data_path, files_key, read_json
+from envdoctor.data_files import data_path, decode_json, files_key
 from envdoctor.errors import InputError
 from envdoctor.findings import SAFETIES, SEVERITIES
 from envdoctor.fixes import action_problems
@@ -33,6 +33,7 @@ from envdoctor.rules.drift import NEEDED, READERS
 from envdoctor.rules.fixtures import Fixture, base_name
 from envdoctor.rules.tables import Tables, load_tables
 from envdoctor.snapshot import Snapshot
+from envdoctor.validation_cache import NO_CACHE, ValidationCache, file_bytes, fingerprint
 
 REQUIRED = ("id", "name", "category", "severity", "status", "since", "title", "detail", "fix", "fix_safety",
             "when", "explanation", "fixtures")
@@ -155,7 +156,6 @@ def validate_rule(raw: Any, where: str) -> Tuple[Optional[Rule], List[str]]:
     if "fixtures" not in bad:  # a derived fixture sets snapshot fields that exist
         errors += [f"{where}: fixtures: {base_name(spec)}: {err}" for kind in ("fires", "quiet") for spec in fx[kind]
                    if isinstance(spec, dict) for path in spec["set"] for err in [check_path(path, {})] if err]
-    expl = raw["explanation"]
     roots: Dict[str, Any] = {}
     each = raw.get("for_each")
     if each is not None and "for_each" not in bad:
@@ -182,14 +182,19 @@ def validate_rule(raw: Any, where: str) -> Tuple[Optional[Rule], List[str]]:
     errors += [f"{where}: {e}" for e in _template_problems(raw, roots, unchecked, texts=not when_errors)]
     if errors:
         return None, errors
-    rule = Rule(
+    return rule_of(raw, where), []
+
+
+def rule_of(raw: Dict[str, Any], where: str) -> Rule:
+    """The Rule of an entry that passed `validate_rule` (now, or in an earlier run over the same bytes)."""
+    expl, fx, each, esc = raw["explanation"], raw["fixtures"], raw.get("for_each"), raw.get("escalate")
+    return Rule(
         id=raw["id"], name=raw["name"], category=raw["category"], severity=raw["severity"], status=raw["status"],
         since=raw["since"], title=raw["title"], detail=raw["detail"], fix=raw["fix"], fix_safety=raw["fix_safety"],
         when=raw["when"], explanation=expl, fixtures=fx, source=where.split(":")[0], for_each=each,
         subjects=list(raw.get("subjects") or []), fix_action=raw.get("fix_action"),
         references=list(raw.get("references") or []), escalate=esc, group_title=raw.get("group_title"),
     )
-    return rule, []
 
 
 def load_rules_from(directory: Path) -> List[Rule]:
@@ -197,8 +202,10 @@ def load_rules_from(directory: Path) -> List[Rule]:
     return _rules_and_tables(directory)[0]
 
 
-def _rules_and_tables(directory: Path) -> Tuple[List[Rule], Optional[Tables]]:
-    """The rules of a database and its tables (None without `tables/`); RulesError lists every problem of both."""
+def _rules_and_tables(directory: Path, cache: ValidationCache = NO_CACHE) -> Tuple[List[Rule], Optional[Tables]]:
+    """The rules of a database and its tables (None without `tables/`); RulesError lists every problem of both.
+    `cache`: where a database whose exact bytes (rule files and tables) already passed is remembered, so that
+    its rules are built without checking each again."""
     problems: List[str] = []
     rules: List[Rule] = []
     files = sorted(p for p in directory.glob("*.json"))
@@ -210,13 +217,16 @@ def _rules_and_tables(directory: Path) -> Tuple[List[Rule], Optional[Tables]]:
             tables = load_tables(directory / "tables")
         except InputError as exc:
             problems.append(str(exc))
-    for path in files:
-        doc, error = read_json(path)
+    contents = file_bytes(files)
+    passed_key = fingerprint("rules", contents + file_bytes(sorted((directory / "tables").glob("*.json"))))
+    trusted = not problems and cache.passed(passed_key)
+    for path, (_, data) in zip(files, contents):
+        doc, error = decode_json(path, data)
         if error:
             problems.append(error)
             continue
-        shape = data_schemas.problems(doc, SCHEMA, where=str(path), skip=("rules[",))  # each rule is checked below
-        if shape:
+        shape = [] if trusted else data_schemas.problems(doc, SCHEMA, where=str(path), skip=("rules[",))
+        if shape:  # (each rule is checked below)
             problems += shape
             continue
         for i, raw in enumerate(doc["rules"]):
@@ -225,7 +235,8 @@ def _rules_and_tables(directory: Path) -> Tuple[List[Rule], Optional[Tables]]:
             named = Tables.references(raw)
             if tables is not None:
                 raw = tables.resolve(raw, refs)
-            rule, errs = validate_rule(raw, f"{path.name}: {label}")
+            where = f"{path.name}: {label}"
+            rule, errs = (rule_of(raw, where), []) if trusted and not refs else validate_rule(raw, where)
             if rule is not None:
                 rule.tables = tuple(dict.fromkeys(named + tables_read([rule.when, (rule.escalate or {}).get("when")])))
             errs += [f"{path.name}: {label}: {r}" for r in refs]
@@ -240,6 +251,8 @@ def _rules_and_tables(directory: Path) -> Tuple[List[Rule], Optional[Tables]]:
             seen[key] = f"{r.source} ({r.id})"
     if problems:
         raise RulesError(problems)
+    if not trusted:
+        cache.remember(passed_key)
     return sorted(rules, key=lambda r: r.id), tables
 
 
@@ -257,15 +270,15 @@ class Rulebook:
 _CACHE: Dict[Tuple[str, Tuple[Tuple[str, int, int], ...]], Rulebook] = {}
 
 
-def load_rulebook(directory: Path) -> Rulebook:
+def load_rulebook(directory: Path, cache: ValidationCache = NO_CACHE) -> Rulebook:
     """Rules, tables and drift checks of one directory (`rules/` or a rule author's copy; without `checks/`, the
-    bundled checks); reloaded when a file changes."""
+    bundled checks); reloaded when a file changes. `cache`: what earlier runs found valid (`_rules_and_tables`)."""
     checks = checks_dir(directory)
     files = sorted(directory.glob("*.json")) + sorted((directory / "tables").glob("*.json")) + sorted(checks.glob("*.json"))
     key = (str(directory), files_key(files))
     book = _CACHE.get(key)
     if book is None:
-        rules, tables = _rules_and_tables(directory)
+        rules, tables = _rules_and_tables(directory, cache)
         book = Rulebook(tuple(rules), tables if tables is not None else load_tables(directory / "tables"),
                         str(directory), load_checks(checks, tuple(READERS), NEEDED))
         if len(_CACHE) >= 8:

@@ -10,7 +10,7 @@ block, and memory holds only the facts found and the open section's state.
 from __future__ import annotations
 
 import re
-from typing import List, Optional
+from typing import Dict, List, Optional
 
 from envdoctor.text import collect_env, conda_list, ds_report, nvidia_smi, pip_list, startup_log
 from envdoctor.text.facts import MAX_SECTIONS, ReportFacts, Section, Statements
@@ -35,6 +35,20 @@ class LineNeedle:
                 return line_start
             at = block.find(self.literal, line_end)
         return -1
+
+    def in_bytes(self, block: bytes) -> bool:
+        """`find(block.decode("utf-8", errors="replace"), 0) >= 0`, decoding only the lines that hold the literal
+        (an ASCII literal decodes as itself, and no invalid sequence spans a newline)."""
+        literal = self.literal.encode("ascii")
+        at = block.find(literal)
+        while at >= 0:
+            line_start = block.rfind(b"\n", 0, at) + 1
+            line_end = block.find(b"\n", at)
+            line_end = len(block) if line_end < 0 else line_end
+            if self.line.match(block[line_start:line_end].decode("utf-8", errors="replace")):
+                return True
+            at = block.find(literal, line_end)
+        return False
 
 
 # The cheap test: a few substrings searched in the raw block (each search costs about as much as copying the block,
@@ -69,14 +83,43 @@ def may_hold_section(block: str) -> bool:
     return False
 
 
-def next_trigger(block: str, start: int) -> int:
-    """Where the first line at or after `start` that may open a section or state a fact begins; -1 if none."""
+# The same test over the undecoded block: every trigger is ASCII, and an ASCII byte decodes as itself whatever
+# surrounds it, so a block that fails it is never decoded.
+_BYTE_TRIGGERS = tuple((anchor.encode("ascii"), tuple(n.encode("ascii") if isinstance(n, str) else n for n in needles))
+                       for anchor, needles in TRIGGERS)
+
+
+def may_hold_section_bytes(block: bytes) -> bool:
+    """`may_hold_section(block.decode("utf-8", errors="replace"))`, without decoding the block."""
+    for anchor, needles in _BYTE_TRIGGERS:
+        if anchor in block:
+            for needle in needles:
+                if (needle in block) if isinstance(needle, bytes) else needle.in_bytes(block):
+                    return True
+    return False
+
+
+def next_trigger(block: str, start: int, seen: Optional[Dict[object, int]] = None) -> int:
+    """Where the first line at or after `start` that may open a section or state a fact begins; -1 if none.
+
+    `seen` (one dict per block, calls with `start` never decreasing): where each anchor and needle was last found,
+    so that a block with many trigger lines is searched once per needle, not once per line (the first occurrence
+    at or after an earlier start is still the first at or after a later one it does not precede)."""
     best = -1
+
+    def find(needle: object) -> int:
+        at = seen.get(needle) if seen is not None else None
+        if at is None or 0 <= at < start:
+            at = block.find(needle, start) if isinstance(needle, str) else needle.find(block, start)  # type: ignore[union-attr]
+            if seen is not None:
+                seen[needle] = at
+        return at
+
     for anchor, needles in TRIGGERS:
-        if block.find(anchor, start) < 0:
+        if find(anchor) < 0:
             continue
         for needle in needles:
-            at = block.find(needle, start) if isinstance(needle, str) else needle.find(block, start)
+            at = find(needle)
             if at >= 0 and (best < 0 or at < best):
                 best = at
     return best if best < 0 else block.rfind("\n", start, best) + 1 or start
@@ -95,13 +138,22 @@ class ReportReader:
         self._startup = startup_log.StartupLog(self._facts)
         self.stats = {"blocks": 0, "parsed_blocks": 0, "lines": 0}
 
+    def feed_bytes(self, block: bytes, first_line: int) -> None:
+        """`feed_block` of the block's bytes (decoded with errors="replace"), decoding only a block that may hold a
+        section or continues an open one."""
+        if self._open is None and not may_hold_section_bytes(block):
+            self.stats["blocks"] += 1  # what feed_block does with a block no trigger is in
+            return
+        self.feed_block(block.decode("utf-8", errors="replace"), first_line)
+
     def feed_block(self, block: str, first_line: int) -> None:
         """Read `block` (whole lines joined by "\\n"), whose first line is line `first_line` of the input."""
         self.stats["blocks"] += 1
         pos, no, size = 0, first_line, len(block)
+        seen: Dict[object, int] = {}
         while pos < size:
             if self._open is None:  # no section open: go straight to the next line that may open one
-                line_start = next_trigger(block, pos)
+                line_start = next_trigger(block, pos, seen)
                 if line_start < 0:
                     return
                 if pos == 0:

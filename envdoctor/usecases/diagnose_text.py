@@ -146,7 +146,7 @@ class _Reports:
 
     def feed(self, first: int, block: bytes) -> None:
         if self.reader is not None:
-            self.reader.feed_block(block.decode("utf-8", errors="replace"), first)
+            self.reader.feed_bytes(block, first)
 
     def finish(self) -> Any:
         return self.reader.finish() if self.reader is not None else None

@@ -16,8 +16,10 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from envdoctor import data_schemas
-from envdoctor.data_files import data_path, files_key, read_json
+from envdoctor.bounded_read import read_bytes
+from envdoctor.data_files import data_path, decode_json, files_key
 from envdoctor.errors import InputError
+from envdoctor.validation_cache import NO_CACHE, ValidationCache, fingerprint
 from envdoctor.versions import major_minor, series
 
 SCHEMA = "envdoctor.wheels_index/1"
@@ -449,25 +451,36 @@ def parse_index(data: Any, source: str) -> WheelIndex:
     return _build(data, source)
 
 
-def read_index(path: Path) -> WheelIndex:
-    data, error = read_json(path)
+def read_index(path: Path, cache: ValidationCache = NO_CACHE) -> WheelIndex:
+    """The wheel index in `path`, validated (`cache`: unless these exact bytes already passed in an earlier run)."""
+    try:
+        raw = read_bytes(path)
+    except OSError as exc:
+        raise InputError(f"wheel index {path}: cannot read: {exc.strerror or exc}") from None
+    data, error = decode_json(path, raw)
     if error:
         raise InputError(f"wheel index {error}")
-    return parse_index(data, str(path))
+    key = fingerprint("wheel-index", [("index", raw)])
+    if cache.passed(key):
+        return _build(data, str(path))
+    index = parse_index(data, str(path))
+    cache.remember(key)
+    return index
 
 
 _CACHE: Dict[Tuple[Tuple[str, int, int], ...], WheelIndex] = {}
 
 
-def _cached(path: Path) -> WheelIndex:
+def _cached(path: Path, cache: ValidationCache) -> WheelIndex:
     key = files_key([path])
     if key not in _CACHE:
         if len(_CACHE) >= 8:
             _CACHE.clear()
-        _CACHE[key] = read_index(path)
+        _CACHE[key] = read_index(path, cache)
     return _CACHE[key]
 
 
-def load_index(path: Optional[Path] = None) -> WheelIndex:
-    """The wheel index in `path` (default: the bundled copy), validated; cached while the file is unchanged."""
-    return _cached(Path(path) if path is not None else bundled_path())
+def load_index(path: Optional[Path] = None, cache: ValidationCache = NO_CACHE) -> WheelIndex:
+    """The wheel index in `path` (default: the bundled copy), validated; cached while the file is unchanged
+    (`cache`: and across runs, what already passed)."""
+    return _cached(Path(path) if path is not None else bundled_path(), cache)
