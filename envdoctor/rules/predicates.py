@@ -162,13 +162,13 @@ def gpu_without_kernels(ctx: Context) -> Result:
     found = _gpu_without_kernels(ctx)
     if not found:
         return found
-    old = driver_too_old_for_gpu(ctx)
+    old = driver_too_old_for_gpu(ctx) if ctx.index is not None else None
     if old:
         found["then"] = (f"driver {ctx.snapshot.driver.version} predates this GPU (it needs >= {old['needed_driver']}), so "
                          "no torch build runs on it yet and `envdoctor fix` plans nothing: upgrade the NVIDIA driver "
-                         "first, then `envdoctor fix --yes` chooses a build that runs on every GPU")
+                         "first, then it chooses a build that runs on every GPU")
     else:
-        found["then"] = "`envdoctor fix --yes` chooses one that runs on every GPU with this driver"
+        found["then"] = "it chooses one that runs on every GPU with this driver"
     return found
 
 

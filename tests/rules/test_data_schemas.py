@@ -16,7 +16,7 @@ from envdoctor import data_schemas
 from envdoctor.data_schemas import schema as load_schema
 from envdoctor.errors import InputError
 from envdoctor.findings import SAFETIES, SEVERITIES
-from envdoctor.jsonschema_lite import validate
+from envdoctor.jsonschema_lite import KEYWORDS, validate
 from envdoctor.knowledge import load_knowledge
 from envdoctor.nccl.rules import load_rules as load_nccl_rules
 from envdoctor.rules import registry
@@ -26,9 +26,8 @@ from tests.conftest import ROOT
 
 NCCL_DEFS = {"envdoctor.nccl-categories/1": "categories_file", "envdoctor.nccl-signatures/1": "signatures_file",
              "envdoctor.nccl-context/1": "context_file", "envdoctor.signatures/1": "document"}
-# Keywords envdoctor/jsonschema_lite.py checks, and the annotations it may skip.
-CHECKED = {"type", "enum", "const", "required", "properties", "additionalProperties", "items", "pattern", "$ref",
-           "minimum"}
+# Keywords envdoctor/jsonschema_lite.py checks (its own list), and the annotations it may skip.
+CHECKED = set(KEYWORDS)
 ANNOTATIONS = {"$schema", "$id", "$defs", "title", "description"}
 
 
