@@ -128,6 +128,10 @@ POSITIVE = [
     ("local_directory_shadows_package", "ImportError: cannot import name 'AutoModel' from 'transformers' (unknown location)\n"),
     ("compile_unready", "ModuleNotFoundError: No module named 'triton'\nERROR: Could not find a version that satisfies the "
                         "requirement triton (from versions: none)\n"),
+    # Gloo's tcp device: `ifa` is the interface lookup (GLOO_SOCKET_IFNAME), `rp` the lookup of the host's own name
+    ("gloo_socket_ifname_invalid", "Unable to find address for: eth0\n"),
+    ("gloo_hostname_resolution", "RuntimeError: [enforce fail at ../third_party/gloo/gloo/transport/tcp/device.cc:127] "
+                                 "rp != nullptr. Unable to find address for: node-7.cluster\n"),
 ]
 
 
@@ -170,6 +174,10 @@ NEAR_MISSES = [
     ("nvidia_wheel_mismatch", "OSError: /usr/local/cuda/lib64/libcusparse.so.12: undefined symbol: __nvJitLinkAddData_12_1\n"),
     ("local_directory_shadows_package", "ImportError: cannot import name 'pipeline' from 'transformers' "
                                         "(/venv/lib/python3.11/site-packages/transformers/__init__.py)\n"),
+    ("gloo_socket_ifname_invalid", "[enforce fail at ../third_party/gloo/gloo/transport/tcp/device.cc:127] rp != nullptr. "
+                                   "Unable to find address for: dgx-1.ai\n"),
+    ("gloo_hostname_resolution", "[enforce fail at ../third_party/gloo/gloo/transport/tcp/device.cc:84] ifa != nullptr. "
+                                 "Unable to find address for: eth1\n"),
 ]
 
 
