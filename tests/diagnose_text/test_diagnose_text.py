@@ -132,6 +132,22 @@ POSITIVE = [
     ("gloo_socket_ifname_invalid", "Unable to find address for: eth0\n"),
     ("gloo_hostname_resolution", "RuntimeError: [enforce fail at ../third_party/gloo/gloo/transport/tcp/device.cc:127] "
                                  "rp != nullptr. Unable to find address for: node-7.cluster\n"),
+    # more wordings of the same classes: torch's cpp_extension compiler bound, cuDNN/CUDA DLLs on Windows, torch's
+    # DataLoader SIGBUS handler and shared-memory file manager, NVIDIA's CUDA image banner, uv's resolver, macOS
+    ("host_compiler_unsupported_by_nvcc", "RuntimeError: The current installed version of g++ (13.2.0) is greater than the "
+                                          "maximum required version by CUDA 12.1. Please make sure to use an adequate "
+                                          "version of g++ (>=6.0.0, <13.0).\n"),
+    ("cudnn_library_missing", "Could not locate cudnn_ops_infer64_8.dll. Please make sure it is in your library path!\n"),
+    ("cudnn_library_missing", "Invalid handle. Cannot load symbol cudnnCreateTensorDescriptor\n"),
+    ("cuda_library_missing", "Could not load dynamic library 'cudart64_110.dll'; dlerror: cudart64_110.dll not found\n"),
+    ("shm_too_small", "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared "
+                      "memory (shm).\n"),
+    ("shm_too_small", "RuntimeError: unable to write to file </torch_18692_1954506624>: No space left on device (28)\n"),
+    ("container_no_gpu_access", "WARNING: The NVIDIA Driver was not detected.  GPU functionality will not be available.\n"
+                                "   Use the NVIDIA Container Toolkit to start this container with GPU support; see\n"),
+    ("package_no_wheel_for_python", "  ╰─▶ Because torch==2.0.1 has no wheels with a matching Python ABI tag (e.g., `cp313`), "
+                                    "we can conclude that torch==2.0.1 cannot be used.\n"),
+    ("cuda_required_on_non_cuda_host", "OS: macOS 14.2.1 (arm64)\nAssertionError: Torch not compiled with CUDA enabled\n"),
 ]
 
 
@@ -178,6 +194,10 @@ NEAR_MISSES = [
                                    "Unable to find address for: dgx-1.ai\n"),
     ("gloo_hostname_resolution", "[enforce fail at ../third_party/gloo/gloo/transport/tcp/device.cc:84] ifa != nullptr. "
                                  "Unable to find address for: eth1\n"),
+    ("shm_too_small", "RuntimeError: unable to write to file </tmp/out.bin>: No space left on device (28)\n"),
+    ("container_no_gpu_access", "CUDA Version 12.4.1\nContainer image Copyright (c) 2016-2023, NVIDIA CORPORATION\n"),
+    ("cuda_required_on_non_cuda_host", "OS: Ubuntu 22.04.4 LTS (x86_64)\nAssertionError: Torch not compiled with CUDA "
+                                       "enabled\n"),
 ]
 
 
