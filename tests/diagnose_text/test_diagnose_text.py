@@ -148,6 +148,10 @@ POSITIVE = [
     ("package_no_wheel_for_python", "  ╰─▶ Because torch==2.0.1 has no wheels with a matching Python ABI tag (e.g., `cp313`), "
                                     "we can conclude that torch==2.0.1 cannot be used.\n"),
     ("cuda_required_on_non_cuda_host", "OS: macOS 14.2.1 (arm64)\nAssertionError: Torch not compiled with CUDA enabled\n"),
+    ("package_no_wheel_for_python", "ERROR: Package 'deepspeed' requires a different Python: 3.12.1 not in '<3.12,>=3.8'\n"),
+    # the host's driver is not loaded: not the container's fault even when docker reports it
+    ("nvidia_driver_not_loaded", "docker: Error response from daemon: failed to create task: nvidia-container-cli: "
+                                 "initialization error: nvml error: driver not loaded: unknown.\n"),
 ]
 
 
