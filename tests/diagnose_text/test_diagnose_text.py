@@ -185,6 +185,8 @@ NEAR_MISSES = [
     ("container_no_gpu_access", "docker run --rm --gpus all nvidia/cuda:12.4.0-base-ubuntu22.04 nvidia-smi\n"),
     ("nvidia_driver_not_loaded", "| NVIDIA-SMI 550.54.14    Driver Version: 550.54.14    CUDA Version: 12.4 |\n"),
     ("package_no_wheel_for_python", "ERROR: No matching distribution found for requets\n"),
+    ("package_no_wheel_for_python", "ERROR: Could not find a version that satisfies the requirement requets (from "
+                                    "versions: none)\nERROR: No matching distribution found for requets\n"),
     ("package_platform_unsupported", "/home/u/env/lib/python3.10/site-packages/bitsandbytes/libbitsandbytes_cuda121.so\n"),
     ("package_platform_unsupported", "C:\\env\\Lib\\site-packages\\bitsandbytes\\libbitsandbytes_cuda121.dll\n"),
     ("cuda_required_on_non_cuda_host", "AssertionError: Torch not compiled with CUDA enabled\n"),
