@@ -93,6 +93,65 @@ POSITIVE = [
     ("arch_unsupported", "The current PyTorch install supports CUDA capabilities sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90.\n"),
     ("toolkit_mismatch", "UserWarning: Cuda extensions are being compiled with a version of Cuda that does not match the "
                          "version used to compile Pytorch binaries.\n"),
+    # nvcc's host_config.h version check (CUDA Installation Guide, "Host Compiler Support"): GNU, clang, MSVC alike
+    ("host_compiler_unsupported_by_nvcc", "/usr/include/crt/host_config.h:138:2: error: #error -- unsupported GNU version! "
+                                          "gcc versions later than 8 are not supported!\n"),
+    ("host_compiler_unsupported_by_nvcc", "C:\\CUDA\\v11.8\\include\\crt/host_config.h(153): fatal error C1189: #error:  -- "
+                                          "unsupported Microsoft Visual Studio version! Only the versions between 2017 and "
+                                          "2022 (inclusive) are supported!\n"),
+    # the dynamic loader cannot load a cuDNN library (cuDNN 8 sub-libraries, cuDNN 9's loader, a plain ImportError)
+    ("cudnn_library_missing", "Could not load library libcudnn_ops_infer.so.8. Error: libcudnn_ops_infer.so.8: cannot open "
+                              "shared object file: No such file or directory\n"),
+    ("cudnn_library_missing", "Unable to load any of {libcudnn_cnn.so.9.1.0, libcudnn_cnn.so.9.1, libcudnn_cnn.so.9}\n"),
+    ("cuda_library_missing", "ImportError: libcublas.so.11: cannot open shared object file: No such file or directory\n"),
+    ("shm_too_small", "RuntimeError: DataLoader worker (pid 42) is killed by signal: Bus error. It is possible that "
+                      "dataloader's workers are out of shared memory. Please try to raise your shared memory limit.\n"),
+    ("container_no_gpu_access", "docker: Error response from daemon: could not select device driver \"nvidia\" with "
+                                "capabilities: [[gpu]].\n"),
+    ("container_no_gpu_access", "$ docker run -it -v /usr/lib64/nvidia:/usr/local/nvidia/lib my/image bash\n$ nvidia-smi\n"
+                                "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.\n"),
+    ("nvidia_driver_not_loaded", "NVIDIA-SMI has failed because it couldn\u2019t communicate with the NVIDIA driver. Make sure "
+                                 "that the latest NVIDIA driver is installed and running.\n"),
+    ("nvidia_driver_not_loaded", "[  12.3] NVRM: The NVIDIA probe routine was not called for 1 device(s).\n"
+                                 "NVRM: nouveau, rivafb, nvidiafb or rivatv\n"),
+    ("package_no_wheel_for_python", "ERROR: Could not find a version that satisfies the requirement torch==1.12.1 (from "
+                                    "versions: 2.2.0, 2.2.1)\nERROR: No matching distribution found for torch==1.12.1\n"),
+    ("package_platform_unsupported", "bin C:\\Users\\me\\env\\lib\\site-packages\\bitsandbytes\\libbitsandbytes_cuda117.so\n"),
+    ("cuda_required_on_non_cuda_host", "Device: mps\nAssertionError: Torch not compiled with CUDA enabled\n"),
+    ("build_isolation_hides_torch",  # the pasted log stops before the ModuleNotFoundError
+     "Collecting flash-attn\n  Using cached flash_attn-2.6.3.tar.gz (2.6 MB)\n  Getting requirements to build wheel ... error\n"
+     "        File \"/tmp/pip-build-env-ab12/overlay/lib/python3.11/site-packages/setuptools/build_meta.py\", line 327, "
+     "in get_requires_for_build_wheel\n"),
+    ("library_shadowing", "OSError: /usr/local/cuda-11.0/lib64/libcublasLt.so.11: undefined symbol: cublasLtGetStatusString\n"),
+    ("nvidia_wheel_mismatch", "ImportError: /venv/lib/python3.11/site-packages/nvidia/cusparse/lib/libcusparse.so.12: "
+                              "undefined symbol: __nvJitLinkComplete_12_4, version libnvJitLink.so.12\n"),
+    ("local_directory_shadows_package", "ImportError: cannot import name 'AutoModel' from 'transformers' (unknown location)\n"),
+    ("compile_unready", "ModuleNotFoundError: No module named 'triton'\nERROR: Could not find a version that satisfies the "
+                        "requirement triton (from versions: none)\n"),
+    # Gloo's tcp device: `ifa` is the interface lookup (GLOO_SOCKET_IFNAME), `rp` the lookup of the host's own name
+    ("gloo_socket_ifname_invalid", "Unable to find address for: eth0\n"),
+    ("gloo_hostname_resolution", "RuntimeError: [enforce fail at ../third_party/gloo/gloo/transport/tcp/device.cc:127] "
+                                 "rp != nullptr. Unable to find address for: node-7.cluster\n"),
+    # more wordings of the same classes: torch's cpp_extension compiler bound, cuDNN/CUDA DLLs on Windows, torch's
+    # DataLoader SIGBUS handler and shared-memory file manager, NVIDIA's CUDA image banner, uv's resolver, macOS
+    ("host_compiler_unsupported_by_nvcc", "RuntimeError: The current installed version of g++ (13.2.0) is greater than the "
+                                          "maximum required version by CUDA 12.1. Please make sure to use an adequate "
+                                          "version of g++ (>=6.0.0, <13.0).\n"),
+    ("cudnn_library_missing", "Could not locate cudnn_ops_infer64_8.dll. Please make sure it is in your library path!\n"),
+    ("cudnn_library_missing", "Invalid handle. Cannot load symbol cudnnCreateTensorDescriptor\n"),
+    ("cuda_library_missing", "Could not load dynamic library 'cudart64_110.dll'; dlerror: cudart64_110.dll not found\n"),
+    ("shm_too_small", "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared "
+                      "memory (shm).\n"),
+    ("shm_too_small", "RuntimeError: unable to write to file </torch_18692_1954506624>: No space left on device (28)\n"),
+    ("container_no_gpu_access", "WARNING: The NVIDIA Driver was not detected.  GPU functionality will not be available.\n"
+                                "   Use the NVIDIA Container Toolkit to start this container with GPU support; see\n"),
+    ("package_no_wheel_for_python", "  ╰─▶ Because torch==2.0.1 has no wheels with a matching Python ABI tag (e.g., `cp313`), "
+                                    "we can conclude that torch==2.0.1 cannot be used.\n"),
+    ("cuda_required_on_non_cuda_host", "OS: macOS 14.2.1 (arm64)\nAssertionError: Torch not compiled with CUDA enabled\n"),
+    ("package_no_wheel_for_python", "ERROR: Package 'deepspeed' requires a different Python: 3.12.1 not in '<3.12,>=3.8'\n"),
+    # the host's driver is not loaded: not the container's fault even when docker reports it
+    ("nvidia_driver_not_loaded", "docker: Error response from daemon: failed to create task: nvidia-container-cli: "
+                                 "initialization error: nvml error: driver not loaded: unknown.\n"),
 ]
 
 
@@ -119,6 +178,33 @@ NEAR_MISSES = [
     ("toolkit_mismatch", "Installed CUDA version 11.1 does not match the version torch was compiled with 11.7 but since "
                          "the APIs are compatible, accepting this combination\n"),
     ("extension_torch_mismatch", "    PyTorch 2.1.0+cu121 with CUDA 1201 (you have 2.1.0+cu121)x\n"),
+    ("host_compiler_unsupported_by_nvcc", "gcc (Ubuntu 11.4.0-1ubuntu1~22.04) 11.4.0\nnvcc: NVIDIA (R) Cuda compiler driver\n"),
+    ("cudnn_library_missing", "cuDNN version: 8.9.2\nLoaded cuDNN version 8902\n"),
+    ("cuda_library_missing", "\tlibcudart.so.12 => /usr/local/cuda/lib64/libcudart.so.12 (0x00007f3a1c000000)\n"),
+    ("shm_too_small", "RuntimeError: DataLoader worker (pid 42) exited unexpectedly with exit code 1.\n"),
+    ("container_no_gpu_access", "docker run --rm --gpus all nvidia/cuda:12.4.0-base-ubuntu22.04 nvidia-smi\n"),
+    ("nvidia_driver_not_loaded", "| NVIDIA-SMI 550.54.14    Driver Version: 550.54.14    CUDA Version: 12.4 |\n"),
+    ("package_no_wheel_for_python", "ERROR: No matching distribution found for requets\n"),
+    ("package_no_wheel_for_python", "ERROR: Could not find a version that satisfies the requirement requets (from "
+                                    "versions: none)\nERROR: No matching distribution found for requets\n"),
+    ("package_platform_unsupported", "/home/u/env/lib/python3.10/site-packages/bitsandbytes/libbitsandbytes_cuda121.so\n"),
+    ("package_platform_unsupported", "C:\\env\\Lib\\site-packages\\bitsandbytes\\libbitsandbytes_cuda121.dll\n"),
+    ("cuda_required_on_non_cuda_host", "AssertionError: Torch not compiled with CUDA enabled\n"),
+    ("cuda_required_on_non_cuda_host", "OS: macOS 14.2.1 (arm64)\nKeyError: 'lr'\n"),  # a Mac alone is no failure
+    ("build_isolation_hides_torch", "Collecting flash-attn\n  Using cached flash_attn-2.6.3.tar.gz (2.6 MB)\n"
+                                    "  Getting requirements to build wheel ... done\n"),
+    ("library_shadowing", "ImportError: /x/_C.so: undefined symbol: _ZN3c104cuda20CUDACachingAllocator9allocatorE\n"),
+    ("nvidia_wheel_mismatch", "OSError: /usr/local/cuda/lib64/libcusparse.so.12: undefined symbol: __nvJitLinkAddData_12_1\n"),
+    ("local_directory_shadows_package", "ImportError: cannot import name 'pipeline' from 'transformers' "
+                                        "(/venv/lib/python3.11/site-packages/transformers/__init__.py)\n"),
+    ("gloo_socket_ifname_invalid", "[enforce fail at ../third_party/gloo/gloo/transport/tcp/device.cc:127] rp != nullptr. "
+                                   "Unable to find address for: dgx-1.ai\n"),
+    ("gloo_hostname_resolution", "[enforce fail at ../third_party/gloo/gloo/transport/tcp/device.cc:84] ifa != nullptr. "
+                                 "Unable to find address for: eth1\n"),
+    ("shm_too_small", "RuntimeError: unable to write to file </tmp/out.bin>: No space left on device (28)\n"),
+    ("container_no_gpu_access", "CUDA Version 12.4.1\nContainer image Copyright (c) 2016-2023, NVIDIA CORPORATION\n"),
+    ("cuda_required_on_non_cuda_host", "OS: Ubuntu 22.04.4 LTS (x86_64)\nAssertionError: Torch not compiled with CUDA "
+                                       "enabled\n"),
 ]
 
 
