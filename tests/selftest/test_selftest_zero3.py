@@ -192,7 +192,7 @@ def test_nvme_asked_for_without_libaio_fails_at_once_naming_ED308(tmp_path, exte
 @pytest.mark.parametrize("drop, cxx, cause, rule", [
     ({"ninja"}, None, "no_ninja", "ED307"),
     (COMPILERS, None, "no_compiler", "ED311"),
-    (set(), "/nonexistent", "no_compiler", "ED311"),  # CXX names a compiler that is not there
+    (set(), "@TMP@/no-such-c++", "no_compiler", "ED311"),  # CXX names a compiler that is not there
 ])
 def test_broken_toolchain_names_the_cause_and_its_rule(tmp_path, marker, drop, cxx, cause, rule):
     """A real broken environment: PATH without ninja, or without any C/C++ compiler, or CXX naming none; no build
@@ -201,6 +201,7 @@ def test_broken_toolchain_names_the_cause_and_its_rule(tmp_path, marker, drop, c
     assert not any(shutil.which(t, path=path) for t in ("ninja",) if "ninja" in drop)
     assert not any(shutil.which(t, path=path) for t in ("gcc", "g++", "c++", "cc") if "gcc" in drop)
     env = {"ENVDOCTOR_TEST_MARK": marker, "PATH": path, "TORCH_EXTENSIONS_DIR": str(tmp_path / "ext")}
+    cxx = cxx.replace("@TMP@", str(tmp_path)) if cxx else cxx  # a path no other test or tool can have created
     if cxx:
         env["CXX"] = cxx
     proc = cli(["selftest", "zero3", "--json"], env=env)
