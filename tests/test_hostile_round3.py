@@ -173,3 +173,33 @@ def test_a_nvcc_version_that_is_no_version_is_unknown_to_the_deepspeed_plan_not_
     code = cli.main(["fix", "--snapshot", str(snap), "--dry-run", "--deepspeed"])
     assert code in (0, 1, 2), code
     assert "internal error" not in capsys.readouterr().err
+
+
+def test_a_len_condition_with_an_unhashable_comparison_is_a_rules_error_not_a_crash():
+    """fuzz rules/7117: {"len": ["gpus", [], 1]} in a rules file was a TypeError (exit 70)."""
+    from envdoctor.rules.conditions import check_condition
+
+    problems = check_condition({"len": ["gpus", [], 1]}, {}, {})
+    assert problems and "'len' takes" in problems[0]
+
+
+def test_a_fleet_node_nested_too_deep_is_refused_not_a_recursion_error(tmp_path, capsys):
+    """fuzz snapshot/959: a recorded snapshot with a 600-deep value among fleet nodes was a RecursionError (exit 70)."""
+    import json
+
+    from envdoctor import cli
+    from tests.conftest import ROOT
+
+    real = (ROOT / "tests" / "fixtures" / "snapshots" / "h100_8x_nvswitch.json").read_text()
+    deep: dict = {}
+    node = deep
+    for _ in range(600):
+        node["a"] = {}
+        node = node["a"]
+    doc = json.loads(real)
+    doc["env"] = deep
+    (tmp_path / "s.json").write_text(json.dumps(doc))
+    (tmp_path / "b.json").write_text(real)
+    code = cli.main(["fleet", str(tmp_path / "s.json"), str(tmp_path / "b.json")])
+    assert code in (1, 2)
+    assert "internal error" not in capsys.readouterr().err

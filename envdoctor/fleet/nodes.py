@@ -14,6 +14,7 @@ import copy
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from envdoctor.data_files import too_deep
 from envdoctor.snapshot import Snapshot, read_snapshot_json, snapshot_from_json
 
 
@@ -96,7 +97,7 @@ class Twins:
         if isinstance(doc, dict) and isinstance(doc.get("host"), dict):
             h = doc["host"].get("hostname")
             hostname = h if isinstance(h, str) and h else None
-        taken = _identities(doc) if isinstance(doc, dict) else None
+        taken = _identities(doc) if isinstance(doc, dict) and not too_deep(doc) else None  # deep: decoded alone
         if taken is None:
             return hostname, snapshot_from_json(doc, source), n
         reps = self._buckets.setdefault(_bucket(doc), [])

@@ -253,7 +253,8 @@ def check_condition(cond: Any, roots: Dict[str, Any], predicates: Mapping[str, A
             except (InvalidSpecifier, TypeError):
                 errors.append(f"bad version specifier {arg[1]!r}")
     elif op == "len":
-        if not isinstance(arg, list) or len(arg) != 3 or arg[1] not in _CMP or not isinstance(arg[2], int):
+        if not isinstance(arg, list) or len(arg) != 3 or not isinstance(arg[1], str) or arg[1] not in _CMP \
+                or not isinstance(arg[2], int):
             return ["'len' takes [path, lt|le|eq|ge|gt, integer]"]
         errors += _opt(check_path(arg[0], roots))
     elif op == "some":
