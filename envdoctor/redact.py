@@ -151,11 +151,16 @@ def scrub_secrets(text: str) -> str:
     run again, at most three times, while they change something."""
     text = _scrub_pem(text)
     for _ in range(3):
-        new = _scrub_pass(text)
+        new = _REDACTED_NAME_VALUE.sub(r"\1" + REDACTED, _scrub_pass(text))
         if new == text:
             break
         text = new
     return text
+
+
+# A value assigned to a name a glued token took with it (`ghp_...HF_TOKEN=VALUE`: the token's pattern swallowed the
+# name, so the value no longer follows a secret name): what follows "<redacted>=" is redacted too.
+_REDACTED_NAME_VALUE = re.compile(r"(<redacted>[ \t]{0,8}[=:][ \t]{0,8}[\"']?)(?!<redacted>)([^\s\"'&;,\\\]]+)")
 
 
 def _scrub_pass(text: str) -> str:

@@ -85,3 +85,12 @@ def test_nccl_diagnose_prints_no_token_glued_to_an_escape(tmp_path, capsys):
     code = cli.main(["nccl", "diagnose", "--json", str(log)])
     out = capsys.readouterr()
     assert HF[3:] not in out.out and GHP[4:] not in out.out
+
+
+def test_a_value_whose_secret_name_a_glued_token_swallowed_is_redacted_too():
+    """fuzz nccl/220: `ghp_...` glued to `HF_TOKEN=VALUE`: the token's shape took the name, and the value leaked."""
+    from envdoctor.redact import scrub_secrets
+
+    canary = "Canary" + "Q7x9Z2tok"
+    text = "[W socket.cpp:601ghp_" + "A" * 36 + "HF_TOKEN=" + canary + "] [c10d] failed"
+    assert canary not in scrub_secrets(text)
