@@ -55,9 +55,9 @@ def _code() -> bytes:
 
 def _bytes(path: Path) -> bytes:
     try:
-        return path.read_bytes()
-    except OSError:
-        return b"\0missing\0"
+        return read_bytes(path)
+    except OSError as exc:  # NotReadable too: a FIFO, /dev/zero, a file over the cap
+        return b"\0unreadable\0" + str(exc).encode("utf-8", "replace")
 
 
 def fingerprint(kind: str, files: Iterable[Tuple[str, bytes]]) -> str:
@@ -68,9 +68,10 @@ def fingerprint(kind: str, files: Iterable[Tuple[str, bytes]]) -> str:
     return h.hexdigest()
 
 
-def file_bytes(paths: Iterable[Path]) -> List[Tuple[str, bytes]]:
-    """(name, bytes) of each file, for `fingerprint` (a file that cannot be read gives a marker, never a match)."""
-    return [(p.name, _bytes(p)) for p in paths]
+def file_bytes(paths: Iterable[Path], where: str = "") -> List[Tuple[str, bytes]]:
+    """(name, bytes) of each file, for `fingerprint`: the name is `where` and the file's name (a file moved between
+    folders is another file); a file that cannot be read gives a marker, never a match. Every read is bounded."""
+    return [(f"{where}/{p.name}" if where else p.name, _bytes(p)) for p in paths]
 
 
 class ValidationCache:

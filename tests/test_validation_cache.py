@@ -174,3 +174,28 @@ def test_the_cli_remembers_the_bundled_database_in_the_user_cache(tmp_path):
     assert runs[0].stdout == runs[1].stdout
     record = json.loads((tmp_path / "xdg" / "envdoctor" / "validated" / FILE).read_text())
     assert len(record["passed"]) == 2  # the rules database and the wheel index
+
+
+def test_a_file_moved_from_tables_to_the_rules_is_another_fingerprint_and_checked(tmp_path):
+    """A table file moved beside the rule files (same names, same bytes) must not match what passed before."""
+    rules_dir = _copy(tmp_path)
+    extra = rules_dir / "tables" / "b.json"
+    extra.write_text('{"note": 1}', encoding="utf-8")
+    cache = ValidationCache(tmp_path / "cache")
+    registry._CACHE.clear()
+    try:
+        registry._rules_and_tables(rules_dir, cache)
+    except (registry.RulesError, InputError):
+        pass  # a tables folder with an unknown table may be refused: what matters is the move below
+    extra.rename(rules_dir / "b.json")
+    problems = _problems(rules_dir, cache)
+    assert any("b.json" in p and "'rules'" in p for p in problems), problems
+
+
+def test_a_rules_file_that_is_no_regular_file_is_named_not_read_forever(tmp_path):
+    import os
+
+    rules_dir = _copy(tmp_path)
+    os.mkfifo(rules_dir / "zz.json")
+    problems = _problems(rules_dir, ValidationCache(tmp_path / "cache"))
+    assert any("zz.json" in p and "not a regular file" in p for p in problems), problems

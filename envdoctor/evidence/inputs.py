@@ -62,7 +62,7 @@ def _stat(label: str) -> os.stat_result:
 def _check_file(label: str, st: os.stat_result) -> None:
     if not (stat.S_ISREG(st.st_mode) or stat.S_ISFIFO(st.st_mode)):
         raise InputError(f"{label}: not a log file (a device, socket or other special file); "
-                         "pipe its output in instead: envdoctor nccl diagnose - < FILE")
+                         "pipe its output in instead (`- < FILE`)")
     if not os.access(label, os.R_OK):
         raise InputError(f"{label}: cannot read: Permission denied")
 

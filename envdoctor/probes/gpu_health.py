@@ -16,7 +16,7 @@ from typing import Any, Dict, List, Tuple, Union
 from envdoctor.probes.base import ProbeContext
 from envdoctor.probes.nvml import Nvml
 from envdoctor.processes import run_command
-from envdoctor.snapshot import GpuHealth, NvLinkErrors, RowRemap, Unavailable, Unknown, Xid, is_absent
+from envdoctor.snapshot import GpuHealth, NvLinkErrors, ProbeFailed, RowRemap, Unavailable, Unknown, Xid, is_absent
 
 # nvmlClocksEventReason* / nvmlClocksThrottleReason* bits (nvml.h); gpu_idle is not a problem and is left out.
 THROTTLE_BITS: Tuple[Tuple[int, str], ...] = (
@@ -90,8 +90,10 @@ def _nvlink_errors(nvml: Nvml, h: Any) -> Any:
     for link in range(_MAX_LINKS):
         state = nvml.query("nvmlDeviceGetNvLinkState", h, link)
         if is_absent(state):
-            if link == 0:
-                return Unavailable(f"no NVLink ({state.reason if isinstance(state, Unavailable) else state})")
+            if link == 0 and isinstance(state, Unavailable):
+                return Unavailable(f"no NVLink ({state.reason})")
+            if not isinstance(state, Unavailable):  # an NVML failure, not a link that is not there: unknown
+                return ProbeFailed(f"NVLink state of link {link} not read: {state}")
             break
         if not state:
             continue
@@ -180,4 +182,6 @@ def _read_kmsg(ctx: ProbeContext) -> Tuple[Any, str]:
             size += len(record)
     finally:
         os.close(fd)
+    if size >= _KERNEL_LOG_BYTES or overwritten >= 1000:  # cut short: an Xid may be in what was not read
+        return None, f"/dev/kmsg: read only in part ({size} bytes, {overwritten} records overwritten while reading)"
     return b"".join(chunks).decode("utf-8", errors="replace"), ""

@@ -14,6 +14,7 @@ import envdoctor.rules.health_predicates  # (registers the GPU health rules' pre
 import envdoctor.rules.predicates
 import envdoctor.rules.runtime_predicates  # noqa: F401  (what torch, CUDA and DeepSpeed said)
 from envdoctor import data_schemas
+from envdoctor.bounded_read import read_bytes
 from envdoctor.data_files import data_path, decode_json, files_key
 from envdoctor.errors import InputError
 from envdoctor.findings import SAFETIES, SEVERITIES
@@ -217,15 +218,25 @@ def _rules_and_tables(directory: Path, cache: ValidationCache = NO_CACHE) -> Tup
             tables = load_tables(directory / "tables")
         except InputError as exc:
             problems.append(str(exc))
-    contents = file_bytes(files)
-    passed_key = fingerprint("rules", contents + file_bytes(sorted((directory / "tables").glob("*.json"))))
+    contents: List[Tuple[str, bytes]] = []
+    readable: List[Tuple[Path, bytes]] = []
+    for path in files:
+        try:
+            data = read_bytes(path)
+        except OSError as exc:  # a FIFO, /dev/zero, a file over the cap: named, never read forever
+            problems.append(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}")
+            continue
+        contents.append((f"rules/{path.name}", data))
+        readable.append((path, data))
+    passed_key = fingerprint("rules", contents + file_bytes(sorted((directory / "tables").glob("*.json")), "tables"))
     trusted = not problems and cache.passed(passed_key)
-    for path, (_, data) in zip(files, contents):
+    for path, data in readable:
         doc, error = decode_json(path, data)
         if error:
             problems.append(error)
             continue
-        shape = [] if trusted else data_schemas.problems(doc, SCHEMA, where=str(path), skip=("rules[",))
+        shape = [] if trusted and isinstance(doc, dict) and isinstance(doc.get("rules"), list) else \
+            data_schemas.problems(doc, SCHEMA, where=str(path), skip=("rules[",))
         if shape:  # (each rule is checked below)
             problems += shape
             continue

@@ -13,7 +13,7 @@ import pytest
 from envdoctor.probes import gpu
 from envdoctor.probes.base import ProbeContext
 from envdoctor.probes.gpu_health import parse_xids, read_kernel_xids, throttle_names
-from envdoctor.snapshot import Snapshot, Unavailable, Unknown, snapshot_from_json
+from envdoctor.snapshot import Snapshot, Unavailable, Unknown, is_absent, snapshot_from_json
 from tests.probes.recorded_nvml import RecordedNvml
 
 A100_KMSG = (
@@ -191,3 +191,25 @@ def test_the_nvidia_smi_fallback_says_it_reads_no_health_counters():
     assert len(row.split(",")) == len(SMI_FIELDS.split(","))
     _, (g,) = parse_smi_csv(row)
     assert isinstance(g.health, Unavailable) and "nvidia-smi fallback" in g.health.reason
+
+
+def test_a_kernel_log_read_only_in_part_gives_unknown_xids_not_none(tmp_path, monkeypatch):
+    """An Xid may be in the part of /dev/kmsg that was not read: no Xid found there is no proof of none."""
+    from envdoctor.probes import gpu_health
+
+    monkeypatch.setattr(gpu_health, "_KERNEL_LOG_BYTES", 16)
+    out, g = probed(tmp_path, "h100_healthy", kmsg="6,1,1,-;NVRM: loading NVIDIA UNIX x86_64 Kernel Module\n" * 4)
+    assert g.health.xids != []
+    assert is_absent(g.health.xids) or g.health.xids is None
+
+
+def test_an_nvml_error_on_the_first_nvlink_is_unknown_not_no_nvlink():
+    from envdoctor.probes import gpu_health
+    from envdoctor.snapshot import ProbeFailed, Unavailable
+
+    class _Nvml:
+        def query(self, name, *args):
+            return ProbeFailed("NVML_ERROR_GPU_IS_LOST")
+
+    got = gpu_health._nvlink_errors(_Nvml(), object())
+    assert isinstance(got, ProbeFailed) and not isinstance(got, Unavailable)
