@@ -29,3 +29,19 @@ def test_check_baseline_reports_dev_shm(tmp_path):
     (tmp_path / "now.json").write_text(json.dumps(after.to_json()))
     out = run_cli(["check", "--snapshot", str(tmp_path / "now.json"), "--baseline", str(tmp_path / "base.json")])
     assert "/dev/shm size changed: 64 MiB -> 23.5 GiB" in out.stdout, out.stdout + out.stderr
+
+
+def test_an_unknown_fact_is_never_a_difference_in_drift_or_fleet():
+    """A node (or a baseline) whose package list timed out does not 'differ': an unknown is not a value."""
+    import copy
+
+    from envdoctor.rules.drift import drift_findings, fleet_findings
+    from envdoctor.snapshot import Unknown, load_snapshot
+    from tests.conftest import ROOT
+
+    base = load_snapshot(ROOT / "tests" / "fixtures" / "snapshots" / "h100_8x_nvswitch.json")
+    blind = copy.deepcopy(base)
+    blind.python.packages = Unknown("pip listing timed out")
+    blind.gpus = None
+    assert not [f for f in drift_findings(base, blind) if "DeepSpeed" in f.title or "Triton" in f.title or "GPU" in f.title]
+    assert not [f for f in fleet_findings([("a", base), ("b", blind)]) if "DeepSpeed" in f.title or "GPU" in f.title]
