@@ -183,7 +183,9 @@ def main() -> int:
     subprocess.run([sys.executable, "-m", "envdoctor", "check", "--snapshot", str(SNAPSHOT)], env=env,
                    capture_output=True, cwd=tempfile.gettempdir())
     sections = args.sections.split(",")
-    results: Dict[str, Any] = {"cpus": os.cpu_count(), "code": str(args.code), "repeat": args.repeat,
+    code = Path(args.code).resolve()
+    shown = "." if code == ROOT else f"another tree ({code.name})"  # no machine's paths in a committed result
+    results: Dict[str, Any] = {"cpus": os.cpu_count(), "code": shown, "repeat": args.repeat,
                                "load_avg_at_start": os.getloadavg()[0]}
     if "files" in sections:
         results["files"] = files_section([int(x) for x in args.files.split(",")], env, args.repeat, where)

@@ -11,7 +11,7 @@ from typing import Any, Dict, List, Optional, Tuple, Union
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from envdoctor.compat import parse_cc
+from envdoctor.compat import cuda_variant, parse_cc
 from envdoctor.rules.conditions import Context, predicate
 from envdoctor.rules.tables import EcosystemTables
 from envdoctor.snapshot import Companion, Snapshot, is_absent, present, value_or
@@ -489,7 +489,10 @@ def _torch_variant(t: Any, running: Optional[str]) -> Optional[str]:
     if v is not None and v.local and re.match(r"^(cpu|cu\d+)$", v.local.lower()):
         return v.local.lower()
     cuda = t.cuda if t is not None and present(t.cuda) and isinstance(t.cuda, str) else None
-    return "cu" + cuda.replace(".", "")[:3] if cuda and re.match(r"^\d+\.\d+", cuda) else None
+    try:
+        return cuda_variant(cuda) if cuda else None
+    except ValueError:  # a CUDA version that is no version: the variant is unknown
+        return None
 
 
 @predicate("ext_abi", "torch_abi", "row", reads=("torch_cxx11_abi",))

@@ -330,14 +330,21 @@ def _runtime_errors(path: Path) -> Tuple[Tuple[Meaning, ...], List[str]]:
     return tuple(out), problems
 
 
+def _torch_spec(at: str, row: Dict[str, Any], problems: List[str]) -> Optional[SpecifierSet]:
+    """A row's `torch` range; None (and the problem said) when it is no specifier."""
+    try:
+        return SpecifierSet(row["torch"])
+    except InvalidSpecifier:
+        problems.append(f"{at}: torch {row['torch']!r} is not a specifier")
+        return None
+
+
 def _dynamo_python(path: Path) -> Tuple[Tuple[DynamoPython, ...], List[str]]:
     doc, problems = _doc(path)
     out = []
     for at, row in _good_rows(path, doc, "dynamo_python_row", problems):
-        try:
-            spec = SpecifierSet(row["torch"])
-        except InvalidSpecifier:
-            problems.append(f"{at}: torch {row['torch']!r} is not a specifier")
+        spec = _torch_spec(at, row, problems)
+        if spec is None:
             continue
         major, minor = (int(p) for p in row["python_below"].split("."))
         out.append(DynamoPython(spec, (major, minor), row["said"], row["source"]))
@@ -351,10 +358,8 @@ def _torch_cxx11_abi(path: Path) -> Tuple[Tuple[TorchAbi, ...], List[str]]:
     doc, problems = _doc(path)
     out = []
     for at, row in _good_rows(path, doc, "torch_cxx11_abi_row", problems):
-        try:
-            spec = SpecifierSet(row["torch"])
-        except InvalidSpecifier:
-            problems.append(f"{at}: torch {row['torch']!r} is not a specifier")
+        spec = _torch_spec(at, row, problems)
+        if spec is None:
             continue
         out.append(TorchAbi(spec, tuple(row.get("variants") or ()), bool(row["cxx11_abi"]), row["source"]))
     return tuple(out), problems

@@ -9,20 +9,16 @@ dependencies through PIP_INDEX_URL, torch at /whl/cpu/torch/); the user's pip co
 
 from __future__ import annotations
 
-import hashlib
-import http.server
 import json
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 import pytest
-from packaging.utils import canonicalize_name, parse_wheel_filename
 
-from tests.test_install import ROOT, build_wheel, clean_env, write_page
-from tools.fetch_test_wheels import TORCH
+from tests.install.local_index import serve_wheelhouse, torch_venv
+from tests.test_install import ROOT, build_wheel, clean_env
 
 pytestmark = [pytest.mark.slow, pytest.mark.heavy]
 
@@ -31,38 +27,12 @@ UNREACHABLE = "http://127.0.0.1:9/whl"  # the discard port: nothing answers ther
 
 @pytest.fixture(scope="module")
 def index(tmp_path_factory, wheelhouse):
-    root = tmp_path_factory.mktemp("stackindex")
-    (root / "files").symlink_to(wheelhouse)
-    by_name: dict = {}
-    for whl in sorted(wheelhouse.glob("*.whl")):
-        digest = hashlib.sha256(whl.read_bytes()).hexdigest()
-        by_name.setdefault(canonicalize_name(parse_wheel_filename(whl.name)[0]), []).append(
-            (f"/files/{whl.name.replace('+', '%2B')}#sha256={digest}", whl.name))
-    write_page(root / "whl" / "cpu" / "torch", by_name["torch"])
-    for name, links in by_name.items():
-        if name != "torch":
-            write_page(root / "simple" / name, links)
-
-    class Handler(http.server.SimpleHTTPRequestHandler):
-        def __init__(self, *a, **kw):
-            super().__init__(*a, directory=str(root), **kw)
-
-        def log_message(self, *a):
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
+    yield from serve_wheelhouse(tmp_path_factory.mktemp("stackindex"), wheelhouse)
 
 
 @pytest.fixture(scope="module")
 def venv(tmp_path_factory, wheelhouse):
-    d = tmp_path_factory.mktemp("stack") / "v"
-    subprocess.run([sys.executable, "-m", "venv", str(d)], check=True)
-    subprocess.run([str(d / "bin" / "python"), "-m", "pip", "install", "-q", "--no-index", "--find-links", str(wheelhouse),
-                    TORCH], check=True, env=clean_env(), capture_output=True, timeout=900)
-    return d
+    return torch_venv(tmp_path_factory.mktemp("stack") / "v", wheelhouse)
 
 
 @pytest.fixture(scope="module")
