@@ -101,10 +101,11 @@ def main() -> None:
     ap.add_argument("--focus-iters", type=int, default=10)
     args = ap.parse_args()
     start = time.time()
+    load_before = os.getloadavg()
     sweep = paired([], args.rounds, "sweep")
     result = {
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version(),
-                    "note": "shared 2-core machine; other jobs ran alongside, so single rounds vary widely"},
+                    "load_average_before": [round(x, 2) for x in load_before]},
         "what": "busbw at 64 MiB, envdoctor / bare torch.distributed loop, median over paired rounds",
         "sweep": {"command": "envdoctor selftest collectives --backend gloo --nproc 2 --json", "sizes": "1 KiB..64 MiB",
                   "rounds": args.rounds, "per_collective": summarise(sweep)},
@@ -116,6 +117,7 @@ def main() -> None:
         result["focused_64MiB"] = {"iters": args.focus_iters, "rounds": args.focus_rounds,
                                    "per_collective": summarise(focused)}
     result["seconds"] = round(time.time() - start, 1)
+    result["machine"]["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps({k: {n: v["ratio_median"] for n, v in result[k]["per_collective"].items()}
