@@ -118,9 +118,17 @@ def summarize(results: List[Dict[str, Any]]) -> Dict[str, Any]:
     }
 
 
-def report(summary: Dict[str, Any]) -> str:
+def report(summary: Dict[str, Any], show_validation: bool = False) -> str:
+    """The text report: one line per dev case; validation cases only as counts by category (their ids and
+    findings are in the JSON result), so that whoever reads it to write rules never learns which validation case
+    failed. `show_validation` lists them too, for an audit."""
     lines = []
+    hidden: Dict[str, List[int]] = defaultdict(lambda: [0, 0])
     for r in summary["results"]:
+        if r["split"] == VALIDATION and not show_validation:
+            hidden[r["category"]][0] += r["right"]
+            hidden[r["category"]][1] += 1
+            continue
         mark = "RIGHT" if r["right"] else "WRONG"
         why = []
         if r.get("failure"):
@@ -130,6 +138,10 @@ def report(summary: Dict[str, Any]) -> str:
         if r["unexpected_errors"]:
             why.append("unexpected error " + ",".join(r["unexpected_errors"]))
         lines.append(f"{mark}  {r['id']:<48} {r['category']:<28} {r['split']:<10} {'; '.join(why)}")
+    if hidden:
+        wrong = {cat: n - ok for cat, (ok, n) in sorted(hidden.items()) if n - ok}
+        lines.append(f"validation: {sum(n for _ok, n in hidden.values())} cases, not listed (--show-validation); "
+                     f"wrong by category: {wrong or 'none'}")
     lines.append("")
     lines.append(f"accuracy: {summary['right']}/{summary['cases']} = {summary['accuracy']:.1%}"
                  if summary["cases"] else "accuracy: no cases")
@@ -148,10 +160,12 @@ def report(summary: Dict[str, Any]) -> str:
 def main(argv: List[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "accuracy.json"))
+    parser.add_argument("--show-validation", action="store_true",
+                        help="list the validation cases one by one too (an audit; never while writing rules)")
     parser.add_argument("cases", nargs="*", help="case ids to run (default: all)")
     args = parser.parse_args(argv)
     summary = run(args.cases)
-    print(report(summary))
+    print(report(summary, args.show_validation))
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
