@@ -15,12 +15,15 @@ from packaging.version import InvalidVersion, Version
 from envdoctor import compat
 from envdoctor.rules.conditions import Context, predicate
 from envdoctor.rules.runtime_predicates import _import_errors, _short, meaning
-from envdoctor.snapshot import Snapshot, is_unavailable, known_list, present
+from envdoctor.snapshot import Snapshot, is_unavailable, known_list, partial_reason, present
 
 Result = Union[bool, None, Dict[str, Any]]
 
 _CUDA_LOCAL = re.compile(r"\+cu(\d{2,3})\b")  # a wheel's local version naming its CUDA variant: '0.15.1+cu118'
-_DRIVER_OLD = ("driver_too_old", "driver_insufficient")
+# The driver is older than the CUDA runtime: 35 / torch's own words, and 804, where a forward-compatibility
+# libcuda was tried because of that and the GPU does not support forward compatibility.
+_DRIVER_OLD = ("driver_too_old", "driver_insufficient", "forward_compat_unsupported")
+_NOT_REACHED = ("no_driver", "no_device")  # CUDA found no driver, or no device: nothing reached this process
 
 
 def said_texts(s: Snapshot) -> List[Tuple[str, str]]:
@@ -41,7 +44,7 @@ def _said(ctx: Context, keys: Tuple[str, ...]) -> Optional[Tuple[str, str, Any]]
 def gpus_known_empty(s: Snapshot) -> bool:
     """The snapshot knows this machine has no NVIDIA GPU: the GPU list is empty, and NVML answered with none, or
     the host is macOS, or no driver is there on a host known not to be a container."""
-    if not isinstance(s.gpus, list) or s.gpus:
+    if not isinstance(s.gpus, list) or s.gpus or partial_reason(s.gpus) is not None:
         return False
     host = s.host if present(s.host) else None
     if host is not None and host.os == "darwin":
@@ -144,6 +147,77 @@ def cuda_wanted_without_nvidia_gpu(ctx: Context) -> Result:
     if not wanted:
         return None
     return {"what": "; ".join(wanted), "evidence": ["GPUs: none (known)"] + [f"wants CUDA: {w}" for w in wanted]}
+
+
+def _in_container(s: Snapshot) -> Optional[str]:
+    host = s.host if present(s.host) else None
+    kind = host.container if host is not None else None
+    return kind if isinstance(kind, str) and kind and kind != "none" else None
+
+
+@predicate("why", reads=("runtime_errors",))
+def container_gpus_not_passed(ctx: Context) -> Result:
+    """Inside a container, CUDA-built software has no GPU to reach because none was passed in. A container sees the
+    host's GPUs only when it is started with them (the NVIDIA Container Toolkit then mounts the /dev/nvidia* nodes
+    and the host driver's libraries), so any of these says so: no GPU device nodes, no NVIDIA driver inside, or
+    CUDA saying it found no driver or no device. Quiet when the container is known to have GPU access, or the
+    host is not known to be a container."""
+    s = ctx.snapshot
+    kind = _in_container(s)
+    if kind is None or s.host.container_gpu_access is True:
+        return None
+    t = s.torch if present(s.torch) else None
+    if not (t is not None and present(t.cuda) and t.cuda) and not cuda_built_software(s):
+        return None
+    seen: List[str] = []
+    nodes = s.host.gpu_device_nodes
+    if s.host.container_gpu_access is False or (
+            isinstance(nodes, list) and not nodes and partial_reason(nodes) is None):
+        seen.append("no /dev/nvidia* device nodes inside the container")
+    if is_unavailable(s.driver):
+        seen.append("no NVIDIA driver inside the container")
+    said = _said(ctx, _NOT_REACHED)
+    if said is not None:
+        seen.append(f"{said[0]} said: {_short(said[1], 120)}")
+    if not seen:
+        return None
+    return {"why": "; ".join(seen), "evidence": [f"container: {kind}"] + seen}
+
+
+def _cuda_facts_unknown(s: Snapshot) -> List[str]:
+    out = []
+    if not present(s.driver) and not is_unavailable(s.driver):
+        out.append("the driver")
+    if gpus_unknown(s):
+        out.append("the GPUs")
+    out.append("CUDA's own error")
+    return out
+
+
+@predicate("why", "check", reads=())
+def cuda_unavailable_cause(ctx: Context) -> Result:
+    """A CUDA build of torch reports CUDA unavailable and printed no reason: with no NVIDIA driver found on a host
+    not known to be a container, the driver is not installed or not loaded; otherwise the facts that would tell
+    which cause it is are named. The rule around it stays quiet where another rule explains the failure."""
+    s = ctx.snapshot
+    t = s.torch if present(s.torch) else None
+    if t is None or not (present(t.cuda) and t.cuda) or t.cuda_available is not False:
+        return None
+    if isinstance(s.gpus, list) and s.gpus and present(s.driver):
+        return None  # GPUs and driver known: ED101 or ED105 compares them
+    if is_unavailable(s.driver) and _in_container(s) is None:
+        why = getattr(s.driver, "reason", "not found")
+        return {"why": f"no NVIDIA driver was found ({_short(str(why), 120)})",
+                "check": "`nvidia-smi` must list the GPUs: if the command is missing or fails, install the NVIDIA "
+                         "driver (or load its kernel module: `sudo modprobe nvidia`, and check `dmesg`); on a machine "
+                         "without an NVIDIA GPU, install a CPU build of torch instead; in a container, start it "
+                         "with the GPUs (`docker run --gpus all`)",
+                "evidence": [f"torch: CUDA {t.cuda} build, cuda_available = False", "NVIDIA driver: not found"]}
+    unknown = _cuda_facts_unknown(s)
+    return {"why": f"the reason is not in what is known ({', '.join(unknown)} not reported)",
+            "check": "`nvidia-smi` (driver and GPUs) and `python -c \"import torch; torch.cuda.init()\"` (CUDA's own "
+                     "error) tell which cause it is; `envdoctor check` on the machine reads both",
+            "evidence": [f"torch: CUDA {t.cuda} build, cuda_available = False"]}
 
 
 @predicate("library", "needed", reads=())

@@ -112,29 +112,46 @@ def _driver_too_old_said_by_torch(ctx: Context, cuda: str) -> Result:
             "verdict": f"torch's CUDA initialisation found a driver for CUDA {have} only"}
 
 
-@predicate("needed_driver", "cuda")
+def pypi_build_cuda(index: Any, version: str, platform: str) -> Optional[str]:
+    """The CUDA version of the PyPI wheel of an unlabelled torch `version` (no '+cu…' local label, as `pip list`
+    prints it, and as torch 1.0-1.8's pip wheels name themselves) on `platform`; None when that wheel is a CPU
+    build or the facts do not say."""
+    if "+" in version:
+        return None
+    if platform == "linux_x86_64" and version in index.pypi_unlabelled:
+        return str(index.pypi_unlabelled[version])
+    rel = index.release(version)
+    named = rel.pypi_default.get(platform) if rel is not None else None
+    variant = rel.variants.get(named) if rel is not None and named else None
+    cuda = getattr(variant, "cuda", None)
+    return str(cuda) if cuda else None
+
+
+@predicate("needed_driver", "cuda", "state")
 def driver_too_old_for_pypi_build(ctx: Context) -> Result:
-    """torch.version.cuda is not known, CUDA is unavailable, and the PyPI wheel of this exact, unlabelled torch
-    version (Linux x86_64) was built with a CUDA this driver does not run. conda builds of the same version may
-    use another CUDA, so this is a likely cause, not a fact."""
+    """torch.version.cuda is not known, CUDA is not known to work, and the PyPI wheel of this unlabelled torch
+    version for this platform was built with a CUDA this driver does not run. conda builds of the same version
+    may use another CUDA, so this is a likely cause, not a fact."""
     s = ctx.snapshot
     t = s.torch
     if not present(t) or t.importable is not True or present(t.cuda) or is_unavailable(t.cuda):
         return None
-    if t.cuda_available is not False or not present(t.version) or not present(s.driver):
+    if t.cuda_available is True or not present(t.version) or not present(s.driver):
         return None
     if compat.driver_version(s.driver.version) is None or not (present(s.host.os) and present(s.host.arch)):
         return None
-    if compat.wheel_platform(s.host.os, s.host.arch) != "linux_x86_64" or _oses(s) != ["linux"]:
+    if _oses(s) != ["linux"]:
         return None
-    cuda = ctx.index.pypi_unlabelled.get(str(t.version))
+    cuda = pypi_build_cuda(ctx.index, str(t.version), compat.wheel_platform(s.host.os, s.host.arch))
     if cuda is None:
         return None
     verdict = compat.driver_supports(s.driver.version, cuda, "linux", drivers=ctx.index.drivers)
     needed, _ga = compat.min_driver(cuda, "linux", drivers=ctx.index.drivers)
     if verdict.ok or needed is None:
         return None
-    return {"needed_driver": needed, "cuda": series(cuda) or cuda}
+    state = ("torch reports CUDA unavailable" if t.cuda_available is False
+             else "whether torch can use CUDA was not reported")
+    return {"needed_driver": needed, "cuda": series(cuda) or cuda, "state": state}
 
 
 @predicate("needed_driver")

@@ -32,6 +32,7 @@ PARTIAL_LISTS = (
 )
 PARTIAL_WHY = "rebuilt from a public report, which names only part of it"
 NOT_IN_REPORT = "not in the report"
+GPUS_UNSTATED = "the report states the driver but not its GPUs"
 # Which probe reads which top-level section: a section the report does not state was "not probed".
 PROBE_OF = {
     "nvml": ("driver", "gpus"),
@@ -169,6 +170,8 @@ def complete_document(stated: Dict[str, Any], created: str, full_lists: Iterable
     whole = set(full_lists or ())
     parts.update((path, PARTIAL_WHY) for path in PARTIAL_LISTS
                  if path not in whole and path not in parts and isinstance(at(body, path), (dict, list)))
+    if "driver" in sections and "gpus" not in sections and "gpus" not in absent and "gpus" not in whole:
+        parts.setdefault("gpus", GPUS_UNSTATED)  # NVML's record is "ok" for the driver; its GPUs stay unknown
     full = _fill(body, schema, schema)
     if parts:
         full["partial"] = dict(sorted(parts.items()))

@@ -90,7 +90,9 @@ def _with_unknown(snap: Snapshot, where: Tuple[Any, ...]) -> Snapshot:
 # "driver is insufficient" (ED122) says what ED101 says from the versions, when the driver's version becomes unknown.
 GENERALIZES = {"ED109": {"ED104"}, "ED513": {"ED501"}, "ED105": {"ED111"}, "ED303": {"ED316"},
                "ED306": {"ED316"}, "ED507": {"ED315"}, "ED111": {"ED101", "ED211"},
-               "ED122": {"ED101"}}
+               "ED122": {"ED101"},
+               # "CUDA unavailable, cause unread" (ED124) is what is left of any cause of it whose facts go unknown
+               "ED124": {"ED101", "ED105", "ED107", "ED111", "ED112", "ED113", "ED211"}}
 
 
 def _alarms(findings: List[Any]) -> Set[Tuple[str, str]]:
