@@ -129,20 +129,49 @@ def pick_runner(force_cli: bool = False) -> Callable[[str, Path], Dict[str, Any]
 
 # --- scoring ---------------------------------------------------------------------------------------------
 
-def score_case(case: Dict[str, Any], doc: Dict[str, Any]) -> Dict[str, Any]:
-    """Score one `envdoctor.diagnose/1` document against a case's labels."""
+def _rule_mechanisms() -> Dict[str, List[str]]:
+    """rule id -> the mechanism slugs tests/corpus/mechanisms.json says it names (as bench/accuracy.py reads it)."""
+    table = json.loads((ROOT / "tests" / "corpus" / "mechanisms.json").read_text(encoding="utf-8"))
+    out: Dict[str, List[str]] = defaultdict(list)
+    for slug, entry in table.items():
+        for rule in entry.get("envdoctor", ()):
+            out[rule].append(slug)
+    return out
+
+
+RULE_MECHANISMS = _rule_mechanisms()
+
+
+def labels(finding: Dict[str, Any], strict: bool = False) -> List[str]:
+    """What a finding names: its category; the mechanism a signature finding's id is made from (TXT-X-Y and
+    NCCL-X-Y name x_y, reported under a machine rule's broader category); unless `strict`, the mechanisms
+    tests/corpus/mechanisms.json says its rule names (as bench/accuracy.py scores machines)."""
+    out = [str(finding.get("category"))]
+    fid = str(finding.get("id") or "")
+    for prefix in ("TXT-", "NCCL-"):
+        if fid.startswith(prefix):
+            out.append(fid[len(prefix):].lower().replace("-", "_"))
+    out += [] if strict else RULE_MECHANISMS.get(fid, [])
+    return list(dict.fromkeys(out))
+
+
+def score_case(case: Dict[str, Any], doc: Dict[str, Any], strict: bool = False) -> Dict[str, Any]:
+    """Score one `envdoctor.diagnose/1` document against a case's labels: a finding is the settled cause when
+    any of its `labels` is one the case expects."""
     findings = [f for f in (doc.get("findings") or []) if isinstance(f, dict)]
-    ranked = [f.get("category") for f in findings]
+    ranked = [labels(f, strict) for f in findings]
     errors = sorted({str(f.get("category")) for f in findings if f.get("severity") == "error"})
     top = findings[0] if findings else {}
-    row: Dict[str, Any] = {"id": case["id"], "got": ranked[:3], "top_confidence": top.get("confidence")}
+    row: Dict[str, Any] = {"id": case["id"], "got": [f.get("category") for f in findings][:3],
+                           "top_confidence": top.get("confidence")}
     if case.get("negative_control"):
         row.update(right=not errors, false_errors=errors, top1=None, top3=None)
         return row
     expect = set(case["expect"])
-    top1 = bool(ranked) and ranked[0] in expect
-    top3 = any(c in expect for c in ranked[:3])
-    row.update(right=top1, top1=top1, top3=top3, also_ok_top1=bool(ranked) and ranked[0] in set(case["also_ok"]))
+    top1 = bool(ranked) and bool(set(ranked[0]) & expect)
+    top3 = any(set(names) & expect for names in ranked[:3])
+    row.update(right=top1, top1=top1, top3=top3,
+               also_ok_top1=bool(ranked) and bool(set(ranked[0]) & set(case["also_ok"])))
     return row
 
 
@@ -211,14 +240,15 @@ def report(summary: Dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def measure(cases: List[Dict[str, Any]], runner: Callable[[str, Path], Dict[str, Any]]) -> List[Dict[str, Any]]:
+def measure(cases: List[Dict[str, Any]], runner: Callable[[str, Path], Dict[str, Any]],
+            strict: bool = False) -> List[Dict[str, Any]]:
     """One scored row per case; a case whose run fails is wrong, with the failure recorded."""
     rows = []
     for case in cases:
         path = corpus.TEXTS / f"{case['id']}.txt"
         try:
             doc = runner(path.read_text(encoding="utf-8"), path)
-            row = score_case(case, doc)
+            row = score_case(case, doc, strict)
         except Exception as exc:  # a crash on one text is a wrong answer, not the end of the run
             row = {"id": case["id"], "right": False, "top1": False, "top3": False, "got": [],
                    "failure": f"{type(exc).__name__}: {str(exc)[:300]}"}
@@ -231,6 +261,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("ids", nargs="*", help="case ids (default: all)")
     ap.add_argument("--cli", action="store_true", help="run the CLI even when the use case imports")
     ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument("--strict", action="store_true",
+                    help="a finding names only its category and its signature's mechanism, not the mechanisms "
+                         "tests/corpus/mechanisms.json says its rule names")
     args = ap.parse_args(argv)
     cases = corpus.cases()
     if args.ids:
@@ -245,11 +278,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     except DiagnoseMissing as exc:
         print(str(exc), file=sys.stderr)
         return 2
-    rows = measure(cases, runner)
+    rows = measure(cases, runner, args.strict)
     summary = summarise(cases, rows)
     print(report(summary))
     dev_ids = {c["id"] for c in cases if c["split"] == DEV}
     doc = {"schema": SCHEMA, "runner": "cli" if runner is cli_run else "in-process", "cases": len(cases),
+           "labels": "strict" if args.strict else "category, signature mechanism, mechanisms.json",
            "summary": summary, "dev_cases": [r for r in rows if r["id"] in dev_ids]}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n", encoding="utf-8")

@@ -222,3 +222,19 @@ def test_controls_name_a_non_environment_mechanism(case):
     assert case["mechanism"] in {"gpu_oom_batch_size", "user_code_error", "data_label_out_of_range",
                                  "environment_healthy", "user_setup_error", "not_environment", "engine_config_exceeds_memory",
                                  "model_config_error"}
+
+
+def test_a_signature_finding_names_the_mechanism_its_id_is_made_from():
+    case = {"id": "c2", "negative_control": False, "expect": ["driver_library_mismatch"], "also_ok": []}
+    doc = {"findings": [{"id": "TXT-DRIVER-LIBRARY-MISMATCH", "category": "cuda_unavailable", "severity": "error"}]}
+    assert bench.score_case(case, doc)["top1"] and bench.score_case(case, doc, strict=True)["top1"]
+    other = {"findings": [{"id": "TXT-NO-NVIDIA-DRIVER", "category": "cuda_unavailable", "severity": "error"}]}
+    assert not bench.score_case(case, other)["top1"]
+
+
+def test_a_machine_rule_names_the_mechanisms_the_table_gives_it_unless_strict():
+    case = {"id": "c3", "negative_control": False, "expect": ["driver_library_mismatch"], "also_ok": []}
+    doc = {"findings": [{"id": "ED112", "category": "cuda_unavailable", "severity": "error"}]}
+    assert "driver_library_mismatch" in bench.RULE_MECHANISMS["ED112"]
+    assert bench.score_case(case, doc)["top1"]
+    assert not bench.score_case(case, doc, strict=True)["top1"]
