@@ -173,9 +173,9 @@ class EnvDoctorApp(App[int]):
         self.call_after_refresh(self._mount_next_pane)
 
     def _recorded_title(self) -> str:
-        taken = f"snapshot taken {self.snapshot.created}" if self.snapshot is not None else "snapshot"
         from envdoctor.present.terminal import printable
 
+        taken = f"snapshot taken {self.snapshot.created}" if self.snapshot is not None else "snapshot"
         return f"{taken} ({printable(Path(self.source).name)})" if self.source else taken
 
     def _mark(self, what: str) -> None:
@@ -363,7 +363,7 @@ class EnvDoctorApp(App[int]):
             self.live, self.source, self.fix_target = True, None, self._live_target
             self.snapshot = None
             self.query_one(OverviewPane).source = None
-            self._on_pane("fix", self._aim_fix, key="aim")
+            self._forget_plan()
             self.refresh_bindings()
         self._forget_findings()
         self.sub_title = "probing this machine…"
@@ -373,6 +373,16 @@ class EnvDoctorApp(App[int]):
         self.findings = self.check_result = None
         self.query_one(OverviewPane).findings = None
         self._on_pane("findings", lambda p: setattr(p, "findings", None), key="findings")
+
+    def _forget_plan(self) -> None:
+        """Another machine is on show: the plan of the one before can be neither shown nor applied."""
+        self.plan = self.plan_result = None
+
+        def clear(fix: Any) -> None:
+            self._aim_fix(fix)
+            fix.notes, fix.plan_error, fix.plan = (), None, None
+
+        self._on_pane("fix", clear, key="plan")
 
     # --- a snapshot taken elsewhere: `envdoctor --snapshot FILE`, or the palette's Open snapshot ----------
 
@@ -423,7 +433,7 @@ class EnvDoctorApp(App[int]):
         overview.probe_names = tuple(p.name for p in snap.probes)
         overview.probes = {p.name: p for p in snap.probes}
         self._show_snapshot(snap)
-        self._on_pane("fix", self._aim_fix, key="aim")
+        self._forget_plan()
         self.sub_title = self._recorded_title()
         self.refresh_bindings()
         self._diagnose(snap)

@@ -164,6 +164,8 @@ class FixPane(Vertical):
             box.update(Text(f"Cannot plan: {self.plan_error}", style="bold red"))
         elif self.plan is not None:
             box.update(plan_text(self.plan, self.target, self.notes, self.source))
+        else:
+            box.update(Text("Planning…", style="dim"))
         can = (self.plan is not None and not self.plan_error and self.plan.status == "planned" and bool(self.target)
                and not self.installing)
         self.query_one("#apply-button", Button).disabled = not can
