@@ -10,6 +10,7 @@ import json
 from dataclasses import dataclass, field
 from typing import List, Optional, Sequence, Tuple
 
+from envdoctor.findings import current_id
 from envdoctor.fixes import render_argv
 from envdoctor.nccl.rules import RuleSet
 from envdoctor.rules.checks import Checks
@@ -40,7 +41,7 @@ class Entry:
     fixtures: str = ""  # ED rules: where the rule fires and stays quiet
 
     def matches(self, wanted: str) -> bool:
-        w = wanted.strip().lower()
+        w = current_id(wanted).lower()
         return w in (self.id.lower(), self.name.lower())
 
 

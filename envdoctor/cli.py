@@ -59,6 +59,9 @@ def build_parser(only: Optional[str] = None) -> argparse.ArgumentParser:
         description="Make a GPU machine ready for PyTorch and DeepSpeed, and say exactly what is wrong when it is not.",
     )
     parser.add_argument("--version", action="version", version=f"envdoctor {__version__}")
+    parser.add_argument("--snapshot", metavar="FILE", dest="tui_snapshot",
+                        help="with no command: open the TUI on this snapshot (taken elsewhere with `envdoctor snapshot "
+                             "-o FILE`) instead of probing this machine; not in a terminal: `check --snapshot FILE`")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for command, name in COMMANDS.items():
         if only is None or command == only:
@@ -96,11 +99,41 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return _internal_error(exc, args_list)
 
 
+def _interactive() -> bool:
+    return sys.stdin.isatty() and sys.stdout.isatty() and os.environ.get("TERM") != "dumb"
+
+
+def tui_snapshot(args_list: Sequence[str]) -> Optional[str]:
+    """FILE of `envdoctor --snapshot FILE` (the TUI over that snapshot); None for any other command line.
+    InputError when --snapshot comes without a file or before a command (which takes its own --snapshot)."""
+    first = args_list[0] if args_list else ""
+    if first.startswith("--snapshot="):
+        path, rest = first.split("=", 1)[1], list(args_list[1:])
+    elif first == "--snapshot":
+        path, rest = (args_list[1] if len(args_list) > 1 else ""), list(args_list[2:])
+    else:
+        return None
+    if not path:
+        raise InputError("--snapshot needs a FILE: `envdoctor --snapshot FILE` opens that snapshot in the TUI")
+    if rest:
+        raise InputError(f"--snapshot FILE before a command opens the TUI and takes nothing more (got {rest[0]!r}); "
+                         "a command takes its own: `envdoctor check --snapshot FILE`")
+    return path
+
+
 def _run(args_list: List[str]) -> int:
     if not args_list:
-        if sys.stdin.isatty() and sys.stdout.isatty() and os.environ.get("TERM") != "dumb":
+        if _interactive():
             return int(importlib.import_module("envdoctor.tui.app").run_tui() or 0)
         args_list = ["check"]
+    path = tui_snapshot(args_list)
+    if path is not None:
+        if not _interactive():
+            return _run(["check", "--snapshot", path])
+        from envdoctor.snapshot import load_snapshot
+
+        snap = load_snapshot(path)  # a bad file: the error `check --snapshot` gives, exit 2, before the app starts
+        return int(importlib.import_module("envdoctor.tui.app").run_tui(snap, path) or 0)
     parser = build_parser(args_list[0] if args_list[0] in COMMANDS else None)
     try:
         args = parser.parse_args(args_list)

@@ -92,6 +92,18 @@ _NCCL_KEYS = ("id", "category", "title", "severity", "evidence", "locations", "f
               "evidence_against", "discriminating_test")
 
 
+OLD_NCCL_PREFIX = "NCCL-NCCL-"  # the ids the causes of category nccl_* had in envdoctor 0.1.0: NCCL-NCCL-OOM, ...
+
+
+def current_id(typed: str) -> str:
+    """The id a finding carries now for an id as a user types it: an old NCCL-NCCL-OOM is NCCL-OOM (accepted as
+    an alias wherever an id is typed); any other id as it is."""
+    wanted = typed.strip()
+    if wanted.upper().startswith(OLD_NCCL_PREFIX):
+        return "NCCL-" + wanted[len(OLD_NCCL_PREFIX):]
+    return wanted
+
+
 def for_interpreter(findings: Sequence[Finding], python: Optional[str]) -> List[Finding]:
     """The findings with every suggested command aimed at `python` (the interpreter `check --python` diagnosed):
     `envdoctor fix/undo/check/report/snapshot/selftest` get `--python`, `pip ...` becomes `PYTHON -m pip ...`

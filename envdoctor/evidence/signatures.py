@@ -77,8 +77,10 @@ class Category:
 
     @property
     def finding_id(self) -> str:
-        """The id of its findings: its `finding_id`, else shm_exhausted -> NCCL-SHM-EXHAUSTED."""
-        return self.own_id or "NCCL-" + self.id.upper().replace("_", "-")
+        """The id of its findings: its `finding_id`, else shm_exhausted -> NCCL-SHM-EXHAUSTED (nccl_oom -> NCCL-OOM:
+        the prefix once)."""
+        name = self.id[len("nccl_"):] if self.id.startswith("nccl_") else self.id
+        return self.own_id or "NCCL-" + name.upper().replace("_", "-")
 
 
 @dataclass(frozen=True)

@@ -55,6 +55,12 @@ def attach_commands(plan: Plan, snapshot: Snapshot, python_path: Optional[str], 
         plan.commands = build_commands(plan, exe if isinstance(exe, str) and exe else "python", "WHEELHOUSE", None)
 
 
+def unreachable_index(plan: Plan) -> Optional[str]:
+    """The one line saying the PyTorch index of the plan's packages does not answer (resolve.unreachable_message);
+    None: it answered, or the plan reads no PyTorch index."""
+    return first_unreachable(f"{u}/{p.name}" for p in plan.packages for u in [p.index_url] if u)
+
+
 def install_report(plan: Plan, python_path: str, environ: Mapping[str, str], pip_index: Optional[str],
                    timeout: float = 300.0) -> Tuple[List[Dict[str, Any]], List[str]]:
     """Everything `fix --yes` would install for the plan, dependencies included, as pip resolves it against the
@@ -82,8 +88,7 @@ def _install_report(plan: Plan, pins: List[str], more: List[str], python_path: s
                     pip_index: Optional[str], timeout: float) -> Tuple[List[Dict[str, Any]], List[str]]:
     torch_indexes = [p.index_url for p in plan.packages if p.index_url]
     env_with_plan = {**environ, **plan.env}
-    stop = (first_unreachable(f"{u}/{p.name}" for p in plan.packages for u in [p.index_url] if u)
-            or check_constraints(pins, python_path, env_with_plan))
+    stop = unreachable_index(plan) or check_constraints(pins, python_path, env_with_plan)
     if stop:
         return [], [stop]
     extra, index_vars = index_options(torch_indexes, environ)

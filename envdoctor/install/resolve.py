@@ -108,10 +108,19 @@ def newest_version(page: str, package: str, series: str, local: Optional[str], p
     return str(best) if best is not None else None
 
 
+INDEX_BASE_OPTION = "--index-base"
+UNREACHABLE_WAY_OUT = (f"point {TORCH_INDEX_ENV} or {INDEX_BASE_OPTION} at a reachable index or a mirror of it "
+                       "(laid out as URL/<variant>/<package>/)")
+
+
 def unreachable_message(url: str, why: str) -> str:
     """The one line for an index that does not answer: the URL without credentials, the error, the way out."""
-    return scrub_secrets(f"cannot reach the PyTorch index {url}/ ({why}); point {TORCH_INDEX_ENV} or --index-base at a "
-                         "reachable index or a mirror of it (laid out as URL/<variant>/<package>/)")
+    return scrub_secrets(f"cannot reach the PyTorch index {url}/ ({why}); {UNREACHABLE_WAY_OUT}")
+
+
+def way_out_through(text: str, control: str) -> str:
+    """`text` with the way out of an unreachable index naming `control` (the TUI's index box) for --index-base."""
+    return text.replace(UNREACHABLE_WAY_OUT, UNREACHABLE_WAY_OUT.replace(INDEX_BASE_OPTION, control))
 
 
 def first_unreachable(urls: Iterable[str], timeout: float = 15.0) -> Optional[str]:

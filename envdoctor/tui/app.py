@@ -111,7 +111,7 @@ class EnvDoctorApp(App[int]):
     def __init__(self, snapshot: Optional[Snapshot] = None, probe_context: Optional[ProbeContext] = None,
                  fix_python: Optional[str] = None, index_base: Optional[str] = None, torch: Optional[str] = None,
                  deepspeed: Optional[str] = None, report_path: str = "envdoctor-report.md",
-                 settings: Optional[Settings] = None) -> None:
+                 settings: Optional[Settings] = None, source: Optional[str] = None) -> None:
         super().__init__()
         self.settings = settings if settings is not None else Settings.from_env(os.environ)
         self.live = snapshot is None
@@ -121,6 +121,8 @@ class EnvDoctorApp(App[int]):
         self.snapshot: Optional[Snapshot] = snapshot
         self.findings: Optional[List[Finding]] = None
         self.fix_target = fix_python or (self.probe_context.python if self.live and self.probe_context else None)
+        self._live_target = self.fix_target  # where Apply installs once this machine is shown again
+        self.source = source  # the file the snapshot on show came from (None: this machine, or a snapshot in memory)
         self.index_base = index_base
         self.wishes = (torch, deepspeed)
         self.report_path = report_path
@@ -153,7 +155,8 @@ class EnvDoctorApp(App[int]):
         overview = self.query_one(OverviewPane)
         self._panes[TABS[0].id] = overview
         self._on_pane("fix", self._setup_fix)
-        self.sub_title = "probing this machine…" if self.live else f"snapshot taken {self.snapshot.created}"
+        self.sub_title = "probing this machine…" if self.live else self._recorded_title()
+        overview.source = self.source
         if self.live:
             from envdoctor.probes.runner import PROBE_NAMES
 
@@ -168,6 +171,12 @@ class EnvDoctorApp(App[int]):
             self._diagnose(self.snapshot)
             self._plan(self._wishes())
         self.call_after_refresh(self._mount_next_pane)
+
+    def _recorded_title(self) -> str:
+        from envdoctor.present.terminal import printable
+
+        taken = f"snapshot taken {self.snapshot.created}" if self.snapshot is not None else "snapshot"
+        return f"{taken} ({printable(Path(self.source).name)})" if self.source else taken
 
     def _mark(self, what: str) -> None:
         self.timings.setdefault(what, time.monotonic())
@@ -208,16 +217,22 @@ class EnvDoctorApp(App[int]):
             self.call_after_refresh(self._mount_next_pane)
 
     def _setup_fix(self, fix: Any) -> None:
+        self._aim_fix(fix)
+        fix.set_wishes(*self.wishes, self.index_base or "")
+
+    def _aim_fix(self, fix: Any) -> None:
+        """Where Apply installs (None: nowhere, a dry run) and the snapshot file the plan is for."""
         fix.target = self.fix_target
-        fix.set_wishes(*self.wishes)
+        fix.source = self.source
 
     def _wishes(self) -> msg.PlanRequested:
-        """The Fix tab's torch version and DeepSpeed choice (before its pane is mounted: the ones the app was given)."""
+        """The Fix tab's torch version, index base and DeepSpeed choice (before its pane is mounted: the ones the app
+        was given)."""
         fix = self._panes.get("fix")
         if fix is not None:
             return fix.wishes()
         torch, deepspeed = self.wishes
-        return msg.PlanRequested.from_controls(torch or "", deepspeed is not None)
+        return msg.PlanRequested.from_controls(torch or "", deepspeed is not None, self.index_base or "")
 
     def _installing(self) -> bool:
         return bool(getattr(self._panes.get("fix"), "installing", False))
@@ -296,6 +311,9 @@ class EnvDoctorApp(App[int]):
     def _probe_finished(self, message: msg.ProbeFinished) -> None:
         from envdoctor.probes.runner import PROBES, assemble
 
+        if self.source is not None:  # posted before a snapshot file was opened: this machine is no longer on show
+            return
+
         record = message.event.record
         self._probe_results[record.name] = (record, message.event.output)
         overview = self.query_one(OverviewPane)
@@ -307,6 +325,8 @@ class EnvDoctorApp(App[int]):
 
     @on(msg.ProbesDone)
     def _probes_done(self, message: msg.ProbesDone) -> None:
+        if self.source is not None:
+            return
         self.snapshot = message.snapshot
         overview = self.query_one(OverviewPane)
         overview.probes = {p.name: p for p in message.snapshot.probes}
@@ -333,17 +353,95 @@ class EnvDoctorApp(App[int]):
         self.call_after_refresh(self._mark, "findings_shown")
 
     def action_reprobe(self) -> None:
-        if not self.live:
+        if not self.live and self.probe_context is None:
             self.notify("This is a recorded snapshot; run envdoctor on the machine itself to probe it.", severity="warning")
             return
         if self._installing():
             self.notify("An install is running; probe again when it has finished.", severity="warning")
             return
+        if not self.live:  # a snapshot was opened in the palette: back to this machine
+            self.live, self.source, self.fix_target = True, None, self._live_target
+            self.snapshot = None
+            self.query_one(OverviewPane).source = None
+            self._forget_plan()
+            self.refresh_bindings()
+        self._forget_findings()
+        self.sub_title = "probing this machine…"
+        self._start_probing()
+
+    def _forget_findings(self) -> None:
         self.findings = self.check_result = None
         self.query_one(OverviewPane).findings = None
         self._on_pane("findings", lambda p: setattr(p, "findings", None), key="findings")
-        self.sub_title = "probing this machine…"
-        self._start_probing()
+
+    def _forget_plan(self) -> None:
+        """Another machine is on show: the plan of the one before can be neither shown nor applied."""
+        self.plan = self.plan_result = None
+
+        def clear(fix: Any) -> None:
+            self._aim_fix(fix)
+            fix.notes, fix.plan_error, fix.plan = (), None, None
+
+        self._on_pane("fix", clear, key="plan")
+
+    # --- a snapshot taken elsewhere: `envdoctor --snapshot FILE`, or the palette's Open snapshot ----------
+
+    def action_open_snapshot(self) -> None:
+        from envdoctor.tui.modals import OpenSnapshotScreen
+
+        self.push_screen(OpenSnapshotScreen(self.source or ""), self._open_snapshot)
+
+    def _open_snapshot(self, path: Optional[str]) -> None:
+        if not path:
+            return
+        if self._installing() or self._selftests_running():
+            self.notify("An install or a self-test is running on this machine; open the snapshot when it has "
+                        "finished.", severity="warning")
+            return
+
+        def load() -> Any:
+            from envdoctor.errors import SnapshotError
+            from envdoctor.snapshot import load_snapshot
+
+            try:
+                return load_snapshot(path), None
+            except SnapshotError as exc:  # what `check --snapshot` says of the file (exit 2 there)
+                return None, str(exc)
+
+        self.run_use_case(load, lambda got, _error: msg.SnapshotOpened(path, *got), group="open",
+                          description="opening the snapshot", input_errors=False)
+
+    @on(msg.SnapshotOpened)
+    def _snapshot_opened(self, message: msg.SnapshotOpened) -> None:
+        from envdoctor.present.terminal import for_terminal
+
+        if message.snapshot is None:
+            self.notify(for_terminal(message.error or ""), title="Cannot open the snapshot", severity="error",
+                        markup=False, timeout=12)
+            return
+        self.show_recorded(message.snapshot, message.path)
+
+    def show_recorded(self, snap: Snapshot, source: Optional[str]) -> None:
+        """Show a snapshot taken elsewhere instead of this machine: every tab, the Fix tab's plan a dry run as
+        `fix --snapshot` (nothing can be applied: Apply is refused), `r` back to this machine if it was probed."""
+        self.workers.cancel_group(self, "probes")
+        self.live, self.source, self.fix_target = False, source, None
+        self.snapshot = snap
+        self._forget_findings()
+        overview = self.query_one(OverviewPane)
+        overview.source = source
+        overview.probe_names = tuple(p.name for p in snap.probes)
+        overview.probes = {p.name: p for p in snap.probes}
+        self._show_snapshot(snap)
+        self._forget_plan()
+        self.sub_title = self._recorded_title()
+        self.refresh_bindings()
+        self._diagnose(snap)
+        self._plan(self._wishes())
+        self.notify(f"Showing the snapshot {source}" if source else "Showing the snapshot", markup=False)
+
+    def _selftests_running(self) -> bool:
+        return any(w.group == "selftest" and w.state in (WorkerState.PENDING, WorkerState.RUNNING) for w in self.workers)
 
     # --- fix: plan, confirm, install ----------------------------------------------------------
 
@@ -355,19 +453,28 @@ class EnvDoctorApp(App[int]):
         self._plan(message)
 
     def _plan(self, wishes: msg.PlanRequested) -> None:
-        from envdoctor.usecases.plan_fix import FixWishes, plan_fix
+        """Plan as `fix --dry-run` (for a snapshot: `fix --snapshot`), with the Fix tab's wishes; the index base is
+        checked as --index-base is, its errors naming the box."""
+        from envdoctor.tui.fix_pane import INDEX_BASE
+        from envdoctor.usecases.plan_fix import FixWishes, check_torch_index, plan_fix
 
         snap, python = self.snapshot, self.fix_target
-        asked = FixWishes(wishes.torch, wishes.deepspeed, None, self.index_base)
-        self.run_use_case(lambda: plan_fix(snap, self.settings.fix_setup(), asked, python), msg.PlanReady,
-                          group="plan", description="planning")
+        asked = FixWishes(wishes.torch, wishes.deepspeed, None, wishes.index_base, index_base_name=INDEX_BASE)
+
+        def call() -> Any:
+            return check_torch_index(plan_fix(snap, self.settings.fix_setup(), asked, python))
+
+        self.run_use_case(call, msg.PlanReady, group="plan", description="planning")
 
     @on(msg.PlanReady)
     def _plan_ready(self, message: msg.PlanReady) -> None:
         self.plan_result = message.result
         self.plan = plan = message.result.plan if message.result is not None else None
 
+        notes = list(message.result.install_notes) if message.result is not None else []
+
         def show(fix: Any) -> None:
+            fix.notes = notes
             fix.plan_error = message.error
             fix.plan = plan
 
@@ -387,7 +494,12 @@ class EnvDoctorApp(App[int]):
     @on(msg.ApplyRequested)
     def _apply_requested(self) -> None:
         planned, target = self.plan_result, self.fix_target
-        if planned is None or planned.status != "planned" or not target:
+        if not target:
+            where = f"the snapshot {self.source}" if self.source else "a snapshot taken elsewhere"
+            self.notify(f"Not applied: this plan is for {where}, not this machine; it is a dry run (as `envdoctor fix "
+                        "--snapshot`). Run `envdoctor fix` on the machine it came from.", severity="error", markup=False)
+            return
+        if planned is None or planned.status != "planned":
             return
         plan = planned.plan
         body = Text()
@@ -511,7 +623,7 @@ class EnvDoctorApp(App[int]):
     # --- actions ------------------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: Tuple[object, ...]) -> Optional[bool]:
-        if action == "reprobe" and not self.live:
+        if action == "reprobe" and not self.live and self.probe_context is None:
             return False  # a recorded snapshot cannot be probed again: hide the key
         if action == "leave":  # shown (and needed) only where the focus is in an input or a list
             return not self.screen.is_modal and not isinstance(self.focused, (TabBar, type(None)))
@@ -570,10 +682,10 @@ class EnvDoctorApp(App[int]):
         rows: List[Tuple[str, str]] = [("", "Keys that work everywhere except in a text input")]
         for b in self.BINDINGS:
             if isinstance(b, Binding) and not b.action.startswith("show_tab") and b.key != "escape":
-                if b.action == "reprobe" and not self.live:
+                if b.action == "reprobe" and not self.live and self.probe_context is None:
                     continue
                 rows.append((b.key_display or b.key, b.tooltip or b.description))
-        rows.append(("ctrl+p", "the command palette: tabs, findings, export, screenshot"))
+        rows.append(("ctrl+p", "the command palette: tabs, findings, open a snapshot, export, screenshot"))
         rows.append(("", "Tabs"))
         rows.extend((t.key, f"{t.title}: {t.about}") for t in TABS)
         rows.append(("", "Moving around"))
@@ -600,8 +712,9 @@ class EnvDoctorApp(App[int]):
         from envdoctor.present.report import render_report
 
         selftests, diagnosis = self._panes.get("selftest"), self._panes.get("diagnose")
+        ran_here = selftests is not None and not self.source  # self-tests ran on this machine, not the opened file's
         return render_report(self.snapshot, self.findings or [], redact=True, plan=self.plan,
-                             selftests=list(selftests.results.values()) if selftests is not None else [],
+                             selftests=list(selftests.results.values()) if ran_here else [],
                              nccl=diagnosis.report if diagnosis is not None else None)
 
     def _export(self, choice: Optional[Tuple[str, str]]) -> None:
@@ -686,8 +799,13 @@ class EnvDoctorApp(App[int]):
         yield SystemCommand("Keys", "Every key and what each tab is for", self.action_help)
         yield SystemCommand("Export report", "Write the redacted markdown report to a file", self.action_export)
         yield SystemCommand("Copy report", "Copy the redacted markdown report to the clipboard", self.action_copy_report)
+        yield SystemCommand("Open snapshot…", "Show a snapshot taken elsewhere (`envdoctor snapshot -o FILE`) instead "
+                            "of this machine; its plan is a dry run", self.action_open_snapshot)
         if self.live:
             yield SystemCommand("Probe again", "Probe this machine again", self.action_reprobe)
+        elif self.probe_context is not None:
+            yield SystemCommand("Probe this machine", "Leave the snapshot and probe this machine again",
+                                self.action_reprobe)
         for f in self.findings or []:
             yield SystemCommand(f"{f.id}: {f.title}", f"{f.severity} finding: show its detail and fix",
                                 lambda fid=f.id: self._goto_finding(fid))
@@ -700,23 +818,24 @@ class EnvDoctorApp(App[int]):
 def make_app(snapshot: Optional[Snapshot] = None, probe_context: Optional[ProbeContext] = None, *,
              fix_python: Optional[str] = None, index_base: Optional[str] = None, torch: Optional[str] = None,
              deepspeed: Optional[str] = None, report_path: str = "envdoctor-report.md",
-             settings: Optional[Settings] = None) -> EnvDoctorApp:
+             settings: Optional[Settings] = None, source: Optional[str] = None) -> EnvDoctorApp:
     """The app over a recorded snapshot, or (snapshot None) probing live with `probe_context` (default: this
     interpreter). `fix_python` is the environment Apply installs into (live: the probed one); `index_base`,
     `torch` and `deepspeed` are what `fix --index-base/--torch/--deepspeed` take; `settings` default to the
-    ones this process's environment gives."""
+    ones this process's environment gives; `source`: the file `snapshot` was read from (the Overview names it)."""
     return EnvDoctorApp(snapshot=snapshot, probe_context=probe_context, fix_python=fix_python, index_base=index_base,
-                        torch=torch, deepspeed=deepspeed, report_path=report_path, settings=settings)
+                        torch=torch, deepspeed=deepspeed, report_path=report_path, settings=settings, source=source)
 
 
-def run_tui() -> int:
-    """`envdoctor` in a terminal: probe this machine and show it; the exit code is `check`'s."""
+def run_tui(snapshot: Optional[Snapshot] = None, source: Optional[str] = None) -> int:
+    """`envdoctor` in a terminal: probe this machine and show it (`envdoctor --snapshot FILE`: show that
+    `snapshot`, read from `source`, instead); the exit code is `check`'s."""
     try:
         settings = Settings.from_env(os.environ)
     except InputError as exc:
         print(f"envdoctor: error: {exc}", file=sys.stderr)
         return 2
-    app = make_app(settings=settings)
+    app = make_app(snapshot, settings=settings, source=source)
     app.run()
     if app.findings is None and app.return_code == NO_VERDICT:
         print("envdoctor: quit before the diagnosis was done: no verdict (run `envdoctor check` for one)",

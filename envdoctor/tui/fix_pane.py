@@ -3,7 +3,7 @@ progress and the outcome."""
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 from rich.text import Text
 from textual import on
@@ -17,12 +17,26 @@ from envdoctor.present.words import word
 from envdoctor.redact import scrub_secrets
 from envdoctor.tui import messages as msg
 
+INDEX_BASE = "Index base"  # the Fix tab's box for --index-base: its errors name it so
+INDEX_BASE_BOX = "the Index base box of the Fix tab"
 
-def plan_text(plan: Any, target: Optional[str]) -> Text:
+
+def here(line: str) -> str:
+    """A message as the TUI says it: the way out of an unreachable index names the Index base box, not --index-base."""
+    from envdoctor.usecases.plan_fix import way_out_through
+
+    return way_out_through(line, INDEX_BASE_BOX)
+
+
+def plan_text(plan: Any, target: Optional[str], notes: Sequence[str] = (), source: Optional[str] = None) -> Text:
+    """The plan as the Fix tab shows it; `notes`: what `fix --dry-run` adds (an unreachable PyTorch index);
+    `source`: the snapshot file it was planned for (a dry run, as `fix --snapshot`)."""
     style = {"planned": "bold yellow", "nothing_to_do": "bold green", "impossible": "bold red"}.get(plan.status, "bold")
     text = Text()
     text.append(f"Plan: {word(plan.status)}", style=style)
     text.append(f" — {plan.reason}\n" if plan.reason else "\n")
+    for n in notes:
+        text.append(f"  {here(n)}\n", style="bold yellow")
     steps = getattr(plan, "steps", None) or []
     if all(s.id in ("torch", "deepspeed") for s in steps):
         steps = []  # the torch plan alone: its packages below say it all
@@ -58,6 +72,10 @@ def plan_text(plan: Any, target: Optional[str]) -> Text:
         for r in plan.rejected:
             text.append(f"  {r.name} {r.version} {r.variant}: ", style="dim")
             text.append(f"{r.why}\n")
+    if source and not target:
+        text.append(f"\nDry run: the plan for the snapshot {source} (as `envdoctor fix --snapshot`); it cannot be "
+                    "applied here: run `envdoctor fix` on the machine it came from", style="dim")
+        return text
     text.append("\nTarget environment: " + (target or "none: this snapshot was recorded elsewhere, so the plan is shown "
                                              "but cannot be applied here"), style="dim")
     return text
@@ -72,7 +90,7 @@ def outcome_text(outcome: Any, error: Optional[str]) -> Text:
         text.append("\n`envdoctor undo` puts the previous packages back.", style="dim")
     else:
         text = Text("Failed, rolled back: ", style="bold red")
-        text.append(outcome.message + "\n")
+        text.append(here(outcome.message) + "\n")
         if outcome.rollback_ok:
             text.append("Rollback complete: the environment is exactly as it was.\n", style="bold green")
         elif outcome.rollback_ok is False:
@@ -85,6 +103,16 @@ def outcome_text(outcome: Any, error: Optional[str]) -> Text:
     return text
 
 
+class TickBox(Checkbox):
+    """A checkbox whose box is empty when unticked (Textual's shows a dim X, which reads as ticked)."""
+
+    BUTTON_INNER = " "
+
+    def render(self) -> Any:
+        self.BUTTON_INNER = "X" if self.value else " "
+        return super().render()
+
+
 class FixPane(Vertical):
     """The plan (with the reason for each choice and each rejected candidate), Apply, live progress and the outcome."""
 
@@ -92,11 +120,16 @@ class FixPane(Vertical):
     plan_error: reactive[Optional[str]] = reactive(None)
     target: reactive[Optional[str]] = reactive(None)
     installing: reactive[bool] = reactive(False)
+    notes: Sequence[str] = ()  # what `fix --dry-run` adds to the plan on show
+    source: reactive[Optional[str]] = reactive(None)  # the snapshot file the plan is for (None: this machine)
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="fix-controls"):
-            yield Input(placeholder="torch version, e.g. 2.9", id="torch-spec")
-            yield Checkbox("DeepSpeed", id="want-deepspeed")
+            yield Input(placeholder="torch, e.g. 2.9", id="torch-spec")
+            yield Input(placeholder=f"{INDEX_BASE} URL", id="index-base",
+                        tooltip="a PyTorch wheel index or mirror laid out as URL/<variant>/<package>/, as "
+                                "`envdoctor fix --index-base URL`; blank: ENVDOCTOR_TORCH_INDEX, else the official one")
+            yield TickBox("DeepSpeed", id="want-deepspeed", tooltip="also install DeepSpeed (re-plans)")
             yield Button("Plan", id="plan-button", compact=True)
             yield Button("Apply", id="apply-button", variant="warning", disabled=True, compact=True)
         with VerticalScroll(id="plan-scroll"):
@@ -109,13 +142,19 @@ class FixPane(Vertical):
         self.query_one("#install-progress").display = False
         self.query_one("#install-log").display = False
 
-    def set_wishes(self, torch: Optional[str], deepspeed: Optional[str]) -> None:
+    def set_wishes(self, torch: Optional[str], deepspeed: Optional[str], index_base: Optional[str] = None) -> None:
+        """Fill the controls (no plan is asked for: the caller asks); `index_base` None leaves its box as it is."""
         self.query_one("#torch-spec", Input).value = torch or ""
-        self.query_one("#want-deepspeed", Checkbox).value = deepspeed is not None
+        box = self.query_one("#want-deepspeed", Checkbox)
+        with box.prevent(Checkbox.Changed):
+            box.value = deepspeed is not None
+        if index_base is not None:
+            self.query_one("#index-base", Input).value = index_base
 
     def wishes(self) -> msg.PlanRequested:
         return msg.PlanRequested.from_controls(self.query_one("#torch-spec", Input).value,
-                                               self.query_one("#want-deepspeed", Checkbox).value)
+                                               self.query_one("#want-deepspeed", Checkbox).value,
+                                               self.query_one("#index-base", Input).value)
 
     def _update(self) -> None:
         if not self.is_mounted:
@@ -124,13 +163,15 @@ class FixPane(Vertical):
         if self.plan_error:
             box.update(Text(f"Cannot plan: {self.plan_error}", style="bold red"))
         elif self.plan is not None:
-            box.update(plan_text(self.plan, self.target))
+            box.update(plan_text(self.plan, self.target, self.notes, self.source))
+        else:
+            box.update(Text("Planning…", style="dim"))
         can = (self.plan is not None and not self.plan_error and self.plan.status == "planned" and bool(self.target)
                and not self.installing)
         self.query_one("#apply-button", Button).disabled = not can
         self.query_one("#plan-button", Button).disabled = self.installing
 
-    watch_plan = watch_plan_error = watch_target = watch_installing = _update
+    watch_plan = watch_plan_error = watch_target = watch_installing = watch_source = _update
 
     def start_install(self) -> None:
         self.installing = True
@@ -155,6 +196,8 @@ class FixPane(Vertical):
 
     @on(Button.Pressed, "#plan-button")
     @on(Input.Submitted, "#torch-spec")
+    @on(Input.Submitted, "#index-base")
+    @on(Checkbox.Changed, "#want-deepspeed")
     def _plan(self) -> None:
         self.post_message(self.wishes())
 

@@ -33,15 +33,18 @@ class FindingsReady(Message):
 
 @dataclass
 class PlanRequested(Message):
-    """The Fix pane asks for a plan: `torch` and `deepspeed` as `fix --torch/--deepspeed` take them."""
+    """The Fix pane asks for a plan: `torch`, `deepspeed` and `index_base` as `fix --torch/--deepspeed/--index-base`
+    take them."""
 
     torch: Optional[str]
     deepspeed: Optional[str]
+    index_base: Optional[str] = None
 
     @classmethod
-    def from_controls(cls, torch: str, deepspeed: bool) -> PlanRequested:
-        """What the Fix tab's controls ask for: the torch version typed (blank: any) and whether DeepSpeed is wanted."""
-        return cls(torch.strip() or None, "" if deepspeed else None)
+    def from_controls(cls, torch: str, deepspeed: bool, index_base: str = "") -> PlanRequested:
+        """What the Fix tab's controls ask for: the torch version typed (blank: any), whether DeepSpeed is wanted and
+        the PyTorch index base typed (blank: ENVDOCTOR_TORCH_INDEX, else the wheel index's default)."""
+        return cls(torch.strip() or None, "" if deepspeed else None, index_base.strip() or None)
 
 
 @dataclass
@@ -63,6 +66,15 @@ class InstallLog(Message):
 @dataclass
 class InstallDone(Message):
     outcome: Any  # envdoctor.install.installer.Outcome, or None when the install could not start
+    error: Optional[str] = None
+
+
+@dataclass
+class SnapshotOpened(Message):
+    """The palette's Open snapshot read `path`: the snapshot, or (None) the error `check --snapshot` gives for it."""
+
+    path: str
+    snapshot: Optional[Snapshot]
     error: Optional[str] = None
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Optional, Sequence, Tuple
 
 from rich.console import Group
@@ -69,6 +70,35 @@ class ExportScreen(ModalScreen[Optional[Tuple[str, str]]]):
     @on(Button.Pressed, "#copy")
     def _copy(self) -> None:
         self.dismiss(("copy", ""))
+
+    @on(Button.Pressed, "#cancel")
+    def _cancel(self) -> None:
+        self.dismiss(None)
+
+
+class OpenSnapshotScreen(ModalScreen[Optional[str]]):
+    """The path of a snapshot to show instead of this machine, or None."""
+
+    BINDINGS = [Binding("escape", "dismiss(None)", "Cancel")]
+
+    def __init__(self, default_path: str = "") -> None:
+        super().__init__()
+        self._default = default_path
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Label("Open a snapshot taken elsewhere (`envdoctor snapshot -o FILE` there)", id="dialog-title")
+            yield Input(self._default, placeholder="path to the snapshot file", id="snapshot-path")
+            with Horizontal(id="dialog-buttons"):
+                yield Button("Open", id="open", variant="primary")
+                yield Button("Cancel", id="cancel")
+
+    @on(Button.Pressed, "#open")
+    @on(Input.Submitted, "#snapshot-path")
+    def _open(self) -> None:
+        path = self.query_one("#snapshot-path", Input).value.strip()
+        if path:
+            self.dismiss(str(Path(path).expanduser()))
 
     @on(Button.Pressed, "#cancel")
     def _cancel(self) -> None:

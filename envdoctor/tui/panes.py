@@ -78,12 +78,24 @@ def health_text(findings: Optional[List[Finding]], probes_done: int, probes_tota
     return text
 
 
+def source_text(source: str, snap: Optional[Snapshot]) -> Text:
+    """The line that says the Overview shows a snapshot file, not this machine."""
+    from envdoctor.present.terminal import printable
+
+    taken = f", taken {snap.created}" if snap is not None and snap.created else ""
+    text = Text("Snapshot ", style="bold magenta")
+    text.append(printable(source), style="bold")
+    text.append(f"{taken}: a recorded machine, not this one (the Fix tab plans a dry run)\n", style="magenta")
+    return text
+
+
 class OverviewPane(VerticalScroll):
     """The machine at a glance, the health summary, the findings in one line each, and each probe's status."""
 
     snapshot: reactive[Optional[Snapshot]] = reactive(None, always_update=True)
     findings: reactive[Optional[List[Finding]]] = reactive(None, always_update=True)
     probes: reactive[Dict[str, ProbeRecord]] = reactive(dict, always_update=True)
+    source: reactive[Optional[str]] = reactive(None)  # the file of a snapshot taken elsewhere (None: not from a file)
     probe_names: Tuple[str, ...] = ()
     unanswered = "pending"  # the status of a probe without a record yet ("running" while this machine is probed)
 
@@ -105,11 +117,16 @@ class OverviewPane(VerticalScroll):
     def watch_probes(self) -> None:
         self._refresh_all()
 
+    def watch_source(self) -> None:
+        self._refresh_all()
+
     def _refresh_all(self) -> None:
         if not self.is_mounted:
             return
         done = sum(1 for r in self.probes.values() if r.status != "running")
         health = health_text(self.findings, done, len(self.probe_names))
+        if self.source:
+            health = source_text(self.source, self.snapshot).append_text(health)
         for f in self.findings or []:
             health.append("\n")
             health.append_text(severity_text(f.severity))

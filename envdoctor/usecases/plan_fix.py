@@ -48,6 +48,7 @@ class FixWishes:
     index_base: Optional[str] = None
     only: Tuple[str, ...] = ()  # --only ID: the steps (step or finding ids) to run, the others skipped
     skip: Tuple[str, ...] = ()  # --skip ID
+    index_base_name: str = "--index-base"  # what the messages call index_base (the TUI: its box)
 
 
 @dataclass(frozen=True)
@@ -83,14 +84,16 @@ class PlanResult:
         return doc
 
 
-def torch_index_base(option: Optional[str], configured: Optional[str], default: str) -> str:
-    """The PyTorch wheel index to plan and install from: `option` (--index-base), else `configured`
-    (ENVDOCTOR_TORCH_INDEX), else the wheel index's default; each checked, the error naming where it came from."""
+def torch_index_base(option: Optional[str], configured: Optional[str], default: str,
+                     option_name: str = "--index-base") -> str:
+    """The PyTorch wheel index to plan and install from: `option` (--index-base, or what `option_name` names),
+    else `configured` (ENVDOCTOR_TORCH_INDEX), else the wheel index's default; each checked, the error naming
+    where it came from."""
     from envdoctor.install.indexes import TORCH_INDEX_ENV
     from envdoctor.install.resolve import check_index_url
 
     if option:
-        return check_index_url(option, "--index-base")
+        return check_index_url(option, option_name)
     if configured:
         return check_index_url(configured, TORCH_INDEX_ENV)
     return check_index_url(default, "the wheel index's default_index_base")
@@ -125,7 +128,7 @@ def plan_fix(snapshot: Snapshot, setup: FixSetup, wishes: FixWishes, python: Opt
 
         snapshot = retarget(snapshot, target)
     index = setup.wheel_index()
-    base = torch_index_base(wishes.index_base, setup.torch_index, index.default_index_base)
+    base = torch_index_base(wishes.index_base, setup.torch_index, index.default_index_base, wishes.index_base_name)
     # The diagnosis of this environment: every applicable fix becomes a step (another machine's plan: torch only).
     findings = diagnosis(snapshot, setup, python) if target is None else []
     the_plan = plan(snapshot, index, Wishes.from_options(wishes.torch, wishes.deepspeed, wishes.python_version, base))
@@ -197,6 +200,25 @@ def resolve_files(the_plan: Plan, python: str, environ: Mapping[str, str], pip_i
     index = pip_index_url(pip_index, python)
     installs, notes = install_report(the_plan, python, env, index)
     return Resolved(installs, notes, index)
+
+
+def way_out_through(message: str, control: str) -> str:
+    """A message of a fix with the way out of an unreachable PyTorch index naming `control` (the TUI's box)
+    instead of --index-base."""
+    from envdoctor.install.resolve import way_out_through as reworded
+
+    return reworded(message, control)
+
+
+def check_torch_index(planned: PlanResult) -> PlanResult:
+    """The result with the note `fix --dry-run` gives (report_installs' first check) when the PyTorch index its
+    install downloads from does not answer; unchanged for a plan that installs nothing here."""
+    from envdoctor.install.preview import unreachable_index
+
+    if not planned.python or planned.plan.status != "planned":
+        return planned
+    stop = unreachable_index(planned.plan)
+    return replace(planned, install_notes=[*planned.install_notes, stop]) if stop else planned
 
 
 def report_installs(planned: PlanResult, environ: Mapping[str, str], pip_index: Optional[str]) -> PlanResult:

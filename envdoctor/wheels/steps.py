@@ -19,7 +19,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence
 
 from packaging.requirements import InvalidRequirement, Requirement
 
-from envdoctor.findings import Finding
+from envdoctor.findings import Finding, current_id
 from envdoctor.wheels.index import WheelIndex
 from envdoctor.wheels.planner import MachineFacts, Plan, PlannedPackage, variant_of
 
@@ -200,7 +200,8 @@ def select(plan: Plan, only: Sequence[str] = (), skip: Sequence[str] = ()) -> Li
     def names(s: FixStep) -> set:
         return {s.id, s.id.split(":", 1)[0], *s.findings}
 
-    unknown = [n for n in [*only, *skip] if not any(n in names(s) for s in plan.steps)]
+    unknown = [n for n in [*only, *skip] if not any(current_id(n) in names(s) for s in plan.steps)]
+    only, skip = [current_id(n) for n in only], [current_id(n) for n in skip]
     for s in plan.steps:
         if s.status != "planned":
             continue

@@ -1,4 +1,5 @@
-"""The app in a real terminal (tmux): a path typed into the Diagnose box stays there; keys leave it only after Escape."""
+"""The app in a real terminal (tmux): a path typed into the Diagnose box stays there; keys leave it only after Escape;
+`envdoctor --snapshot FILE` starts it over that file."""
 
 from __future__ import annotations
 
@@ -86,3 +87,22 @@ def test_a_typed_path_stays_in_the_diagnose_box(tmux):
     else:
         raise AssertionError(f"q did not quit after Escape:\n{tmux.screen()}")
     assert status == 0  # q quits once the focus has left the box (check's exit code: warnings only)
+
+
+def test_envdoctor_snapshot_file_shows_that_machine_and_quits_with_checks_code(tmp_path):
+    """The real command line in a terminal: the app starts over the file (no probing) and names it."""
+    snap = fixture_path("rtx5090_old_torch")
+    t = Tmux(f"envdoctor-test-{uuid.uuid4().hex[:8]}", tmp_path / "return-code")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TERM": "xterm-256color", "TEXTUAL_ANIMATIONS": "none"}
+    env.pop("NO_COLOR", None)
+    script = f'"{sys.executable}" -m envdoctor --snapshot "{snap}"; echo $? > "{t.status_file}"'
+    subprocess.run(["tmux", "-L", t.socket, "-f", os.devnull, "new-session", "-d", "-s", "app", "-x", "120", "-y", "30",
+                    "--", "sh", "-c", script], env=env, cwd=tmp_path, check=True, timeout=20)
+    try:
+        shown = t.wait_for("error(s)")
+        assert f"Snapshot {snap}" in " ".join(shown.split())  # the Overview names the file
+        assert "(rtx5090_old_torch.json)" in shown and "probing" not in shown
+        t("send-keys", "-t", "app", "q")
+        assert t.exit_status() == 1  # `check --snapshot`'s code: the snapshot has errors
+    finally:
+        t("kill-server")

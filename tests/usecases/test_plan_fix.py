@@ -3,14 +3,20 @@ elsewhere or retargeted to another machine's GPUs; the envdoctor.plan/1 document
 
 from __future__ import annotations
 
+import socket
+import sys
+from dataclasses import replace
+
 import pytest
 
 from envdoctor.errors import InputError
 from envdoctor.install.preview import attach_commands
+from envdoctor.install.resolve import UNREACHABLE_WAY_OUT
 from envdoctor.usecases.plan_fix import (
     TARGET_NOTE,
     FixSetup,
     FixWishes,
+    check_torch_index,
     other_machine,
     plan_fix,
     report_installs,
@@ -77,6 +83,30 @@ def test_the_index_base_is_the_option_then_the_setting_then_the_index_default(sn
                       FixWishes(), None)
     assert mirror.index_base == "https://mirror.example/whl"
     assert all(p.index_url.startswith("https://mirror.example/whl") for p in mirror.plan.packages if p.index_url)
+
+
+def test_the_index_base_errors_name_the_control_it_came_from(snapshot_of, tmp_path):
+    with pytest.raises(InputError, match=r"^--index-base 'ftp://x/whl': only http"):
+        plan_fix(snapshot_of("rtx5090_old_torch"), setup_for(tmp_path), FixWishes(index_base="ftp://x/whl"), None)
+    with pytest.raises(InputError, match=r"^Index base 'ftp://x/whl': only http"):
+        plan_fix(snapshot_of("rtx5090_old_torch"), setup_for(tmp_path),
+                 FixWishes(index_base="ftp://x/whl", index_base_name="Index base"), None)
+
+
+@pytest.mark.slow  # runs the interpreter and pip's configuration (seconds)
+def test_an_unreachable_torch_index_is_the_note_the_install_report_gives(snapshot_of, tmp_path):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        base = f"http://127.0.0.1:{s.getsockname()[1]}/whl"  # nothing listens there once the socket is closed
+    planned = plan_fix(snapshot_of("cpu_only_this_machine"), setup_for(tmp_path), FixWishes("2.14.1", index_base=base),
+                       sys.executable)
+    assert planned.status == "planned" and planned.install_notes == []
+    noted = check_torch_index(planned)
+    [note] = noted.install_notes
+    assert note.startswith(f"cannot reach the PyTorch index {base}/cpu/torch/ (") and note.endswith(UNREACHABLE_WAY_OUT)
+    assert report_installs(planned, {}, None).install_notes == [note]  # what `fix --dry-run` prints
+    elsewhere = replace(planned, python=None)  # a snapshot from elsewhere installs nothing here: nothing to check
+    assert check_torch_index(elsewhere) is elsewhere
 
 
 def test_a_bad_wish_is_bad_input(snapshot_of, tmp_path):
