@@ -195,3 +195,28 @@ def test_apply_fix_hands_the_installer_a_fresh_check_of_what_each_step_promised(
     assert probed == ["/envs/x/bin/python"]  # the target interpreter, probed again
     assert heard[0] and heard[0][0].startswith("step ED503: ED503 is still found after the install")
     assert result.exit_code() == 3
+
+
+def test_a_companion_of_a_torch_whose_build_is_unknown_cannot_be_planned_and_the_rest_runs(snapshot_of, tmp_path):
+    """torch 2.5.1 without a local label (PyPI's Linux wheels carry none) and torch.version.cuda unread: a CPU or a
+    CUDA build. The companion step says so and how to find out, instead of planning +cpu; the torch in place is
+    not replaced on that guess; torch's own requirements still run."""
+    from envdoctor.snapshot import ProbeFailed
+
+    snap = snapshot_of("eco_torchvision_mismatch")
+    snap = dataclasses.replace(snap, torch=dataclasses.replace(snap.torch, version="2.5.1",
+                                                               cuda=ProbeFailed("torch.version.cuda raised")),
+                               requirement_conflicts=snapshot_of("eco_sympy_old").requirement_conflicts)
+    result = plan_fix(snap, _setup(tmp_path), FixWishes(), None)
+    assert_valid(result.to_json())
+    assert result.plan.torch is None
+    [comp] = [s for s in result.plan.steps if s.kind == "companion"]
+    assert comp.status == "cannot_plan" and not comp.installs
+    assert comp.why.startswith("torch's build variant is unknown") and "torch.version.cuda" in comp.why
+    assert "torch.version.cuda raised" in comp.why and "print(torch.version.cuda)" in comp.why
+    assert not [p for p in result.plan.packages if p.name == "torchvision"]
+    assert _step(result, "ED503").status == "planned" and result.plan.requirements == ["sympy==1.13.1"]
+    # read from torch itself, the same version is a known build: a CUDA 12.4 one
+    known = dataclasses.replace(snap, torch=dataclasses.replace(snap.torch, cuda="12.4"))
+    [p] = plan_fix(known, _setup(tmp_path), FixWishes(), None).plan.packages
+    assert (p.name, p.variant) == ("torchvision", "cu124")

@@ -21,7 +21,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from envdoctor.findings import Finding
 from envdoctor.wheels.index import WheelIndex
-from envdoctor.wheels.planner import MachineFacts, Plan, PlannedPackage, variant_of
+from envdoctor.wheels.planner import MachineFacts, Plan, PlannedPackage, known_variant
 
 TORCH_STEP = "torch"
 DEEPSPEED_STEP = "deepspeed"
@@ -152,7 +152,10 @@ def _companion_step(f: Finding, name: str, plan: Plan, machine: MachineFacts, in
                     "(`envdoctor index update`)" if version else "torch does not import: its release is unknown")
         return step
     info = rel.companions.get(name) or {}
-    variant = variant_of(version, machine.torch_cuda)
+    variant, unknown = known_variant(machine)
+    if variant is None:
+        step.status, step.why = "cannot_plan", unknown
+        return step
     if info.get("version"):
         ver = str(info["version"])
         pin = f"{name}=={ver}+{variant}"
