@@ -220,3 +220,50 @@ def test_a_companion_of_a_torch_whose_build_is_unknown_cannot_be_planned_and_the
     known = dataclasses.replace(snap, torch=dataclasses.replace(snap.torch, cuda="12.4"))
     [p] = plan_fix(known, _setup(tmp_path), FixWishes(), None).plan.packages
     assert (p.name, p.variant) == ("torchvision", "cu124")
+
+
+def test_the_nvidia_wheels_torch_pins_are_a_requirements_step_with_torch_held(snapshot_of, tmp_path):
+    """ED507: torch's own Requires-Dist pins nvidia-nccl-cu12==2.21.5 (read from its installed metadata), 2.26.2
+    is installed: pip's resolver installs the pin with torch held by the constraints file, like sympy/networkx."""
+    result = _plan(snapshot_of, tmp_path, "eco_nccl_wheel_mismatch")
+    s = _step(result, "ED507")
+    assert (s.kind, s.status, s.findings, s.applicability) == ("requirements", "planned", ["ED507"], "safe")
+    assert s.installs == ["nvidia-nccl-cu12==2.21.5"]  # torch's pin, its marker dropped
+    assert result.plan.torch is None and result.plan.requirements == ["nvidia-nccl-cu12==2.21.5"]
+    install = result.plan.commands[-1]
+    assert install[-1] == "nvidia-nccl-cu12==2.21.5" and install[install.index("--constraint") + 1].endswith(HELD)
+
+
+def test_a_missing_nvidia_wheel_torch_pins_is_found_and_installed(snapshot_of, tmp_path):
+    from envdoctor.snapshot import NvidiaWheel, ProbeFailed, Unavailable
+
+    snap = snapshot_of("eco_nccl_wheel_mismatch")
+    [(name, w)] = snap.torch.nvidia_wheels.items()
+    gone = dataclasses.replace(snap, torch=dataclasses.replace(
+        snap.torch, nvidia_wheels={name: NvidiaWheel(required=w.required, installed=Unavailable("not installed"))}))
+    [f] = [f for f in diagnose_bundled(gone) if f.id == "ED507"]
+    assert "nvidia-nccl-cu12 is not installed, torch requires ==2.21.5" in f.detail
+    result = plan_fix(gone, _setup(tmp_path), FixWishes(), None)
+    assert _step(result, "ED507").status == "planned" and result.plan.requirements == ["nvidia-nccl-cu12==2.21.5"]
+    unknown = dataclasses.replace(snap, torch=dataclasses.replace(
+        snap.torch, nvidia_wheels={name: NvidiaWheel(required=w.required, installed=ProbeFailed("not read"))}))
+    assert not [f for f in diagnose_bundled(unknown) if f.id == "ED507"]  # unknown is not missing
+
+
+def test_a_cuda_library_loaded_from_outside_the_wheels_is_no_step_pip_can_run(snapshot_of, tmp_path):
+    """ED507 also fires for a system libnccl loaded instead of torch's wheel: installing wheels cannot change what
+    the loader finds first, so its step cannot be planned and says why; nothing is installed for it."""
+    from envdoctor.snapshot import MappedLibrary, NvidiaWheel, Unavailable
+
+    snap = snapshot_of("eco_nccl_wheel_mismatch")
+    [(name, w)] = snap.torch.nvidia_wheels.items()
+    system = MappedLibrary(path="/usr/lib/x86_64-linux-gnu/libnccl.so.2.26.2", file_version="2.26.2",
+                           dist=Unavailable("not from a wheel"), dist_version=Unavailable("not from a wheel"))
+    loader = dataclasses.replace(snap, torch=dataclasses.replace(
+        snap.torch, nvidia_wheels={name: NvidiaWheel(required=w.required, installed="2.21.5")},
+        mapped_cuda_libraries=[system]))
+    [f] = [f for f in diagnose_bundled(loader) if f.id == "ED507"]
+    assert "is loaded instead of nvidia-nccl-cu12 2.21.5" in f.detail and f.remedy.requirements == ()
+    result = plan_fix(loader, _setup(tmp_path), FixWishes(), None)
+    s = _step(result, "ED507")
+    assert s.status == "cannot_plan" and "loader path" in s.why and result.plan.requirements == []

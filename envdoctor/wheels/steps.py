@@ -113,6 +113,11 @@ def _step_for(f: Finding, plan: Plan, machine: MachineFacts, index: WheelIndex, 
             return FixStep(f.id, "requirements", [f.id], f.title, specs, status="covered",
                            why="the torch step installs a new torch with its own requirements", depends_on=after)
         return FixStep(f.id, "requirements", [f.id], f.title, specs, requirements=specs, subject=" ".join(changes))
+    if f.category == "nvidia_wheel_mismatch":  # a library loaded from outside the wheels: not pip's to change
+        return FixStep(f.id, "requirements", [f.id], f.title, status="cannot_plan",
+                       why="a CUDA library is loaded from outside torch's nvidia-* wheels (LD_LIBRARY_PATH, a system "
+                           "CUDA): installing wheels cannot change what the loader finds first; drop it from the "
+                           "loader path")
     if "deepspeed" in f.remedy.arguments and not any(p.name == "deepspeed" for p in plan.packages):
         return FixStep(f.id, "torch", [f.id], f.title, status="cannot_plan",
                        why="DeepSpeed is planned when asked for: `envdoctor fix --deepspeed --yes`")
