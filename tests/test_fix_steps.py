@@ -99,9 +99,9 @@ def test_an_extension_gets_its_release_or_an_unsafe_rebuild(snapshot_of, tmp_pat
 
 def test_only_and_skip_name_steps_or_findings(snapshot_of, tmp_path):
     both = _plan(snapshot_of, tmp_path, "eco_numpy2_old_torch")
-    assert {s.id for s in both.plan.steps} == {"ED501", "ED313"}
+    assert {s.id for s in both.plan.steps} == {"ED501", "ED313:triton"}
     only = _plan(snapshot_of, tmp_path, "eco_numpy2_old_torch", only=("ED501",))
-    assert only.plan.requirements == ["numpy<2"] and _step(only, "ED313").status == "skipped"
+    assert only.plan.requirements == ["numpy<2"] and _step(only, "ED313:triton").status == "skipped"
     skip = _plan(snapshot_of, tmp_path, "eco_numpy2_old_torch", skip=("ED501", "ED313"))
     assert skip.status == "nothing_to_do" and {s.status for s in skip.plan.steps} == {"skipped"}
     with pytest.raises(InputError) as exc:
@@ -267,3 +267,55 @@ def test_a_cuda_library_loaded_from_outside_the_wheels_is_no_step_pip_can_run(sn
     result = plan_fix(loader, _setup(tmp_path), FixWishes(), None)
     s = _step(result, "ED507")
     assert s.status == "cannot_plan" and "loader path" in s.why and result.plan.requirements == []
+
+
+def _with_conflicts(snap, *conflicts):
+    from envdoctor.snapshot import RequirementConflict
+
+    return dataclasses.replace(snap, requirement_conflicts=[RequirementConflict(package=p, requirement=r, installed=i)
+                                                     for p, r, i in conflicts])
+
+
+def test_triton_comes_from_the_index_torch_came_from(snapshot_of, tmp_path):
+    """ED313: torch 2.5.1+cu124 with Triton 3.3.1; torch 2.5 pins 3.1. The step installs the exact pin the wheel
+    index read from torch's metadata, from the torch index of its build (the mirror of --index-base), not from
+    the user's own index as a bare requirement."""
+    result = _plan(snapshot_of, tmp_path, "triton_mismatch", index_base="https://mirror.example/whl")
+    s = _step(result, "ED313:triton")
+    assert (s.kind, s.status, s.subject, s.installs) == ("companion", "planned", "triton", ["triton==3.1.0"])
+    [p] = result.plan.packages
+    assert (p.name, p.pin, p.index_url) == ("triton", "triton==3.1.0", "https://mirror.example/whl/cu124")
+    assert result.plan.requirements == []
+    [download, _install] = result.plan.commands
+    assert download[download.index("--extra-index-url") + 1] == "https://mirror.example/whl/cu124"
+
+
+def test_torch_own_triton_pin_names_the_package_and_the_rest_waits_for_it(snapshot_of, tmp_path):
+    """torch's installed metadata pins pytorch-triton (the older CUDA builds on the PyTorch index do): that name and
+    version, from torch's index; the requirements step of the same finding installs the rest and depends on it."""
+    from envdoctor.snapshot import Unavailable
+
+    snap = _with_conflicts(snapshot_of("triton_mismatch"),
+                           ("torch", 'pytorch-triton==3.1.0+cf34004b8a; platform_system == "Linux"',
+                            Unavailable("not installed")),
+                           ("torch", 'sympy==1.13.1; python_version >= "3.9"', "1.12"))
+    result = plan_fix(snap, _setup(tmp_path), FixWishes(), None)
+    assert_valid(result.to_json())
+    tri = _step(result, "ED313:triton")
+    assert tri.status == "planned" and tri.installs == ["pytorch-triton==3.1.0+cf34004b8a"]
+    [p] = result.plan.packages
+    assert (p.name, p.index_url) == ("pytorch-triton", "https://download.pytorch.org/whl/cu124")
+    req = _step(result, "ED503")
+    assert req.installs == ["sympy==1.13.1"] and req.depends_on == ["ED313:triton"]
+    assert result.plan.requirements == ["sympy==1.13.1"]
+    # torch's build unknown: the Triton step cannot be planned, and the step that depends on it does not run
+    from envdoctor.snapshot import ProbeFailed
+
+    blind = dataclasses.replace(snap, torch=dataclasses.replace(snap.torch, version="2.5.1",
+                                                                cuda=ProbeFailed("torch.version.cuda raised")))
+    result = plan_fix(blind, _setup(tmp_path), FixWishes(), None)
+    tri = _step(result, "ED503:triton")  # ED313 needs torch's CUDA: the Triton pin comes from ED503 alone
+    assert tri.status == "cannot_plan" and tri.why.startswith("torch's build variant is unknown")
+    req = _step(result, "ED503")
+    assert req.status == "skipped" and "depends on step ED503:triton" in req.why
+    assert result.status == "nothing_to_do" and not result.plan.requirements
