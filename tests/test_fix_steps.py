@@ -288,6 +288,11 @@ def test_triton_comes_from_the_index_torch_came_from(snapshot_of, tmp_path):
     assert result.plan.requirements == []
     [download, _install] = result.plan.commands
     assert download[download.index("--extra-index-url") + 1] == "https://mirror.example/whl/cu124"
+    # torch 2.14 pins triton~=3.8.0 (the wheel index read it): the pin pip and the constraints files read, 3.8.*
+    snap = snapshot_of("triton_mismatch")
+    newer = dataclasses.replace(snap, torch=dataclasses.replace(snap.torch, version="2.14.1+cu126", cuda="12.6"))
+    [p] = plan_fix(newer, _setup(tmp_path), FixWishes(), None).plan.packages
+    assert (p.pin, p.index_url) == ("triton==3.8.*", "https://download.pytorch.org/whl/cu126")
 
 
 def test_torch_own_triton_pin_names_the_package_and_the_rest_waits_for_it(snapshot_of, tmp_path):

@@ -31,7 +31,7 @@ DEEPSPEED_STEP = "deepspeed"
 KINDS = ("torch", "companion", "requirements", "extension")
 STATUSES = ("planned", "cannot_plan", "skipped", "covered")
 COMPANIONS = ("torchvision", "torchaudio")
-TRITONS = ("triton", "pytorch-triton")  # torch's CUDA builds pin one of them (pytorch-triton on the older ones)
+TRITONS = ("triton", "pytorch-triton")  # torch's CUDA builds pin one of them: its metadata says which
 
 
 @dataclass
@@ -166,7 +166,7 @@ def _triton_step(step: FixStep, spec: str, plan: Plan, machine: MachineFacts, in
     step.reason = (f"{have} installed, torch {machine.torch_version} pins {pin}: from the index torch came from")
     step.installs = [pin]
     step.packages = [PlannedPackage(name, ver, variant, f"{base.rstrip('/')}/{variant}", step.reason, pin,
-                                    "verified" if pinned else "UNVERIFIED")]
+                                    "verified" if "*" not in specifier else "UNVERIFIED")]  # exact: torch's own pin
     step.status, step.why = "planned", ""
     return step
 
@@ -183,11 +183,10 @@ def _step_for(f: Finding, plan: Plan, machine: MachineFacts, index: WheelIndex, 
     if f.category == "companion_mismatch" and changes and changes[0] in COMPANIONS:
         return _companion_step(f, changes[0], plan, machine, index, base, torch_changes)
     if f.category == "compile_unready" and changes == ["triton"] and f.remedy.requirements:  # ED313
-        installed = "pytorch-triton" if "pytorch-triton" in machine.packages and "triton" not in machine.packages \
-            else "triton"
-        spec = f.remedy.requirements[0].replace("triton", installed, 1) if installed != "triton" else \
-            f.remedy.requirements[0]
-        return _triton_step(FixStep(f"{f.id}:triton", "companion", [f.id], f.title, subject="triton"), _spec(spec),
+        name = "pytorch-triton" if "pytorch-triton" in machine.packages and "triton" not in machine.packages \
+            else "triton"  # the rule names Triton's release; the package is the one torch's index paired it with
+        spec = _spec(f.remedy.requirements[0]).replace("triton", name, 1)
+        return _triton_step(FixStep(f"{f.id}:triton", "companion", [f.id], f.title, subject="triton"), spec,
                             plan, machine, index, base, torch_changes)
     if f.category == "extension_torch_mismatch" and changes:
         name = changes[0]
