@@ -99,9 +99,9 @@ def test_an_extension_gets_its_release_or_an_unsafe_rebuild(snapshot_of, tmp_pat
 
 def test_only_and_skip_name_steps_or_findings(snapshot_of, tmp_path):
     both = _plan(snapshot_of, tmp_path, "eco_numpy2_old_torch")
-    assert {s.id for s in both.plan.steps} == {"ED501", "ED313"}
+    assert {s.id for s in both.plan.steps} == {"ED501", "ED313:triton"}
     only = _plan(snapshot_of, tmp_path, "eco_numpy2_old_torch", only=("ED501",))
-    assert only.plan.requirements == ["numpy<2"] and _step(only, "ED313").status == "skipped"
+    assert only.plan.requirements == ["numpy<2"] and _step(only, "ED313:triton").status == "skipped"
     skip = _plan(snapshot_of, tmp_path, "eco_numpy2_old_torch", skip=("ED501", "ED313"))
     assert skip.status == "nothing_to_do" and {s.status for s in skip.plan.steps} == {"skipped"}
     with pytest.raises(InputError) as exc:
@@ -195,3 +195,132 @@ def test_apply_fix_hands_the_installer_a_fresh_check_of_what_each_step_promised(
     assert probed == ["/envs/x/bin/python"]  # the target interpreter, probed again
     assert heard[0] and heard[0][0].startswith("step ED503: ED503 is still found after the install")
     assert result.exit_code() == 3
+
+
+def test_a_companion_of_a_torch_whose_build_is_unknown_cannot_be_planned_and_the_rest_runs(snapshot_of, tmp_path):
+    """torch 2.5.1 without a local label (PyPI's Linux wheels carry none) and torch.version.cuda unread: a CPU or a
+    CUDA build. The companion step says so and how to find out, instead of planning +cpu; the torch in place is
+    not replaced on that guess; torch's own requirements still run."""
+    from envdoctor.snapshot import ProbeFailed
+
+    snap = snapshot_of("eco_torchvision_mismatch")
+    snap = dataclasses.replace(snap, torch=dataclasses.replace(snap.torch, version="2.5.1",
+                                                               cuda=ProbeFailed("torch.version.cuda raised")),
+                               requirement_conflicts=snapshot_of("eco_sympy_old").requirement_conflicts)
+    result = plan_fix(snap, _setup(tmp_path), FixWishes(), None)
+    assert_valid(result.to_json())
+    assert result.plan.torch is None
+    [comp] = [s for s in result.plan.steps if s.kind == "companion"]
+    assert comp.status == "cannot_plan" and not comp.installs
+    assert comp.why.startswith("torch's build variant is unknown") and "torch.version.cuda" in comp.why
+    assert "torch.version.cuda raised" in comp.why and "print(torch.version.cuda)" in comp.why
+    assert not [p for p in result.plan.packages if p.name == "torchvision"]
+    assert _step(result, "ED503").status == "planned" and result.plan.requirements == ["sympy==1.13.1"]
+    # read from torch itself, the same version is a known build: a CUDA 12.4 one
+    known = dataclasses.replace(snap, torch=dataclasses.replace(snap.torch, cuda="12.4"))
+    [p] = plan_fix(known, _setup(tmp_path), FixWishes(), None).plan.packages
+    assert (p.name, p.variant) == ("torchvision", "cu124")
+
+
+def test_the_nvidia_wheels_torch_pins_are_a_requirements_step_with_torch_held(snapshot_of, tmp_path):
+    """ED507: torch's own Requires-Dist pins nvidia-nccl-cu12==2.21.5 (read from its installed metadata), 2.26.2
+    is installed: pip's resolver installs the pin with torch held by the constraints file, like sympy/networkx."""
+    result = _plan(snapshot_of, tmp_path, "eco_nccl_wheel_mismatch")
+    s = _step(result, "ED507")
+    assert (s.kind, s.status, s.findings, s.applicability) == ("requirements", "planned", ["ED507"], "safe")
+    assert s.installs == ["nvidia-nccl-cu12==2.21.5"]  # torch's pin, its marker dropped
+    assert result.plan.torch is None and result.plan.requirements == ["nvidia-nccl-cu12==2.21.5"]
+    install = result.plan.commands[-1]
+    assert install[-1] == "nvidia-nccl-cu12==2.21.5" and install[install.index("--constraint") + 1].endswith(HELD)
+
+
+def test_a_missing_nvidia_wheel_torch_pins_is_found_and_installed(snapshot_of, tmp_path):
+    from envdoctor.snapshot import NvidiaWheel, ProbeFailed, Unavailable
+
+    snap = snapshot_of("eco_nccl_wheel_mismatch")
+    [(name, w)] = snap.torch.nvidia_wheels.items()
+    gone = dataclasses.replace(snap, torch=dataclasses.replace(
+        snap.torch, nvidia_wheels={name: NvidiaWheel(required=w.required, installed=Unavailable("not installed"))}))
+    [f] = [f for f in diagnose_bundled(gone) if f.id == "ED507"]
+    assert "nvidia-nccl-cu12 is not installed, torch requires ==2.21.5" in f.detail
+    result = plan_fix(gone, _setup(tmp_path), FixWishes(), None)
+    assert _step(result, "ED507").status == "planned" and result.plan.requirements == ["nvidia-nccl-cu12==2.21.5"]
+    unknown = dataclasses.replace(snap, torch=dataclasses.replace(
+        snap.torch, nvidia_wheels={name: NvidiaWheel(required=w.required, installed=ProbeFailed("not read"))}))
+    assert not [f for f in diagnose_bundled(unknown) if f.id == "ED507"]  # unknown is not missing
+
+
+def test_a_cuda_library_loaded_from_outside_the_wheels_is_no_step_pip_can_run(snapshot_of, tmp_path):
+    """ED507 also fires for a system libnccl loaded instead of torch's wheel: installing wheels cannot change what
+    the loader finds first, so its step cannot be planned and says why; nothing is installed for it."""
+    from envdoctor.snapshot import MappedLibrary, NvidiaWheel, Unavailable
+
+    snap = snapshot_of("eco_nccl_wheel_mismatch")
+    [(name, w)] = snap.torch.nvidia_wheels.items()
+    system = MappedLibrary(path="/usr/lib/x86_64-linux-gnu/libnccl.so.2.26.2", file_version="2.26.2",
+                           dist=Unavailable("not from a wheel"), dist_version=Unavailable("not from a wheel"))
+    loader = dataclasses.replace(snap, torch=dataclasses.replace(
+        snap.torch, nvidia_wheels={name: NvidiaWheel(required=w.required, installed="2.21.5")},
+        mapped_cuda_libraries=[system]))
+    [f] = [f for f in diagnose_bundled(loader) if f.id == "ED507"]
+    assert "is loaded instead of nvidia-nccl-cu12 2.21.5" in f.detail and f.remedy.requirements == ()
+    result = plan_fix(loader, _setup(tmp_path), FixWishes(), None)
+    s = _step(result, "ED507")
+    assert s.status == "cannot_plan" and "loader path" in s.why and result.plan.requirements == []
+
+
+def _with_conflicts(snap, *conflicts):
+    from envdoctor.snapshot import RequirementConflict
+
+    return dataclasses.replace(snap, requirement_conflicts=[RequirementConflict(package=p, requirement=r, installed=i)
+                                                     for p, r, i in conflicts])
+
+
+def test_triton_comes_from_the_index_torch_came_from(snapshot_of, tmp_path):
+    """ED313: torch 2.5.1+cu124 with Triton 3.3.1; torch 2.5 pins 3.1. The step installs the exact pin the wheel
+    index read from torch's metadata, from the torch index of its build (the mirror of --index-base), not from
+    the user's own index as a bare requirement."""
+    result = _plan(snapshot_of, tmp_path, "triton_mismatch", index_base="https://mirror.example/whl")
+    s = _step(result, "ED313:triton")
+    assert (s.kind, s.status, s.subject, s.installs) == ("companion", "planned", "triton", ["triton==3.1.0"])
+    [p] = result.plan.packages
+    assert (p.name, p.pin, p.index_url) == ("triton", "triton==3.1.0", "https://mirror.example/whl/cu124")
+    assert result.plan.requirements == []
+    [download, _install] = result.plan.commands
+    assert download[download.index("--extra-index-url") + 1] == "https://mirror.example/whl/cu124"
+    # torch 2.14 pins triton~=3.8.0 (the wheel index read it): the pin pip and the constraints files read, 3.8.*
+    snap = snapshot_of("triton_mismatch")
+    newer = dataclasses.replace(snap, torch=dataclasses.replace(snap.torch, version="2.14.1+cu126", cuda="12.6"))
+    [p] = plan_fix(newer, _setup(tmp_path), FixWishes(), None).plan.packages
+    assert (p.pin, p.index_url) == ("triton==3.8.*", "https://download.pytorch.org/whl/cu126")
+
+
+def test_torch_own_triton_pin_names_the_package_and_the_rest_waits_for_it(snapshot_of, tmp_path):
+    """torch's installed metadata pins pytorch-triton (the older CUDA builds on the PyTorch index do): that name and
+    version, from torch's index; the requirements step of the same finding installs the rest and depends on it."""
+    from envdoctor.snapshot import Unavailable
+
+    snap = _with_conflicts(snapshot_of("triton_mismatch"),
+                           ("torch", 'pytorch-triton==3.1.0+cf34004b8a; platform_system == "Linux"',
+                            Unavailable("not installed")),
+                           ("torch", 'sympy==1.13.1; python_version >= "3.9"', "1.12"))
+    result = plan_fix(snap, _setup(tmp_path), FixWishes(), None)
+    assert_valid(result.to_json())
+    tri = _step(result, "ED313:triton")
+    assert tri.status == "planned" and tri.installs == ["pytorch-triton==3.1.0+cf34004b8a"]
+    [p] = result.plan.packages
+    assert (p.name, p.index_url) == ("pytorch-triton", "https://download.pytorch.org/whl/cu124")
+    req = _step(result, "ED503")
+    assert req.installs == ["sympy==1.13.1"] and req.depends_on == ["ED313:triton"]
+    assert result.plan.requirements == ["sympy==1.13.1"]
+    # torch's build unknown: the Triton step cannot be planned, and the step that depends on it does not run
+    from envdoctor.snapshot import ProbeFailed
+
+    blind = dataclasses.replace(snap, torch=dataclasses.replace(snap.torch, version="2.5.1",
+                                                                cuda=ProbeFailed("torch.version.cuda raised")))
+    result = plan_fix(blind, _setup(tmp_path), FixWishes(), None)
+    tri = _step(result, "ED503:triton")  # ED313 needs torch's CUDA: the Triton pin comes from ED503 alone
+    assert tri.status == "cannot_plan" and tri.why.startswith("torch's build variant is unknown")
+    req = _step(result, "ED503")
+    assert req.status == "skipped" and "depends on step ED503:triton" in req.why
+    assert result.status == "nothing_to_do" and not result.plan.requirements

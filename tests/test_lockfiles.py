@@ -119,3 +119,32 @@ def test_requirements_without_a_resolution_pins_the_plan_and_says_hashes_were_le
     assert "# hashes left out: pip could not resolve the files (cannot reach the index)" in text
     assert "--extra-index-url https://mirror.example/whl/cu128\n" in text and SECRET not in text
     assert text.endswith("torch==2.11.0+cu128\ndeepspeed==0.19.8\n") and "--hash" not in text
+
+
+def a_fix_plan() -> Plan:
+    """A plan of every kind of install step: the torch build, torch's own requirements (resolved with torch held)
+    and an extension rebuilt from source."""
+    p = a_plan()
+    p.requirements = ["sympy>=1.13.3", "nvidia-nccl-cu12==2.21.5"]
+    p.rebuilds = ["xformers==0.0.28"]
+    return p
+
+
+def test_every_lock_names_the_requirements_steps_and_says_a_rebuild_is_not_lockable():
+    plan = a_fix_plan()
+    rows = installs() + [{"name": "sympy", "version": "1.14.0", "url": "https://pypi.example/f/sympy-1.14.0-py3-none-any.whl",
+                          "hashed": True, "requested": True, "hashes": {"sha256": "f" * 64}}]
+    note = "xformers==0.0.28: built from source, not lockable"
+    unhashed = lockfiles.requirements_unhashed(plan, None, "offline")
+    lines = unhashed.splitlines()
+    assert "sympy>=1.13.3" in lines and "nvidia-nccl-cu12==2.21.5" in lines and "torch==2.11.0+cu128" in lines
+    assert any(ln.startswith("# ") and note in ln for ln in lines) and "xformers==0.0.28" not in [ln.strip() for ln in lines]
+    hashed = lockfiles.requirements(plan, rows, None)
+    assert "sympy==1.14.0 \\\n    --hash=sha256:" in hashed and f"# {note}" in hashed
+    assert "sympy>=1.13.3" in hashed.splitlines()[0]  # the header names every step's pins
+    text = lockfiles.pylock(plan, rows)
+    lock = tomllib.loads(text)
+    assert "sympy" in {p["name"] for p in lock["packages"]} and "xformers" not in {p["name"] for p in lock["packages"]}
+    assert f"# {note}" in text
+    uv = lockfiles.uv_snippet(plan)
+    assert '"sympy>=1.13.3"' in uv and f"# {note}" in uv

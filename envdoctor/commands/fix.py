@@ -190,7 +190,7 @@ def write_lock(args: argparse.Namespace, result: PlanResult, settings: Settings,
     python = result.python or sys.executable
     locked = lockfiles.lock_plan(result.plan, result.index_base)
     got = resolve_files(locked, python, os.environ, settings.pip_index_url, from_scratch=True)
-    if locked.packages and not got.installs:
+    if (locked.packages or locked.requirements) and not got.installs:
         why = "; ".join(got.notes) or "pip resolved nothing"
         if args.format != "requirements":
             say("no lock: " + why)

@@ -54,12 +54,24 @@ def _indexes(plan: Plan) -> List[str]:
     return list(dict.fromkeys(public_url(p.index_url) for p in plan.packages if p.index_url))
 
 
+def _pins(plan: Plan) -> List[str]:
+    """Every pin of the plan's install steps: the exact packages, then the requirements pip resolves with torch held."""
+    return list(dict.fromkeys([p.pin for p in plan.packages] + list(plan.requirements)))
+
+
+def not_lockable(plan: Plan) -> List[str]:
+    """One line per rebuild step: it compiles against the torch in place, so no lock can name its file."""
+    return [f"{pin}: built from source, not lockable (compiled against the torch in place; after installing the "
+            f"lock: pip install --no-build-isolation --no-deps --force-reinstall {pin})" for pin in plan.rebuilds]
+
+
 def _header(plan: Plan, fmt: str, comment: str = "#") -> List[str]:
     """What the lock is for; the same for the same pins, so a lock regenerated unchanged does not differ."""
-    pins = ", ".join(p.pin for p in plan.packages) or "nothing to install"
+    pins = ", ".join(_pins(plan)) or "nothing to install"
     lines = [f"{comment} envdoctor fix --format {fmt}: {pins} for Python {plan.python} on {plan.platform}"]
     if plan.env:
         lines.append(f"{comment} install with: " + " ".join(f"{k}={v}" for k, v in plan.env.items()))
+    lines += [f"{comment} {line}" for line in not_lockable(plan)]
     return lines
 
 
@@ -92,7 +104,7 @@ def requirements_unhashed(plan: Plan, pip_index: Optional[str], why: str) -> str
     if pip_index:
         lines.append(f"--index-url {public_url(pip_index)}")
     lines += [f"--extra-index-url {u}" for u in _indexes(plan)]
-    lines += [p.pin for p in plan.packages]
+    lines += _pins(plan)
     return "\n".join(lines) + "\n"
 
 
@@ -183,7 +195,7 @@ def pylock(plan: Plan, installs: Sequence[Dict[str, Any]], created_by: str = "en
 def uv_snippet(plan: Plan) -> str:
     """What a uv project's pyproject.toml needs: the pins, each torch package from its own explicit index."""
     lines = _header(plan, "uv")
-    deps = ", ".join(_toml(p.pin) for p in plan.packages)
+    deps = ", ".join(_toml(p) for p in _pins(plan))
     lines.append(f"# [project] dependencies: {deps}" if deps else "# [project] dependencies: nothing to add")
     names: Dict[str, str] = {}
     for p in plan.packages:

@@ -14,7 +14,7 @@ from packaging.version import InvalidVersion, Version
 from envdoctor.compat import cuda_variant, parse_cc
 from envdoctor.rules.conditions import Context, predicate
 from envdoctor.rules.tables import EcosystemTables
-from envdoctor.snapshot import Companion, Snapshot, is_absent, present, value_or
+from envdoctor.snapshot import Companion, Snapshot, is_absent, is_unavailable, present, value_or
 from envdoctor.snapshot import distribution_key as canonicalize_name  # PEP 503, without importing packaging.tags
 from envdoctor.versions import major_minor, parse
 
@@ -383,26 +383,38 @@ def _is_torch_own(path: str) -> bool:
     return bool(re.search(r"(^|/)lib(torch|c10|shm|caffe2)[\w_]*\.so", path))
 
 
-@predicate("wheels", "torch_release")
+@predicate("wheels", "torch_release", "pins", "names", "by_hand")
 def nvidia_wheels_mismatched(ctx: Context) -> Result:
+    """An nvidia-* wheel torch's own Requires-Dist pins that is missing or at another version, or a CUDA library
+    loaded from outside the wheels instead of one; `pins`/`names`: the wheels to install (only when every problem
+    is one of those: pip cannot change what the loader finds first)."""
     s = ctx.snapshot
     t = _torch(s)
     if t is None:
         return None
     found: List[str] = []
+    pins: Dict[str, str] = {}  # name -> the requirement torch pins it at
     wheels = t.nvidia_wheels if present(t.nvidia_wheels) else None
     if wheels:
         from packaging.requirements import InvalidRequirement, Requirement  # (markers, tags) only when needed
     for dist, w in sorted((wheels or {}).items()):
-        if not (present(w.required) and w.required and present(w.installed) and w.installed):
+        if not (present(w.required) and w.required):
             continue
+        if not (present(w.installed) and w.installed) and not is_unavailable(w.installed):
+            continue  # whether it is installed is unknown
         try:
             req = Requirement(w.required)
-            have = Version(w.installed)
+            have = Version(w.installed) if present(w.installed) and w.installed else None
         except (InvalidRequirement, InvalidVersion):
             continue
-        if req.specifier and not req.specifier.contains(have, prereleases=True):
+        if have is None:
+            found.append(f"{dist} is not installed, torch requires {req.specifier or 'it'}")
+        elif req.specifier and not req.specifier.contains(have, prereleases=True):
             found.append(f"{dist} {w.installed} installed, torch requires {req.specifier}")
+        else:
+            continue
+        pins[canonicalize_name(req.name)] = f"{req.name}{req.specifier}"
+    by_wheels = len(found)
     mapped = t.mapped_cuda_libraries if present(t.mapped_cuda_libraries) else None
     installed = {_wheel_key(d): (d, w.installed) for d, w in (wheels or {}).items()
                  if present(w.installed) and w.installed}
@@ -424,7 +436,12 @@ def nvidia_wheels_mismatched(ctx: Context) -> Result:
                          "and an older libnvJitLink was loaded")
     version = _torch_version(s)
     release = f"torch=={version}" if version else "torch"
-    return {"wheels": "; ".join(found), "torch_release": release} if found else None
+    if not found:
+        return None
+    fixable = pins if len(found) == by_wheels else {}
+    return {"wheels": "; ".join(found), "torch_release": release, "pins": " ".join(f'"{p}"' for p in fixable.values()),
+            "names": " ".join(fixable),
+            "by_hand": " ".join(f'"{p}"' for p in pins.values()) if pins else f"--force-reinstall {release}"}
 
 
 # --- compiled extensions -----------------------------------------------------------------------

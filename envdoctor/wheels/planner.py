@@ -22,7 +22,7 @@ from packaging.version import InvalidVersion, Version
 
 from envdoctor import compat
 from envdoctor.redact import scrub_secrets
-from envdoctor.snapshot import Snapshot, as_partial, partial_reason, present
+from envdoctor.snapshot import Snapshot, as_partial, is_unknown, partial_reason, present
 from envdoctor.versions import major_minor, require_major_minor, series
 from envdoctor.versions import parse as parse_version
 from envdoctor.wheels.index import DeepSpeedRelease, Release, Variant, WheelIndex
@@ -54,6 +54,7 @@ class MachineFacts:
     gpus: List[GpuFact] = field(default_factory=list)
     torch_version: Optional[str] = None  # "2.5.1+cu124"; None when torch is not importable/installed
     torch_cuda: Optional[str] = None
+    torch_cuda_unknown: str = ""  # why torch.version.cuda is unknown (the probe failed); "" when it was read
     torch_arch_list: Optional[List[str]] = None
     torch_cuda_available: Optional[bool] = None
     torch_broken: Optional[str] = None  # import error
@@ -169,6 +170,8 @@ def facts_from_snapshot(snapshot: Snapshot, python: Optional[str] = None) -> Mac
         if t.importable and present(t.version):
             f.torch_version = str(t.version)
             f.torch_cuda = str(t.cuda) if present(t.cuda) else None
+            if is_unknown(t.cuda):
+                f.torch_cuda_unknown = str(getattr(t.cuda, "error", None) or "not reported")
             f.torch_arch_list = list(t.arch_list) if present(t.arch_list) else None
             f.torch_cuda_available = bool(t.cuda_available) if present(t.cuda_available) else None
         elif not t.importable and t.error:
@@ -207,6 +210,20 @@ def variant_of(version: Optional[str], cuda: Optional[str]) -> str:
     if cuda:
         return compat.cuda_variant(cuda)
     return "cpu"
+
+
+def known_variant(machine: MachineFacts) -> Tuple[Optional[str], str]:
+    """(the installed torch's build variant, '') when it is known, else (None, why not): a version without a local
+    label is a CPU or a CUDA build (PyPI's Linux wheels carry none), so without torch.version.cuda it is unknown."""
+    version = machine.torch_version
+    if not version:
+        return None, "torch does not import: its build is unknown"
+    if "+" in version or machine.torch_cuda or not machine.torch_cuda_unknown:
+        return variant_of(version, machine.torch_cuda), ""
+    return None, (f"torch's build variant is unknown: torch {version} has no local version label (+cpu, +cu130) and "
+                  f"torch.version.cuda could not be read ({machine.torch_cuda_unknown}); find out with "
+                  "`python -c \"import torch; print(torch.version.cuda)\"` in that environment (None: the CPU build), "
+                  "then install the companion from that build's index by hand, or reinstall torch from it")
 
 
 def py_range(pythons: Sequence[str]) -> str:
@@ -262,6 +279,10 @@ def plan(machine: Union[Snapshot, MachineFacts], index: WheelIndex, wishes: Wish
             out.reason = f"torch {machine.torch_version} is the right build for these GPUs and this driver"
             out.notes.append("CUDA is unavailable to it for another reason (CUDA_VISIBLE_DEVICES, device permissions, "
                              "a container without --gpus): `envdoctor check` names it; reinstalling would not help")
+        unknown = known_variant(machine)[1]
+        if unknown and gpu_machine:
+            out.reason = f"torch {machine.torch_version} is kept: whether it is a CUDA build is unknown"
+            out.notes.append(unknown)
         if wishes.deepspeed:
             _plan_deepspeed(out, machine, index, wishes, machine.torch_version or "", machine.torch_cuda)
         out.status = "planned" if out.packages else "nothing_to_do"
@@ -456,6 +477,8 @@ def _installed_problem(m: MachineFacts, index: WheelIndex, platform: str) -> Opt
         return f"torch does not import: {m.torch_broken}" if m.torch_broken else None
     if not m.gpus:
         return None
+    if known_variant(m)[0] is None:
+        return None  # a CUDA or a CPU build: not known to be broken, and nothing to replace it with on a guess
     cuda = m.torch_cuda or compat.variant_cuda(variant_of(m.torch_version, None))
     if not cuda:
         return "CPU-only build on a machine with NVIDIA GPUs"

@@ -6,7 +6,8 @@ are gone after the install), what it installs, how safe it is to run unattended 
 
 Kinds of step:
   torch         the planner's torch build, with its companions and DeepSpeed (`wheels.planner.plan`)
-  companion     torchvision / torchaudio of the installed torch's release and build, from the index torch came from
+  companion     torchvision / torchaudio of the installed torch's release and build, and the Triton (triton or
+                pytorch-triton) torch pins, from the index torch came from
   requirements  requirement specs (a Fix's `requirements`) that pip's resolver installs with torch held fixed
   extension     a compiled extension (xformers, flash-attn, ...): the release built for the torch in place, or, where
                 the index has none, a rebuild without build isolation (unsafe: it compiles)
@@ -14,20 +15,23 @@ Kinds of step:
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Optional, Sequence
 
 from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
 
 from envdoctor.findings import Finding, current_id
 from envdoctor.wheels.index import WheelIndex
-from envdoctor.wheels.planner import MachineFacts, Plan, PlannedPackage, variant_of
+from envdoctor.wheels.planner import MachineFacts, Plan, PlannedPackage, known_variant
 
 TORCH_STEP = "torch"
 DEEPSPEED_STEP = "deepspeed"
 KINDS = ("torch", "companion", "requirements", "extension")
 STATUSES = ("planned", "cannot_plan", "skipped", "covered")
 COMPANIONS = ("torchvision", "torchaudio")
+TRITONS = ("triton", "pytorch-triton")  # torch's CUDA builds pin one of them: its metadata says which
 
 
 @dataclass
@@ -93,8 +97,83 @@ def gather(plan: Plan, findings: Sequence[Finding], machine: MachineFacts, index
             step.status, step.why = "cannot_plan", f"planned on torch, which cannot be planned: {plan.reason}"
             step.depends_on = [TORCH_STEP]
         steps.append(step)
+    _triton_from_torch_index(steps, plan, machine, index, base, torch_changes)
     plan.steps = steps
     settle(plan)
+
+
+def _triton_from_torch_index(steps: List[FixStep], plan: Plan, machine: MachineFacts, index: WheelIndex, base: str,
+                             torch_changes: bool) -> None:
+    """Triton pairs with torch's build like torchvision does: a Triton spec in a requirements step (torch's own
+    pin, read from its installed metadata) moves to one step that installs it from the index torch came from;
+    the requirements step then depends on it (its finding is gone only when Triton is right too)."""
+    step = next((s for s in steps if s.kind == "companion" and s.subject in TRITONS), None)
+    for req in [s for s in steps if s.kind == "requirements" and s.status in ("planned", "covered")]:
+        ours = [r for r in req.installs if _req_name(r) in TRITONS]
+        if not ours:
+            continue
+        if step is None:
+            step = _triton_step(FixStep(f"{req.id}:triton", "companion", [], req.reason, subject="triton"),
+                                ours[0], plan, machine, index, base, torch_changes)
+            steps.append(step)
+        elif step.status != "covered":
+            _triton_step(step, ours[0], plan, machine, index, base, torch_changes)  # torch's own pin is exact
+        if req.status == "covered":
+            continue
+        req.installs = [r for r in req.installs if r not in ours]
+        req.requirements = [r for r in req.requirements if r not in ours]
+        req.depends_on = [*req.depends_on, step.id]
+        if not req.installs:
+            req.status, req.why = "covered", f"step {step.id} installs {ours[0]} from the index torch came from"
+
+
+def _req_name(spec: str) -> str:
+    try:
+        return canonicalize_name(Requirement(spec).name)
+    except InvalidRequirement:
+        return ""
+
+
+def _triton_step(step: FixStep, spec: str, plan: Plan, machine: MachineFacts, index: WheelIndex, base: str,
+                 torch_changes: bool) -> FixStep:
+    """`step` set to install the Triton of `spec` from the index of the installed torch's build (`base`/variant,
+    added to the user's pip configuration as the companions are); torch's own pin names the package
+    (triton or pytorch-triton) and its version, else the wheel index's pin of the release."""
+    if torch_changes:
+        step.depends_on = [TORCH_STEP]
+        step.status, step.why = "covered", "the new torch brings the Triton it pins from its own index"
+        return step
+    variant, unknown = known_variant(machine)
+    if variant is None:
+        step.status, step.why = "cannot_plan", unknown
+        return step
+    try:
+        req = Requirement(spec)
+    except InvalidRequirement:
+        step.status, step.why = "cannot_plan", f"the Triton requirement {spec!r} cannot be read"
+        return step
+    name, specifier = canonicalize_name(req.name), str(req.specifier)
+    rel = index.release(machine.torch_version or "")
+    pinned = ((rel.companions.get("triton") or {}).get("requirement") if rel is not None else None) or ""
+    if name == "triton" and "*" in specifier and pinned and _same_series(specifier, pinned):
+        specifier = pinned  # the wheel index read the exact pin from torch's wheel metadata
+    compatible = re.fullmatch(r"~=(\d+)\.(\d+)\.\d+", specifier)
+    if compatible:  # ~=3.8.0 is 3.8.*: a pin held_text and the constraints read
+        specifier = f"=={compatible.group(1)}.{compatible.group(2)}.*"
+    ver = specifier.lstrip("=~<>!")
+    pin = f"{name}{specifier}"
+    have = next((f"{n} {machine.packages[n]}" for n in TRITONS if machine.packages.get(n)), "no Triton")
+    step.reason = (f"{have} installed, torch {machine.torch_version} pins {pin}: from the index torch came from")
+    step.installs = [pin]
+    step.packages = [PlannedPackage(name, ver, variant, f"{base.rstrip('/')}/{variant}", step.reason, pin,
+                                    "verified" if "*" not in specifier else "UNVERIFIED")]  # exact: torch's own pin
+    step.status, step.why = "planned", ""
+    return step
+
+
+def _same_series(a: str, b: str) -> bool:
+    """'==3.7.*' and '==3.7.1' name the same X.Y."""
+    return a.lstrip("=~<>!").split(".")[:2] == b.lstrip("=~<>!").split(".")[:2]
 
 
 def _step_for(f: Finding, plan: Plan, machine: MachineFacts, index: WheelIndex, base: str,
@@ -103,6 +182,12 @@ def _step_for(f: Finding, plan: Plan, machine: MachineFacts, index: WheelIndex, 
     after = [TORCH_STEP] if torch_changes else []
     if f.category == "companion_mismatch" and changes and changes[0] in COMPANIONS:
         return _companion_step(f, changes[0], plan, machine, index, base, torch_changes)
+    if f.category == "compile_unready" and changes == ["triton"] and f.remedy.requirements:  # ED313
+        name = "pytorch-triton" if "pytorch-triton" in machine.packages and "triton" not in machine.packages \
+            else "triton"  # the rule names Triton's release; the package is the one torch's index paired it with
+        spec = _spec(f.remedy.requirements[0]).replace("triton", name, 1)
+        return _triton_step(FixStep(f"{f.id}:triton", "companion", [f.id], f.title, subject="triton"), spec,
+                            plan, machine, index, base, torch_changes)
     if f.category == "extension_torch_mismatch" and changes:
         name = changes[0]
         return FixStep(f"{f.id}:{name}", "extension", [f.id], f.title, [name], applicability="safe",
@@ -113,6 +198,11 @@ def _step_for(f: Finding, plan: Plan, machine: MachineFacts, index: WheelIndex, 
             return FixStep(f.id, "requirements", [f.id], f.title, specs, status="covered",
                            why="the torch step installs a new torch with its own requirements", depends_on=after)
         return FixStep(f.id, "requirements", [f.id], f.title, specs, requirements=specs, subject=" ".join(changes))
+    if f.category == "nvidia_wheel_mismatch":  # a library loaded from outside the wheels: not pip's to change
+        return FixStep(f.id, "requirements", [f.id], f.title, status="cannot_plan",
+                       why="a CUDA library is loaded from outside torch's nvidia-* wheels (LD_LIBRARY_PATH, a system "
+                           "CUDA): installing wheels cannot change what the loader finds first; drop it from the "
+                           "loader path")
     if "deepspeed" in f.remedy.arguments and not any(p.name == "deepspeed" for p in plan.packages):
         return FixStep(f.id, "torch", [f.id], f.title, status="cannot_plan",
                        why="DeepSpeed is planned when asked for: `envdoctor fix --deepspeed --yes`")
@@ -152,7 +242,10 @@ def _companion_step(f: Finding, name: str, plan: Plan, machine: MachineFacts, in
                     "(`envdoctor index update`)" if version else "torch does not import: its release is unknown")
         return step
     info = rel.companions.get(name) or {}
-    variant = variant_of(version, machine.torch_cuda)
+    variant, unknown = known_variant(machine)
+    if variant is None:
+        step.status, step.why = "cannot_plan", unknown
+        return step
     if info.get("version"):
         ver = str(info["version"])
         pin = f"{name}=={ver}+{variant}"

@@ -9,7 +9,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Mapping, Optional
 
 from packaging.utils import canonicalize_name, parse_wheel_filename
 
@@ -17,17 +17,20 @@ from tests.test_install import clean_env, write_page
 from tools.fetch_test_wheels import TORCH
 
 
-def serve_wheelhouse(root: Path, wheelhouse: Path) -> Iterator[str]:
-    """Serve `wheelhouse` from `root` until the generator is closed; yields the index's base URL."""
+def serve_wheelhouse(root: Path, wheelhouse: Path, torch_index: Optional[Mapping[str, str]] = None) -> Iterator[str]:
+    """Serve `wheelhouse` from `root` until the generator is closed; yields the index's base URL. `torch_index`:
+    the packages served only at the torch index, each at /whl/<variant>/<name>/ (torch at cpu)."""
+    torch_index = {"torch": "cpu"} if torch_index is None else torch_index
     (root / "files").symlink_to(wheelhouse)
     by_name: dict = {}
     for whl in sorted(wheelhouse.glob("*.whl")):
         digest = hashlib.sha256(whl.read_bytes()).hexdigest()
         by_name.setdefault(canonicalize_name(parse_wheel_filename(whl.name)[0]), []).append(
             (f"/files/{whl.name.replace('+', '%2B')}#sha256={digest}", whl.name))
-    write_page(root / "whl" / "cpu" / "torch", by_name["torch"])
     for name, links in by_name.items():
-        if name != "torch":
+        if name in torch_index:
+            write_page(root / "whl" / torch_index[name] / name, links)
+        else:
             write_page(root / "simple" / name, links)
 
     class Handler(http.server.SimpleHTTPRequestHandler):

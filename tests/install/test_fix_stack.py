@@ -226,3 +226,70 @@ def test_sympy_and_networkx_are_repaired_with_torch_held(broken, index, tmp_path
     assert [ln for ln in frozen.splitlines() if ln.startswith("torch==")] == torch_before
     assert _ids(_check(python, env)) == set()
     print(f"\nfix --yes (sympy/networkx) took {took:.1f}s")
+
+
+def test_a_torchvision_of_another_release_plans_the_right_release_and_build(venv, index, wheelhouse, tmp_path):
+    """torchvision 0.29.0 (torch 2.14's release; the registry's wheel is its cu130 build) beside torch 2.13.0+cpu:
+    check names the release, the fix plans torchvision 0.28 in the CPU build from the index torch came from. No
+    CPU torchvision can be had here (the registry's are CUDA builds; the local torch index has none): pip installs
+    the only 0.28 there is, the cu130 build, the fresh check still finds ED502, and the whole transaction is rolled
+    back to torchvision 0.29.0."""
+    if not list(wheelhouse.glob("torchvision-0.29.0-*.whl")) or not list(wheelhouse.glob("pillow-*.whl")):
+        pytest.skip("no torchvision 0.29.0 or pillow wheel in the test wheels: run `python tools/fetch_test_wheels.py`")
+    python = _python(venv)
+    _pip(venv, wheelhouse, "install", "-q", "--no-index", "--find-links", str(wheelhouse), "--no-deps",
+         "torchvision==0.29.0")
+    try:
+        env = _env(index, tmp_path)
+        before = _check(python, env)
+        [f] = [f for f in before["findings"] if f["id"] == "ED502"]
+        assert f["title"].startswith("torchvision 0.29.0 does not match") and "0.28" in f["fix"]
+        dry = _envdoctor("fix", "--python", python, "--index-base", f"{index}/whl", "--dry-run", "--json", env=env)
+        assert dry.returncode == 0, dry.stderr[-3000:]
+        plan = json.loads(dry.stdout)
+        [step] = [s for s in plan["steps"] if s["id"] == "ED502:torchvision"]
+        assert step["status"] == "planned" and step["installs"] == ["torchvision==0.28.*"]
+        [pkg] = plan["packages"]
+        assert (pkg["name"], pkg["variant"], pkg["index_url"]) == ("torchvision", "cpu", f"{index}/whl/cpu")
+        assert ("torchvision", "0.28.0") in {(i["name"], i["version"]) for i in plan["installs"]}
+        assert "torch" not in {i["name"] for i in plan["installs"]}
+
+        frozen = _freeze(python)
+        res = _envdoctor("fix", "--python", python, "--index-base", f"{index}/whl", "--yes", "--json", env=env)
+        assert res.returncode == 3, res.stderr[-3000:]
+        doc = json.loads(res.stdout)
+        assert doc["status"] == "rolled_back" and doc["rollback_ok"] is True
+        assert "step ED502:torchvision: ED502 is still found after the install" in doc["message"]
+        assert "torchvision==0.29.0" in _freeze(python) and _freeze(python) == frozen
+    finally:
+        subprocess.run([python, "-m", "pip", "uninstall", "-y", "-q", "torchvision"], env=clean_env(),
+                       capture_output=True, timeout=300)
+
+
+def test_the_lock_pins_the_requirements_steps_and_names_the_rebuild(broken, index, wheelhouse, xformers_wheel, tmp_path):
+    """`fix --format requirements|pylock` of the sympy/networkx case with an xformers rebuild: the requirements
+    step's resolution is in the lock (hashed), the rebuild is named as built from source, not lockable."""
+    python = _python(broken)
+    _pip(broken, wheelhouse, "install", "-q", "--no-deps", str(xformers_wheel))
+    try:
+        env = _env(index, tmp_path)
+        req = _envdoctor("fix", "--python", python, "--index-base", f"{index}/whl", "--format", "requirements", env=env)
+        assert req.returncode == 0, req.stderr[-3000:]
+        lines = req.stdout.splitlines()
+        assert "sympy>=1.13.3" in lines[0] and "networkx>=2.5.1" in lines[0]
+        assert any(ln.startswith("sympy==1.14.0") for ln in lines) and any(ln.startswith("networkx==3.6.1") for ln in lines)
+        assert any(ln.startswith("torch==2.13.0+cpu") for ln in lines) and "--hash=sha256:" in req.stdout
+        assert any(ln.startswith("# xformers==0.0.1: built from source, not lockable") for ln in lines)
+        out = tmp_path / "pylock.toml"
+        lock = _envdoctor("fix", "--python", python, "--index-base", f"{index}/whl", "--format", "pylock", "-o",
+                          str(out), env=env)
+        assert lock.returncode == 0, lock.stderr[-3000:]
+        import tomllib
+
+        text = out.read_text()
+        names = {p["name"]: p["version"] for p in tomllib.loads(text)["packages"]}
+        assert names["sympy"] == "1.14.0" and names["networkx"] == "3.6.1" and "xformers" not in names
+        assert "# xformers==0.0.1: built from source, not lockable" in text
+    finally:
+        subprocess.run([python, "-m", "pip", "uninstall", "-y", "-q", "xformers"], env=clean_env(),
+                       capture_output=True, timeout=300)
