@@ -52,9 +52,10 @@ def _item(text: str) -> str:
 
 
 def render_report(snap: Snapshot, findings: Sequence[Finding], redact: bool = True, *, plan: Any = None,
-                  selftests: Sequence[Any] = (), nccl: Any = None) -> str:
+                  selftests: Sequence[Any] = (), diagnosis: Any = None) -> str:
     """The report; the TUI adds what it shows besides: the install `plan` (wheels.planner.Plan), the `selftests`
-    it ran (selftest.result.TestResult) and the `nccl` diagnosis it made (nccl.diagnose report)."""
+    it ran (selftest.result.TestResult) and the `diagnosis` of a pasted or opened text it made
+    (usecases.diagnose_text.DiagnoseResult)."""
     s = summary(findings)
     lines: List[str] = [
         "## envdoctor report",
@@ -70,7 +71,7 @@ def render_report(snap: Snapshot, findings: Sequence[Finding], redact: bool = Tr
             lines.append(f"  - {_item(f.detail)}")
             lines.append(f"  - fix: {_item(f.fix)}")
         lines.append("")
-    lines += _plan_lines(plan) + _selftest_lines(selftests) + _nccl_lines(nccl)
+    lines += _plan_lines(plan) + _selftest_lines(selftests) + _diagnosis_lines(diagnosis)
     lines += ["### Machine", ""]
     for title, items in fact_groups(snap):
         lines += [f"**{title}**", "", "| | |", "|---|---|"]
@@ -82,7 +83,7 @@ def render_report(snap: Snapshot, findings: Sequence[Finding], redact: bool = Tr
         lines.append(f"| {_cell(p.name)} | {_cell(p.status)} | {show(p.seconds)} | {_cell(p.error or '')} |")
     text = printable(scrub_secrets("\n".join(lines) + "\n"))
     if redact:
-        text = scrub_identity(text, hostnames=_identities(snap) | _log_hosts(nccl), users=_users(snap))
+        text = scrub_identity(text, hostnames=_identities(snap) | _log_hosts(diagnosis), users=_users(snap))
     return text
 
 
@@ -126,12 +127,15 @@ def _selftest_lines(results: Sequence[Any]) -> List[str]:
     return lines + [""]
 
 
-def _nccl_lines(report: Optional[Any]) -> List[str]:
+def _diagnosis_lines(report: Optional[Any]) -> List[str]:
     if report is None:
         return []
-    lines = ["### NCCL diagnosis", "", f"{len(report.inputs)} input(s), {report.lines} line(s).", ""]
+    lines = ["### Diagnosis", "", f"{len(report.inputs)} input(s), {report.lines} line(s).", ""]
+    kinds = list(dict.fromkeys(s.kind for s in getattr(report, "sections", ()) or ()))
+    if kinds:
+        lines += [f"Report sections read: {', '.join(kinds)}.", ""]
     if not report.failed:
-        lines += ["No recognisable NCCL failure in the input.", ""]
+        lines += ["No recognisable failure in the input.", ""]
     for n, fd in enumerate(report.findings, 1):
         label = "most likely root cause" if n == 1 and report.failed else ("also possible" if report.failed else "warning")
         lines.append(f"{n}. **{fd.title}** ({label}, {fd.confidence} confidence, {fd.id})")

@@ -715,7 +715,7 @@ class EnvDoctorApp(App[int]):
         ran_here = selftests is not None and not self.source  # self-tests ran on this machine, not the opened file's
         return render_report(self.snapshot, self.findings or [], redact=True, plan=self.plan,
                              selftests=list(selftests.results.values()) if ran_here else [],
-                             nccl=diagnosis.report if diagnosis is not None else None)
+                             diagnosis=diagnosis.report if diagnosis is not None else None)
 
     def _export(self, choice: Optional[Tuple[str, str]]) -> None:
         if choice is None:
