@@ -28,6 +28,11 @@ MAX_FILES = 100_000  # rank logs under one directory
 class LogInput:
     label: str  # how findings name it: the path as given (a directory's files under it), or <stdin>
     path: Optional[str]  # None: standard input
+    walked: bool = False  # found under a directory named on the command line (not named itself)
+
+
+class Vanished(InputError):
+    """A file found under a named directory was gone (or replaced) by the time it was opened: skipped, not fatal."""
 
 
 def expand(paths: Sequence[Union[str, Path]]) -> List[LogInput]:
@@ -86,7 +91,7 @@ def _walk(top: str) -> Iterator[LogInput]:
             count += 1
             if count > MAX_FILES:
                 raise InputError(f"{top}: more than {MAX_FILES} files under it; name the rank logs to read")
-            yield LogInput(path, path)
+            yield LogInput(path, path, walked=True)
 
 
 def _walk_error(exc: OSError) -> None:
@@ -100,11 +105,15 @@ def open_log(item: LogInput) -> BinaryIO:
         fd = os.open(item.path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
                      | getattr(os, "O_BINARY", 0))
     except FileNotFoundError:
+        if item.walked:
+            raise Vanished(f"{item.label}: removed while its folder was read; skipped") from None
         raise InputError(f"{item.label}: no such file") from None
     except OSError as exc:
         raise InputError(f"{item.label}: cannot read: {exc.strerror or exc}") from None
     try:
         st = os.fstat(fd)
+        if item.walked and not stat.S_ISREG(st.st_mode):
+            raise Vanished(f"{item.label}: no longer a regular file when it was opened; skipped")
         _check_file(item.label, st)
         # reads block again (a FIFO whose writer is there waits for its data; one with none reads as empty)
         if fcntl is not None:

@@ -26,6 +26,9 @@ def render_diagnose(result: DiagnoseResult, style: Style) -> str:
         out.append(f"  note: {label}:{line} is longer than the cap: read as its head and its tail, the middle cut")
     if len(result.cut_lines) > 5:
         out.append(f"  note: and {len(result.cut_lines) - 5} more line(s) cut")
+    out += [f"  note: {why}" for why in result.skipped[:5]]
+    if len(result.skipped) > 5:
+        out.append(f"  note: and {len(result.skipped) - 5} more file(s) skipped")
     out.append("")
     if not result.findings:
         out.append(style(NOTHING, "green"))

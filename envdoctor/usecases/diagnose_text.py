@@ -58,6 +58,7 @@ class DiagnoseResult:
     bytes: int = 0
     cut_lines: List[Tuple[str, int]] = field(default_factory=list)  # (input, line) of each line longer than the cap
     reports_read: bool = False  # was the report reader there (envdoctor.text)?
+    skipped: List[str] = field(default_factory=list)  # files under a named folder that were gone when opened: why
 
     @property
     def failed(self) -> bool:
@@ -85,6 +86,7 @@ class DiagnoseResult:
             "bytes": self.bytes,
             "cut_lines": [{"input": label, "line": line, "note": "longer than the cap: read as its head and its tail"}
                           for label, line in self.cut_lines],
+            "skipped": list(self.skipped),
             "summary": {"failure_diagnosed": self.failed, "message": self.message},
         }
 
@@ -173,7 +175,7 @@ def diagnose_text(inputs: Sequence[Input], knowledge: Knowledge, snapshot: Optio
     read (InputError, exit 2, names an unreadable one). `signatures`: the signature set (default: the Knowledge's);
     `snapshot`: machine facts to weigh the causes against."""
     from envdoctor.evidence.engine import Scanner
-    from envdoctor.evidence.inputs import expand, open_log
+    from envdoctor.evidence.inputs import Vanished, expand, open_log
     rules = signatures or knowledge.signatures
     expanded = [None if isinstance(given, tuple) else expand([given]) for given in inputs]  # check every path first
     scanner = Scanner(rules)
@@ -181,6 +183,7 @@ def diagnose_text(inputs: Sequence[Input], knowledge: Knowledge, snapshot: Optio
     sections: List[Section] = []
     report_facts: List[Any] = []
     reports_read = False
+    skipped: List[str] = []
 
     def read(label: str, stream: BinaryIO) -> None:
         nonlocal reports_read
@@ -206,7 +209,12 @@ def diagnose_text(inputs: Sequence[Input], knowledge: Knowledge, snapshot: Optio
             if item.path is None:
                 read(item.label, stdin if stdin is not None else sys.stdin.buffer)
             else:
-                with open_log(item) as f:
+                try:
+                    stream = open_log(item)
+                except Vanished as gone:
+                    skipped.append(str(gone))
+                    continue
+                with stream as f:
                     read(item.label, f)
     text_findings = scanner.findings(snapshot)
     partial = _partial_snapshot(report_facts, snapshot)
@@ -222,7 +230,7 @@ def diagnose_text(inputs: Sequence[Input], knowledge: Knowledge, snapshot: Optio
     text_findings = [replace(f, category=renamed[f.category]) if f.category in renamed else f for f in text_findings]
     findings = rank_together(text_findings, machine, rules.settings)
     return DiagnoseResult(findings, list(scanner.inputs), sections, stated, scanner.lines, scanner.bytes,
-                          cut_lines, reports_read)
+                          cut_lines, reports_read, skipped)
 
 
 def rank_together(text: Sequence[Finding], machine: Sequence[Finding], settings: Dict[str, Any]) -> List[Finding]:
