@@ -19,7 +19,7 @@ from envdoctor.selftest.common import (
     significant,
     torch_missing,
 )
-from envdoctor.selftest.gpu_stress import bundled_tables, peaks, slow_findings, stress_findings, stress_metrics
+from envdoctor.selftest.gpu_stress import peaks, slow_findings, stress_findings, stress_metrics
 from envdoctor.selftest.gpu_watch import GpuWatch
 from envdoctor.selftest.kind import RunInputs, SelftestKind
 from envdoctor.selftest.launch import Launcher, launch
@@ -30,8 +30,8 @@ def run_gpu(target: Target, timeout: float = 600.0, progress: Progress = no_prog
             device: str = "cuda", scratch: Optional[Path] = None, stress: float = 0.0,
             tables: Optional[Tables] = None, watch: Optional[GpuWatch] = None) -> TestResult:
     """The checks; with `stress` seconds also the memory pattern test and the burn, `watch` (NVML; None: a
-    GpuWatch over pynvml) reading the health counters around them and `tables` (None: the bundled ones) the
-    GPUs' datasheet peaks."""
+    GpuWatch over pynvml) reading the health counters around them and `tables` (the Knowledge's; None: no
+    rules database was given, and the datasheet peaks are not compared) the GPUs' datasheet peaks."""
     bad = torch_missing("gpu", target)
     if bad:
         return bad
@@ -73,9 +73,11 @@ def run_gpu(target: Target, timeout: float = 600.0, progress: Progress = no_prog
                 remedy=manual("Check `nvidia-smi topo -p2p r`, ACS and the IOMMU (`envdoctor check`); in a VM enable P2P."),
                 subjects=sorted({f"gpu:{x}" for p in no_peer for x in p.split("->")}),
             ))
-    if data.get("devices"):
-        metrics["peaks"] = peaks(data["devices"], data.get("stress"), tables if tables is not None else bundled_tables())
+    if data.get("devices") and tables is not None:
+        metrics["peaks"] = peaks(data["devices"], data.get("stress"), tables)
         findings += slow_findings(metrics["peaks"])
+    elif data.get("devices"):
+        metrics["peaks_not_compared"] = "no rules database was given, so no datasheet peaks to compare with"
     if data.get("stress") is not None or watched is not None:
         metrics["stress"] = stress_metrics(data.get("stress") or {}, watched)
         findings += stress_findings(metrics["stress"])

@@ -18,14 +18,6 @@ TROUBLE_REASONS = ("hw_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdow
 _TENSOR_DTYPES = ("bfloat16", "float16")
 
 
-def bundled_tables() -> Tables:
-    """The bundled rules database's tables (when the run was given no Knowledge)."""
-    from envdoctor.data_files import data_path
-    from envdoctor.rules.registry import load_rulebook
-
-    return load_rulebook(data_path("rules")).tables
-
-
 def peaks(devices: List[Dict[str, Any]], stress: Optional[Dict[str, Any]], tables: Tables) -> List[Dict[str, Any]]:
     """Per CUDA device: its datasheet row and the share of each peak the checks (and the burn) reached."""
     burns = {b.get("device"): b for b in (stress or {}).get("burn", [])}
