@@ -30,11 +30,11 @@ from compiled import byte_compile_envdoctor  # bench/, beside the script
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def wall(argv, env, runs):
+def wall(argv, env, runs, cwd=ROOT):
     times = []
     for _ in range(runs):
         start = time.perf_counter()
-        res = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True)
+        res = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True)
         times.append(time.perf_counter() - start)
         if res.returncode not in (0, 1):
             raise SystemExit(f"{argv} failed ({res.returncode}): {res.stderr[-500:]}")
@@ -96,15 +96,20 @@ def measure(py: str, env: dict, runs: int, baseline_tree: Optional[str] = None) 
         "collect_env": [py, "-m", "torch.utils.collect_env"],
     }
     envs = {k: env for k in commands}
+    cwds = {k: ROOT for k in commands}
     if baseline_tree:
+        # `python -m` puts its working directory first on sys.path: the baseline runs from its own tree, or this
+        # tree's envdoctor would shadow it whatever PYTHONPATH says
+        tree = Path(baseline_tree).resolve()
         commands["envdoctor_check_baseline"] = [py, "-m", "envdoctor", "check"]
-        envs["envdoctor_check_baseline"] = dict(env, PYTHONPATH=str(Path(baseline_tree).resolve()))
+        envs["envdoctor_check_baseline"] = dict(env, PYTHONPATH=str(tree))
+        cwds["envdoctor_check_baseline"] = tree
     for name, argv in commands.items():  # warm the page cache once
-        subprocess.run(argv, cwd=ROOT, env=envs[name], capture_output=True)
+        subprocess.run(argv, cwd=cwds[name], env=envs[name], capture_output=True)
     samples = {k: [] for k in commands}
     for _ in range(runs):
         for name, argv in commands.items():
-            samples[name].append(wall(argv, envs[name], 1)["runs"][0])
+            samples[name].append(wall(argv, envs[name], 1, cwds[name])["runs"][0])
     results = {k: {"median_s": round(statistics.median(v), 4), "min_s": round(min(v), 4), "runs": v}
                for k, v in samples.items()}
 
