@@ -196,3 +196,42 @@ def test_a_variant_wheel_states_its_properties(tmp_path):
     x86 = json.loads((tmp_path / "registry.json").read_text())["releases"]["2.16.0"]["platforms"]["linux_x86_64"]
     assert x86["variant_properties"] == declared and x86["variant_label"] == "cu133"
     assert x86["sm"] == ["sm_90", "sm_120"] and x86["ptx"] == ["compute_120"] and x86["variant"] == "cu133"
+
+
+def _zip_with(member: bytes, name: str = "a.dist-info/METADATA") -> bytes:
+    import io
+    import zipfile
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr(name, member, compress_type=zipfile.ZIP_DEFLATED)
+    return buf.getvalue()
+
+
+def _served(data: bytes):
+    return lambda url, s, e: data[s:] if s < 0 else data[s:e + 1]
+
+
+def test_ranged_zip_refuses_a_member_that_inflates_past_its_stated_size():
+    import struct
+
+    from envdoctor.wheels import ranged_zip
+
+    data = bytearray(_zip_with(b"\0" * 100_000))
+    cd = data.rfind(b"PK\x01\x02")
+    data[cd + 24:cd + 28] = struct.pack("<I", 10)  # the directory claims 10 bytes; the stream inflates to 100,000
+    z = RangedZip("mem", _served(bytes(data)))
+    with pytest.raises(ranged_zip.NotAZip, match="inflates past its stated size"):
+        z.read("a.dist-info/METADATA")
+
+
+def test_ranged_zip_refuses_sizes_past_its_caps(monkeypatch):
+    from envdoctor.wheels import ranged_zip
+
+    data = _zip_with(b"x" * 5000)
+    monkeypatch.setattr(ranged_zip, "MAX_MEMBER", 1000)
+    with pytest.raises(ranged_zip.NotAZip, match="more than the 1000 read"):
+        RangedZip("mem", _served(data)).read("a.dist-info/METADATA")
+    monkeypatch.setattr(ranged_zip, "MAX_DIRECTORY", 10)
+    with pytest.raises(ranged_zip.NotAZip, match="central directory of"):
+        RangedZip("mem", _served(data))

@@ -18,6 +18,10 @@ from typing import Callable, Dict, List, Optional
 
 RangeGet = Callable[[str, int, int], bytes]  # bytes [start, end] inclusive; start < 0: the last -start bytes
 TAIL = 1 << 16  # the EOCD record (22 bytes) plus the longest comment a zip can carry
+# What one read may ask a server for or inflate: a wheel's central directory is a few MB, the members read
+# (METADATA, version.py, a variant's JSON) a few KB; a zip64 field or a deflate stream that claims more is refused.
+MAX_DIRECTORY = 64 << 20
+MAX_MEMBER = 64 << 20
 _EOCD = b"PK\x05\x06"
 _EOCD64_LOCATOR = b"PK\x06\x07"
 _EOCD64 = b"PK\x06\x06"
@@ -78,6 +82,8 @@ class RangedZip:
                 raise NotAZip(f"{url}: broken zip64 end-of-central-directory record")
             cd_size, cd_offset = struct.unpack("<QQ", rec[40:56])
             tail_at = rec_offset - rel if rel >= 0 else -1
+        if cd_size > MAX_DIRECTORY:
+            raise NotAZip(f"{url}: central directory of {cd_size} bytes, more than the {MAX_DIRECTORY} read")
         lo = cd_offset - tail_at
         cd = end[lo:lo + cd_size] if tail_at >= 0 and lo >= 0 else b""
         if len(cd) != cd_size or cd[:4] != _CENTRAL:
@@ -99,6 +105,8 @@ class RangedZip:
     def read(self, name: str) -> bytes:
         """One member's bytes, decompressed: its local header and data, one request."""
         m = self.members[name]
+        if m.compressed > MAX_MEMBER or m.size > MAX_MEMBER:
+            raise NotAZip(f"{self.url}: {name}: {max(m.compressed, m.size)} bytes, more than the {MAX_MEMBER} read")
         slack = 30 + len(name.encode()) + 1024  # the local extra field may differ from the central one
         raw = self._fetch(m.offset, m.offset + slack + m.compressed - 1)
         if raw[:4] != _LOCAL:
@@ -111,7 +119,11 @@ class RangedZip:
         if m.method == 0:
             return data
         if m.method == 8:
-            return zlib.decompressobj(-15).decompress(data)
+            inflate = zlib.decompressobj(-15)
+            out = inflate.decompress(data, MAX_MEMBER + 1)  # stops there, whatever the directory said
+            if len(out) > MAX_MEMBER or len(out) > m.size:
+                raise NotAZip(f"{self.url}: {name}: inflates past its stated size of {m.size} bytes")
+            return out
         raise NotAZip(f"{self.url}: {name}: compression method {m.method} is not stored or deflated")
 
 
