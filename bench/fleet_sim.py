@@ -1,8 +1,13 @@
 """`fleet collect` simulated in one process: rank 0 runs the real collect (`envdoctor.fleet.collect.run`) and
-hosts the TCPStore; every other node is a thread with its own store client, running the real follower, or a
-hostile one that sends what it is told (bad JSON, a clock answer `abc`, a bandwidth row of the wrong shape).
+hosts the TCPStore; every other node is a thread with its own store client, running the real follower (or group
+leader), or a hostile one that sends what it is told (bad JSON, a clock answer `abc`, a bandwidth row of the
+wrong shape, a group document that is not one) or, as a group leader, dies before it leads.
 
     from fleet_sim import simulate   # bench/ on sys.path
+
+Run as a script it measures flat against hierarchical gathering (bench/results/fleet_hier.json):
+
+    nice -n 10 python bench/fleet_sim.py [--nodes 1024,4096] [--gather flat,hierarchical] [--group 64]
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from typing import Any, Callable, Dict, List, Optional
 
 from envdoctor.fleet import collect
 from envdoctor.fleet.endpoint import Rendezvous
+from envdoctor.fleet.gather import Gather
 
 
 def free_port() -> int:
@@ -31,6 +37,67 @@ class Hostile:
     payload: Optional[bytes] = None
     clock: Optional[bytes] = None
     row: Optional[bytes] = None
+    group_doc: Optional[bytes] = None  # as a group leader: posted as its group's document
+    dies: bool = False  # as a group leader: gone once it has posted its own message
+
+
+class Tally:
+    """Bytes and operations through the store, per rank, and the most bytes the store held at once."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.sent: Dict[int, int] = {}
+        self.received: Dict[int, int] = {}
+        self.ops: Dict[int, int] = {}
+        self.live: Dict[str, int] = {}
+        self.held = self.peak_held = 0
+        self.peak_keys = 0
+
+    def count(self, rank: int, sent: int = 0, received: int = 0, key: Optional[str] = None,
+              deleted: Optional[str] = None) -> None:
+        with self.lock:
+            self.sent[rank] = self.sent.get(rank, 0) + sent
+            self.received[rank] = self.received.get(rank, 0) + received
+            self.ops[rank] = self.ops.get(rank, 0) + 1
+            if key is not None:
+                self.held += sent - self.live.get(key, 0)
+                self.live[key] = sent
+            if deleted is not None:
+                self.held -= self.live.pop(deleted, 0)
+            self.peak_held = max(self.peak_held, self.held)
+            self.peak_keys = max(self.peak_keys, len(self.live))
+
+
+class Counting:
+    """A store client that tallies what goes through it (set, get, add, check, wait, delete_key)."""
+
+    def __init__(self, store: Any, tally: Tally, rank: int) -> None:
+        self._s, self._t, self._r = store, tally, rank
+
+    def set(self, key: str, value: Any) -> None:
+        self._s.set(key, value)
+        self._t.count(self._r, sent=len(key) + len(value), key=key)
+
+    def get(self, key: str) -> bytes:
+        value = self._s.get(key)
+        self._t.count(self._r, sent=len(key), received=len(value))
+        return value
+
+    def add(self, key: str, n: int) -> int:
+        self._t.count(self._r, sent=len(key) + 8, received=8)
+        return self._s.add(key, n)
+
+    def check(self, keys: List[str]) -> bool:
+        self._t.count(self._r, sent=sum(map(len, keys)), received=1)
+        return self._s.check(keys)
+
+    def wait(self, keys: List[str], *timeout: Any) -> None:
+        self._t.count(self._r, sent=sum(map(len, keys)))
+        self._s.wait(keys, *timeout)
+
+    def delete_key(self, key: str) -> bool:
+        self._t.count(self._r, sent=len(key), deleted=key)
+        return self._s.delete_key(key)
 
 
 @dataclass
@@ -40,21 +107,38 @@ class Simulated:
     decided: Any
     follower_codes: Dict[int, Any] = field(default_factory=dict)
     seconds: float = 0.0
+    tally: Optional[Tally] = None
 
 
-def _hostile_follower(rdzv: Rendezvous, h: Hostile, honest: Dict[str, Any], timeout: float) -> int:
+def _hostile_follower(rdzv: Rendezvous, h: Hostile, honest: Dict[str, Any], timeout: float,
+                      wrap: Callable[[Any, int], Any]) -> int:
     import datetime
 
     import torch.distributed as dist
 
-    store = dist.PrefixStore(collect.PREFIX, dist.TCPStore(rdzv.host, rdzv.port, is_master=False,
-                                                           timeout=datetime.timedelta(seconds=timeout),
-                                                           wait_for_workers=False))
-    store.set(f"node/{rdzv.rank}", h.payload if h.payload is not None else json.dumps(honest))
-    store.add("arrived", 1)
+    td = datetime.timedelta(seconds=timeout)
+    store = wrap(dist.PrefixStore(collect.PREFIX, dist.TCPStore(rdzv.host, rdzv.port, is_master=False, timeout=td,
+                                                                wait_for_workers=False)), rdzv.rank)
+    store.wait(["layout"])
+    group = json.loads(store.get("layout").decode())["group"]
+    store.set(collect.node_key(rdzv.rank, group), h.payload if h.payload is not None else json.dumps(honest))
+    store.add("arrived" if group is None else f"g/{rdzv.rank // group}/arrived", 1)
+    if group is not None and rdzv.rank % group == 0:
+        if h.dies:
+            return -9
+        if h.group_doc is not None:
+            k = rdzv.rank // group
+            keys = [collect.node_key(r, group) for r in collect.group_ranks(k, group, rdzv.nnodes)]
+            store.wait(keys, td)
+            store.set(f"group/{k}", h.group_doc)
+            store.add("groups", 1)
+            for key in keys:
+                store.delete_key(key)
+        else:
+            collect._lead_group(store, rdzv, group, timeout, lambda _t: None)
     store.wait(["plan"])
     plan = json.loads(store.get("plan").decode())
-    if rdzv.rank in plan["arrived"]:
+    if rdzv.rank in plan["arrived"] if "arrived" in plan else rdzv.rank not in plan["absent"]:
         if h.clock is not None:
             store.set(f"clock/{rdzv.rank}", json.dumps([[time.time(), h.clock.decode(), time.time()]]))
         else:
@@ -71,13 +155,24 @@ def _hostile_follower(rdzv: Rendezvous, h: Hostile, honest: Dict[str, Any], time
 
 def simulate(nnodes: int, payload_of: Callable[[int], Dict[str, Any]], decide: Callable[[collect.Collected], Any],
              hostile: Optional[Dict[int, Hostile]] = None, timeout: float = 120.0, stack_kib: int = 512,
-             progress: Callable[[str], None] = lambda _t: None) -> Simulated:
+             progress: Callable[[str], None] = lambda _t: None, gather: Gather = Gather(),
+             count: bool = False) -> Simulated:
     """Rank 0 in this thread, nodes 1..nnodes-1 in threads; `decide(collected)` is rank 0's diagnosis (its
-    result is kept; the verdict posted is 0). `hostile`: rank -> what that node sends instead."""
+    result is kept; the verdict posted is 0). `hostile`: rank -> what that node sends instead. `gather`: rank 0's
+    choice of flat or by groups. `count`: tally the bytes and operations through the store (`Simulated.tally`)."""
     hostile = hostile or {}
     port = free_port()
     box: Dict[str, Any] = {}
     codes: Dict[int, Any] = {}
+    tally = Tally() if count else None
+
+    def wrap(store: Any, rank: int) -> Any:
+        return Counting(store, tally, rank) if tally is not None else store
+
+    real_connect = collect.connect
+
+    def connect(rdzv: Rendezvous, timeout: float, progress: Callable[[str], None]) -> Any:
+        return wrap(real_connect(rdzv, timeout, progress), rdzv.rank)
 
     def decide_and_keep(got: collect.Collected) -> int:
         box["got"], box["decided"] = got, decide(got)
@@ -87,20 +182,21 @@ def simulate(nnodes: int, payload_of: Callable[[int], Dict[str, Any]], decide: C
         rdzv = Rendezvous(nnodes, r, "127.0.0.1", port)
         try:
             if r in hostile:
-                codes[r] = _hostile_follower(rdzv, hostile[r], payload_of(r), timeout)
+                codes[r] = _hostile_follower(rdzv, hostile[r], payload_of(r), timeout, wrap)
             else:
                 codes[r] = collect.run(rdzv, lambda: payload_of(r), timeout, None, lambda _g: 0, lambda _t: None)
         except Exception as exc:  # what a node ended with, to report
             codes[r] = f"{type(exc).__name__}: {exc}"
 
     old = threading.stack_size(stack_kib * 1024)
+    collect.connect = connect  # type: ignore[assignment]
     start = time.monotonic()
     try:
         lead = Rendezvous(nnodes, 0, "127.0.0.1", port)
         result: Dict[str, Any] = {}
 
         def rank0() -> None:
-            result["code"] = collect.run(lead, lambda: payload_of(0), timeout, None, decide_and_keep, progress)
+            result["code"] = collect.run(lead, lambda: payload_of(0), timeout, None, decide_and_keep, progress, gather)
 
         t0 = threading.Thread(target=rank0, name="rank0")
         t0.start()
@@ -114,5 +210,6 @@ def simulate(nnodes: int, payload_of: Callable[[int], Dict[str, Any]], decide: C
         for t in threads:
             t.join(timeout)
     finally:
+        collect.connect = real_connect  # type: ignore[assignment]
         threading.stack_size(old)
-    return Simulated(result.get("code", -1), box.get("got"), box.get("decided"), codes, time.monotonic() - start)
+    return Simulated(result.get("code", -1), box.get("got"), box.get("decided"), codes, time.monotonic() - start, tally)
