@@ -39,6 +39,7 @@ class Hostile:
     row: Optional[bytes] = None
     group_doc: Optional[bytes] = None  # as a group leader: posted as its group's document
     dies: bool = False  # as a group leader: gone once it has posted its own message
+    absent: bool = False  # never comes at all
 
 
 class Tally:
@@ -69,7 +70,7 @@ class Tally:
 
 
 class Counting:
-    """A store client that tallies what goes through it (set, get, add, check, wait, delete_key)."""
+    """A store client that tallies what goes through it (set, get, multi_get, add, check, wait, delete_key)."""
 
     def __init__(self, store: Any, tally: Tally, rank: int) -> None:
         self._s, self._t, self._r = store, tally, rank
@@ -82,6 +83,11 @@ class Counting:
         value = self._s.get(key)
         self._t.count(self._r, sent=len(key), received=len(value))
         return value
+
+    def multi_get(self, keys: List[str]) -> List[bytes]:
+        values = self._s.multi_get(keys)
+        self._t.count(self._r, sent=sum(map(len, keys)), received=sum(map(len, values)))
+        return values
 
     def add(self, key: str, n: int) -> int:
         self._t.count(self._r, sent=len(key) + 8, received=8)
@@ -116,6 +122,8 @@ def _hostile_follower(rdzv: Rendezvous, h: Hostile, honest: Dict[str, Any], time
 
     import torch.distributed as dist
 
+    if h.absent:
+        return -9
     td = datetime.timedelta(seconds=timeout)
     store = wrap(dist.PrefixStore(collect.PREFIX, dist.TCPStore(rdzv.host, rdzv.port, is_master=False, timeout=td,
                                                                 wait_for_workers=False)), rdzv.rank)
@@ -138,7 +146,7 @@ def _hostile_follower(rdzv: Rendezvous, h: Hostile, honest: Dict[str, Any], time
             collect._lead_group(store, rdzv, group, timeout, lambda _t: None)
     store.wait(["plan"])
     plan = json.loads(store.get("plan").decode())
-    if rdzv.rank in plan["arrived"] if "arrived" in plan else rdzv.rank not in plan["absent"]:
+    if rdzv.rank not in plan["absent"]:
         if h.clock is not None:
             store.set(f"clock/{rdzv.rank}", json.dumps([[time.time(), h.clock.decode(), time.time()]]))
         else:
@@ -213,3 +221,160 @@ def simulate(nnodes: int, payload_of: Callable[[int], Dict[str, Any]], decide: C
         collect.connect = real_connect  # type: ignore[assignment]
         threading.stack_size(old)
     return Simulated(result.get("code", -1), box.get("got"), box.get("decided"), codes, time.monotonic() - start, tally)
+
+
+def held_bytes(root: Any) -> int:
+    """What `root` holds in memory: sys.getsizeof over everything reachable through dicts, lists and tuples,
+    each object once (twins' shared documents count once)."""
+    import sys
+
+    seen, stack, total = set(), [root], 0
+    while stack:
+        obj = stack.pop()
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        total += sys.getsizeof(obj)
+        if isinstance(obj, dict):
+            stack.extend(obj.keys())
+            stack.extend(obj.values())
+        elif isinstance(obj, (list, tuple)):
+            stack.extend(obj)
+    return total
+
+
+def _messages(n: int) -> Dict[int, str]:
+    from pathlib import Path
+
+    from fleet_nodes import node_document
+
+    base = json.loads((Path(__file__).resolve().parents[1] / "tests/fixtures/snapshots/h100_8x_nvswitch.json").read_text())
+    return {r: json.dumps({"hostname": f"node{r:05d}", "file": "", "snapshot": node_document(base, r, n)}) for r in range(n)}
+
+
+def floor_one(n: int, stack_kib: int = 512) -> Dict[str, Any]:
+    """The floor, in this process: n-1 threads each connect a store client and post its message, and rank 0
+    (hosting the store) waits for them all and reads every message once, as bytes: no protocol, no parsing."""
+    import datetime
+
+    import torch.distributed as dist
+
+    raw = _messages(n)
+    port = free_port()
+    td = datetime.timedelta(seconds=900)
+    host = dist.TCPStore("127.0.0.1", port, is_master=True, timeout=td, wait_for_workers=False)
+
+    def node(r: int) -> None:
+        s = dist.TCPStore("127.0.0.1", port, is_master=False, timeout=td, wait_for_workers=False)
+        s.set(f"node/{r}", raw[r])
+        s.add("arrived", 1)
+        s.wait(["done"])
+
+    old = threading.stack_size(stack_kib * 1024)
+    start = time.monotonic()
+    threads = [threading.Thread(target=node, args=(r,), daemon=True) for r in range(1, n)]
+    for t in threads:
+        t.start()
+    while host.add("arrived", 0) < n - 1:
+        time.sleep(0.05)
+    read_from = time.monotonic()
+    got = sum(len(host.get(f"node/{r}")) for r in range(1, n))
+    done = time.monotonic()
+    host.set("done", "1")
+    for t in threads:
+        t.join(60)
+    threading.stack_size(old)
+    return {"nodes": n, "gathered_s": round(done - start, 2), "rank0_read_s": round(done - read_from, 3), "bytes": got}
+
+
+def measure_one(n: int, mode: str, group: int) -> Dict[str, Any]:
+    """In this process: `fleet collect` of n simulated nodes (bench/fleet_nodes.py), flat or by groups."""
+    import resource
+    import sys
+
+    from envdoctor.settings import Settings
+    from envdoctor.usecases.fleet import diagnose_collected
+
+    know = Settings.from_env({}).knowledge()
+    raw = _messages(n)
+    timing: Dict[str, float] = {}
+
+    def decide(got: Any) -> Any:
+        t = time.monotonic()
+        result = diagnose_collected(got, know)
+        timing["diagnose_s"] = time.monotonic() - t
+        return result
+
+    began = time.monotonic()
+
+    def progress(text: str) -> None:
+        print(f"[{time.monotonic() - began:7.1f} s] rank 0: {text}", file=sys.stderr, flush=True)
+
+    out = simulate(n, lambda r: json.loads(raw[r]), decide, timeout=900, progress=progress,
+                   gather=Gather(mode, group), count=True)
+    got, tally = out.collected, out.tally
+    assert tally is not None
+    fails = {r: c for r, c in out.follower_codes.items() if c != 0}
+    result = out.decided
+    held = held_bytes([got.payloads, got.snapshot_hosts]) if got else 0
+    return {"nodes": n, "gather": mode, "group_size": got.group if got else None,
+            "arrived": len(got.payloads) if got else 0, "bad": len(got.bad) if got else None,
+            "missing": len(got.missing) if got else None, "not_collected": len(got.lost) if got else None,
+            "findings": sorted(f.title for f in result.findings) if result else None,
+            "gathered_s": round(got.gathered, 2) if got else None,
+            "rank0_read_s": round(got.read_s, 3) if got else None,
+            "clocks_s": round(got.seconds - got.gathered, 2) if got else None,
+            "diagnose_s": round(timing.get("diagnose_s", 0), 2), "total_s": round(out.seconds, 2),
+            "message_mb": round(sum(len(v) for v in raw.values()) / 1e6, 1),
+            "rank0_holds_mb": round(held / 1e6, 2),
+            "store_peak_mb": round(tally.peak_held / 1e6, 2), "store_peak_keys": tally.peak_keys,
+            "store_bytes_mb": round((sum(tally.sent.values()) + sum(tally.received.values())) / 1e6, 1),
+            "rank0_received_mb": round(tally.received.get(0, 0) / 1e6, 2), "rank0_store_ops": tally.ops.get(0, 0),
+            "store_ops": sum(tally.ops.values()),
+            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+            "failed_followers": len(fails), "first_failure": next(iter(fails.values()), None)}
+
+
+def main() -> int:
+    import argparse
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    ap = argparse.ArgumentParser(description="fleet collect, flat against by groups, simulated in one process")
+    ap.add_argument("--nodes", default="1024,4096")
+    ap.add_argument("--gather", default="flat,hierarchical")
+    ap.add_argument("--group", type=int, default=64)
+    ap.add_argument("--out", default=str(Path(__file__).resolve().parent / "results" / "fleet_hier.json"))
+    ap.add_argument("--one", nargs=3, metavar=("N", "MODE", "GROUP"), help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.one:
+        n, mode, group = int(args.one[0]), args.one[1], int(args.one[2])
+        print(json.dumps(floor_one(n) if mode == "floor" else measure_one(n, mode, group)))
+        return 0
+    results: Dict[str, Any] = {"cpus": os.cpu_count(), "load_avg_at_start": round(os.getloadavg()[0], 2),
+                               "group_size": args.group, "runs": []}
+    for n in (int(x) for x in args.nodes.split(",")):
+        for mode in ["floor", *args.gather.split(",")]:
+            p = subprocess.run([sys.executable, __file__, "--one", str(n), mode, str(args.group)],
+                               stdout=subprocess.PIPE, text=True, timeout=3600)
+            lines = p.stdout.strip().splitlines()
+            r = json.loads(lines[-1]) if lines else {"nodes": n, "gather": mode, "error": f"exit {p.returncode}"}
+            r.setdefault("gather", mode)
+            results["runs"].append(r)
+            print(json.dumps(r), flush=True)
+    for r in results["runs"]:  # per node, and against the bare store floor of the same size, same run
+        floor = next((f for f in results["runs"] if f["gather"] == "floor" and f["nodes"] == r["nodes"]), None)
+        if r["gather"] != "floor" and "gathered_s" in r and floor:
+            r["gathered_vs_floor"] = round(r["gathered_s"] / floor["gathered_s"], 2)
+            r["gathered_ms_per_node"] = round(1000 * r["gathered_s"] / r["nodes"], 2)
+            r["rank0_read_ms_per_node"] = round(1000 * r["rank0_read_s"] / r["nodes"], 3)
+            r["rank0_holds_kb_per_node"] = round(1000 * r["rank0_holds_mb"] / r["nodes"], 2)
+    results["load_avg_at_end"] = round(os.getloadavg()[0], 2)
+    Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -4,7 +4,7 @@ Every node connects to the store at the rendezvous endpoint (rank 0 hosts it; un
 does), posts `node/R` (its host name and snapshot) and then answers rank 0. Rank 0:
 
 1. waits for every node's snapshot until --timeout; the ones that never came are named, not waited for;
-2. posts `plan` (who arrived, whether to measure bandwidth and over which backend);
+2. posts `plan` (who did not arrive, whether to measure bandwidth and over which backend);
 3. measures every node's clock against its own at once: rank 0 posts its clock (`clock/now`) every TICK
    seconds, each node reads it three times between two readings of its own clock and posts them
    (`clock/R`); the best bound is kept (the value's age, which rank 0 measures, widens the bound);
@@ -358,21 +358,34 @@ def _layout(store: Any, timeout: float) -> Optional[int]:
 
 
 def _swept(store: Any, keys: Callable[[int], str], waiting: List[int]) -> List[int]:
+    """The ranks in `waiting` whose key is not there yet: one round trip when they all are."""
+    if not waiting or store.check([keys(r) for r in waiting]):
+        return []
     return [r for r in waiting if not store.check([keys(r)])]
+
+
+def _get_all(store: Any, keys: List[str]) -> List[bytes]:
+    """The values of `keys`, in one round trip where the store can."""
+    try:
+        return list(store.multi_get(keys))
+    except (AttributeError, RuntimeError, NotImplementedError):
+        return [store.get(k) for k in keys]
 
 
 def _wait_nodes(store: Any, ranks: Sequence[int], group: Optional[int], until: Callable[[], bool]) -> List[int]:
     """Wait for the messages of `ranks` (one group's, or every node's when flat) until they are all in or `until()`;
-    the ones still missing. One counter read per round; a sweep over the nodes (a round trip each) when all
-    say they are in, or now and then (a node may have added twice, or not at all): never more than a fifth of
-    the time."""
+    the ones still missing. One counter read per round; a sweep over the nodes still missing (one round trip
+    when they are all in, else one each) when the counter says all are in, or now and then (a node may have
+    added twice, or not at all): never more than a fifth of the time."""
     waiting = list(ranks)
     if not waiting:
         return waiting
-    counter = _arrived_key(waiting[0], group)
-    swept, cost = 0.0, 0.0
+    counter, total = _arrived_key(waiting[0], group), len(waiting)
+    swept, cost, claimed = 0.0, 0.0, -1
     while waiting and not until():
-        if store.add(counter, 0) >= len(waiting) or time.monotonic() - swept > max(1.0, 4 * cost):
+        count = store.add(counter, 0)
+        if (count >= total and count != claimed) or time.monotonic() - swept > max(1.0, 4 * cost):
+            claimed = count
             began = time.monotonic()
             waiting = _swept(store, lambda r: node_key(r, group), waiting)
             swept = time.monotonic()
@@ -401,7 +414,7 @@ def _lead_group(store: Any, rdzv: Rendezvous, group: int, timeout: float, progre
     if waiting:
         waiting = _swept(store, lambda r: node_key(r, group), waiting)  # the last ones in before the cutoff
     came = [r for r in ranks if r not in waiting]
-    raws = {r: store.get(node_key(r, group)) for r in came}
+    raws = dict(zip(came, _get_all(store, [node_key(r, group) for r in came])))
     store.set(f"group/{k}", group_document(k, raws))
     store.add("groups", 1)
     for r in came:
@@ -496,9 +509,8 @@ def _lead(store: Any, rdzv: Rendezvous, own: Dict[str, Any], timeout: float, ban
     elif bandwidth is not None:
         got.bandwidth_error = f"not measured: rank(s) {', '.join(map(str, absent))} never arrived"
     age, last = _tick(store, 0.0, None)
-    # by groups the plan names who is absent (usually none): every node reads it
-    _set_json(store, "plan", {"arrived": arrived, "backend": got.backend} if group is None else
-              {"absent": absent, "backend": got.backend})
+    # the plan names who is absent (usually none), not who arrived: every node reads it
+    _set_json(store, "plan", {"absent": absent, "backend": got.backend})
     progress(f"{len(arrived)}/{rdzv.nnodes} node(s) arrived; measuring clocks")
     age = _clock_phase(store, len(arrived) - 1, age, last)
     for r in arrived[1:]:
@@ -566,8 +578,7 @@ def _follow(store: Any, rdzv: Rendezvous, timeout: float, bandwidth: Optional[Ba
             torch: Any, dist: Any) -> int:
     progress("snapshot sent; waiting for rank 0")
     plan = _wait_json(store, "plan", timeout + 30)
-    taking_part = rdzv.rank in plan["arrived"] if "arrived" in plan else rdzv.rank not in plan["absent"]
-    if taking_part:
+    if rdzv.rank not in plan["absent"]:
         readings = []
         for _ in range(PINGS):
             t0 = _wall_clock()
