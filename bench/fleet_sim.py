@@ -353,7 +353,12 @@ def main() -> int:
         n, mode, group = int(args.one[0]), args.one[1], int(args.one[2])
         print(json.dumps(floor_one(n) if mode == "floor" else measure_one(n, mode, group)))
         return 0
-    results: Dict[str, Any] = {"cpus": os.cpu_count(), "load_avg_at_start": round(os.getloadavg()[0], 2),
+    how = (f"nice -n 10 python bench/fleet_sim.py --nodes {args.nodes} (each size and mode once, each in a fresh "
+           "process); rank 0 and every node in one process, store clients in threads, on 2 cores shared with other "
+           "jobs: at 4,096 threads the gather measures mostly thread contention, so compare per node and against "
+           "the floor of the same size (every node posting its message to one bare TCPStore, rank 0 reading them "
+           "as bytes). load_avg_at_end counts the simulation's own threads.")
+    results: Dict[str, Any] = {"how": how, "cpus": os.cpu_count(), "load_avg_at_start": round(os.getloadavg()[0], 2),
                                "group_size": args.group, "runs": []}
     for n in (int(x) for x in args.nodes.split(",")):
         for mode in ["floor", *args.gather.split(",")]:
