@@ -18,6 +18,8 @@ from envdoctor.errors import InputError
 from envdoctor.fleet import collect
 from envdoctor.fleet.gather import Gather
 from envdoctor.fleet.nodes import Bodies, with_identities
+from envdoctor.present.fleet import render_collection
+from envdoctor.present.style import Style
 from envdoctor.settings import Settings
 from envdoctor.usecases.fleet import diagnose_collected, gather_plan
 from tests.conftest import ROOT, run_cli
@@ -149,6 +151,9 @@ def test_a_leader_that_garbles_its_group_leaves_them_not_collected_and_named(mes
     assert doc["collect"]["not_collected"] == sorted(f"rank{r}" for r in group3)
     assert doc["collect"]["missing"] == []  # not collected is not "never arrived"
     assert all(out.follower_codes[r] == 0 for r in range(1, NODES))  # every node still got the verdict
+    text = render_collection(result, Style(False))
+    assert "not collected (group leader lost: rank24): rank24, rank25, rank26" in text
+    assert "gathered by groups of 8 nodes" in text and len(text.splitlines()) <= 60
 
 
 def test_a_node_that_never_comes_is_named_as_in_the_flat_gather(messages, quick):
