@@ -364,12 +364,17 @@ def _swept(store: Any, keys: Callable[[int], str], waiting: List[int]) -> List[i
     return [r for r in waiting if not store.check([keys(r)])]
 
 
-def _get_all(store: Any, keys: List[str]) -> List[bytes]:
-    """The values of `keys`, in one round trip where the store can."""
-    try:
-        return list(store.multi_get(keys))
-    except (AttributeError, RuntimeError, NotImplementedError):
-        return [store.get(k) for k in keys]
+def _get_all(store: Any, keys: Sequence[str], chunk: int = 64) -> List[bytes]:
+    """The values of `keys` (all there: a missing one is waited for), `chunk` keys a round trip where the
+    store can."""
+    out: List[bytes] = []
+    for i in range(0, len(keys), chunk):
+        part = list(keys[i:i + chunk])
+        try:
+            out += list(store.multi_get(part))
+        except (AttributeError, RuntimeError, NotImplementedError):
+            out += [store.get(k) for k in part]
+    return out
 
 
 def _wait_nodes(store: Any, ranks: Sequence[int], group: Optional[int], until: Callable[[], bool]) -> List[int]:
@@ -396,9 +401,10 @@ def _wait_nodes(store: Any, ranks: Sequence[int], group: Optional[int], until: C
 
 
 def _read_nodes(store: Any, got: Collected, ranks: Sequence[int], group: Optional[int]) -> None:
-    for r in ranks:
+    """The messages of `ranks` (all posted) into `got`."""
+    for r, raw in zip(ranks, _get_all(store, [node_key(r, group) for r in ranks])):
         try:
-            got.payloads[r] = peer_payload(store.get(node_key(r, group)))
+            got.payloads[r] = peer_payload(raw)
         except ValueError as exc:  # a bad node is reported as one; the others are still collected
             got.bad[r] = str(exc)
 
@@ -513,11 +519,11 @@ def _lead(store: Any, rdzv: Rendezvous, own: Dict[str, Any], timeout: float, ban
     _set_json(store, "plan", {"absent": absent, "backend": got.backend})
     progress(f"{len(arrived)}/{rdzv.nnodes} node(s) arrived; measuring clocks")
     age = _clock_phase(store, len(arrived) - 1, age, last)
-    for r in arrived[1:]:
-        if not store.check([f"clock/{r}"]):
-            continue  # the node did not answer in time: its clock stays unknown
+    silent = set(_swept(store, lambda r: f"clock/{r}", arrived[1:]))  # no answer in time: their clock unknown
+    answered = [r for r in arrived[1:] if r not in silent]
+    for r, raw in zip(answered, _get_all(store, [f"clock/{r}" for r in answered])):
         try:
-            got.clocks[r] = peer_readings(store.get(f"clock/{r}"), age)
+            got.clocks[r] = peer_readings(raw, age)
         except ValueError as exc:
             got.bad.setdefault(r, str(exc))
     if got.backend is not None and bandwidth is not None:

@@ -125,6 +125,7 @@ def test_a_leader_that_dies_is_read_around_and_the_other_groups_survive(messages
     assert got.lost_leaders.keys() == {16} and "never sent" in got.lost_leaders[16]
     assert not got.lost and not got.missing  # its members' messages were still in the store
     assert len(got.payloads) == NODES
+    assert set(got.clocks) == set(range(1, NODES)) - {16}  # a dead node's clock is unknown, the others measured
     lost = [f for f in out.decided.findings if "group leader" in f.title]
     assert len(lost) == 1 and lost[0].severity == "warning" and lost[0].subjects == ["node00016"]
     assert out.follower_codes[16] == -9 and all(out.follower_codes[r] == 0 for r in range(1, NODES) if r != 16)
