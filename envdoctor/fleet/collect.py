@@ -443,7 +443,7 @@ def _gather_groups(store: Any, got: Collected, group: int, deadline: float, prog
     ngroups = -(-n // group)
     progress(f"waiting up to {got.timeout:g} s for {n - 1} node(s) in {ngroups} group(s) of {group}")
     own = list(group_ranks(0, group, n))[1:]
-    pending = list(range(1, ngroups))
+    own_total, pending = len(own), list(range(1, ngroups))
     cut: Optional[float] = None
     swept, cost = 0.0, 0.0
     while True:
@@ -452,7 +452,7 @@ def _gather_groups(store: Any, got: Collected, group: int, deadline: float, prog
             store.set("cutoff", "1")
             cut = now + GROUP_GRACE
         due = now - swept > max(1.0, 4 * cost)
-        if cut is None and own and (store.add(_arrived_key(0, group), 0) >= len(own) or due):
+        if cut is None and own and (store.add(_arrived_key(0, group), 0) >= own_total or due):
             own = _swept(store, lambda r: node_key(r, group), own)
         if pending and (store.add("groups", 0) > ngroups - 1 - len(pending) or due):
             began = time.monotonic()
