@@ -51,6 +51,7 @@ TICK = 0.01  # how often rank 0 posts its clock during the clock phase
 DONE_TIMEOUT = 10.0
 GROUP_GRACE = 5.0  # seconds rank 0 waits past its --timeout for the leaders' last documents
 GROUP_NODE_BYTES = 4 * 1024 * 1024  # the most a group document may inflate to, per member
+LEADER_POLL = 0.25  # seconds between a leader's two store round trips while it waits: N / G leaders poll
 # Test hook at the clock boundary: seconds added to this node's wall clock.
 CLOCK_ENV = "ENVDOCTOR_TEST_FLEET_CLOCK_OFFSET_S"
 
@@ -377,7 +378,8 @@ def _get_all(store: Any, keys: Sequence[str], chunk: int = 64) -> List[bytes]:
     return out
 
 
-def _wait_nodes(store: Any, ranks: Sequence[int], group: Optional[int], until: Callable[[], bool]) -> List[int]:
+def _wait_nodes(store: Any, ranks: Sequence[int], group: Optional[int], until: Callable[[], bool],
+                pause: float = 0.05) -> List[int]:
     """Wait for the messages of `ranks` (one group's, or every node's when flat) until they are all in or `until()`;
     the ones still missing. One counter read per round; a sweep over the nodes still missing (one round trip
     when they are all in, else one each) when the counter says all are in, or now and then (a node may have
@@ -396,7 +398,7 @@ def _wait_nodes(store: Any, ranks: Sequence[int], group: Optional[int], until: C
             swept = time.monotonic()
             cost = swept - began
         if waiting:
-            time.sleep(0.05)
+            time.sleep(pause)
     return waiting
 
 
@@ -416,7 +418,8 @@ def _lead_group(store: Any, rdzv: Rendezvous, group: int, timeout: float, progre
     ranks = group_ranks(k, group, rdzv.nnodes)
     bound = time.monotonic() + timeout + 30
     progress(f"leading group {k} (ranks {ranks.start}..{ranks.stop - 1})")
-    waiting = _wait_nodes(store, ranks[1:], group, lambda: bool(store.check(["cutoff"])) or time.monotonic() > bound)
+    waiting = _wait_nodes(store, ranks[1:], group, lambda: bool(store.check(["cutoff"])) or time.monotonic() > bound,
+                          LEADER_POLL)
     if waiting:
         waiting = _swept(store, lambda r: node_key(r, group), waiting)  # the last ones in before the cutoff
     came = [r for r in ranks if r not in waiting]
