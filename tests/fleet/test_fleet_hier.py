@@ -53,7 +53,7 @@ def messages():
 def _simulate(messages, gather, hostile=None, timeout=60.0):
     sim = _bench("fleet_sim")
     return sim.simulate(NODES, lambda r: json.loads(messages[r]), lambda got: diagnose_collected(got, KNOW),
-                        hostile, timeout=timeout, gather=gather)
+                        hostile, timeout=timeout, gather=gather, count=True)
 
 
 def _comparable(doc):
@@ -89,6 +89,10 @@ def test_by_groups_the_document_is_the_flat_gather_s(messages, flat, group):
     assert f"driver branch differs on {odd} (others: 550)" in [f["title"] for f in doc["findings"]]
     if group < NODES:  # twins share one snapshot document at rank 0: it holds distinct machines, not N copies
         assert len({id(p["snapshot"]) for p in got.payloads.values()}) < NODES // 2
+
+
+def test_every_node_reads_a_plan_naming_the_absent_not_every_rank_that_arrived(flat):
+    assert flat.tally.live["plan"] < 64  # a list of every rank, read by every node, is N^2 bytes at scale
 
 
 def test_a_hostile_member_is_a_bad_node_and_its_group_is_collected(messages):
