@@ -236,3 +236,28 @@ def test_gather_flags_outside_collect_or_a_bad_group_size_are_exit_2(tmp_path):
     r = run_cli(["fleet", "collect", "--nnodes", "2", "--node-rank", "1", "--rdzv-endpoint", "127.0.0.1:1",
                  "--group-size", "1"])
     assert r.returncode == 2 and "--group-size must be at least 2" in r.stderr
+
+
+def test_collect_by_groups_from_the_command_line_rank_0_s_choice_is_every_node_s(tmp_path):
+    from tests.fleet.conftest import collect_argv, free_port, node_snapshot, run_nodes
+
+    def named(i):
+        def edit(d):
+            d["host"]["hostname"] = f"node-{i}"
+            if i == 3:
+                d["torch"]["version"] = "2.4.1+cu121"
+        return edit
+
+    port = free_port()
+    snaps = [node_snapshot(tmp_path, f"n{i}", named(i)) for i in range(4)]
+    # only rank 0 asks for groups of 2; the others follow the layout it posts
+    argvs = [collect_argv(4, i, port, snaps[i], "--json", *(["--gather", "hierarchical", "--group-size", "2"]
+                                                             if i == 0 else ["--gather", "flat"])) for i in range(4)]
+    nodes = run_nodes(argvs)
+    doc = json.loads(nodes[0].stdout)
+    assert_valid(doc)
+    assert doc["collect"]["gather"] == "hierarchical" and doc["collect"]["group_size"] == 2
+    assert [n["host"] for n in doc["nodes"]] == ["node-0", "node-1", "node-2", "node-3"]
+    assert "torch differs on node-3 (others: 2.5.1+cu124)" in [f["title"] for f in doc["findings"]]
+    assert "leading group 1 (ranks 2..3)" in nodes[2].stderr
+    assert [n.returncode for n in nodes] == [1, 1, 1, 1]
