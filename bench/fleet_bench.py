@@ -6,11 +6,11 @@ files (issue 29.1): `envdoctor fleet nodeNNNNN.json...` on 1,024, 4,096 and 16,3
 times; the medians of wall and CPU (user+sys) time are kept, and their ratio.
 
 store (issue 29.3): `fleet collect` of 1,024 and 4,096 nodes in one process (bench/fleet_sim.py: rank 0 runs
-the real collect and hosts one TCPStore, every other node is a thread with its own client). Per size, in a
-child process: the gather (rank 0's start to the last snapshot in: here mostly the threads starting), of which
-rank 0 reading every message once all are in, the clock phase, the diagnosis, rank 0's memory for
-what it gathered (tracemalloc of the payloads parsed), the bytes gathered, and the process's peak RSS (all
-clients included).
+the real collect and hosts one TCPStore, every other node is a thread with its own client), flat (every node
+to rank 0; flat against by groups is `python bench/fleet_sim.py`). Per size, in a child process: the gather
+(rank 0's start to the last snapshot in: here mostly the threads starting), of which rank 0 reading every
+message once all are in, the clock phase, the diagnosis, rank 0's memory for what it gathered (tracemalloc of
+the payloads parsed), the bytes gathered, and the process's peak RSS (all clients included).
 
 check (issue 29.5): `envdoctor check --snapshot F` against `python -c "import json"`, fresh processes, medians.
 
@@ -105,6 +105,7 @@ def store_one(n: int) -> Dict[str, Any]:
     from fleet_nodes import node_document
     from fleet_sim import simulate
 
+    from envdoctor.fleet.gather import Gather
     from envdoctor.settings import Settings
     from envdoctor.usecases.fleet import diagnose_collected
 
@@ -124,7 +125,7 @@ def store_one(n: int) -> Dict[str, Any]:
     def progress(text: str) -> None:
         print(f"[{time.monotonic() - began:7.1f} s] rank 0: {text}", file=sys.stderr, flush=True)
 
-    out = simulate(n, lambda r: json.loads(raw[r]), decide, timeout=900, progress=progress)
+    out = simulate(n, lambda r: json.loads(raw[r]), decide, timeout=900, progress=progress, gather=Gather("flat"))
     got = out.collected
     tracemalloc.start()
     held = {r: json.loads(raw[r]) for r in range(n)}

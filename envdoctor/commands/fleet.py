@@ -21,7 +21,7 @@ FLEET_SCHEMA = fleet.FLEET_SCHEMA
 __all__ = ["FLEET_SCHEMA", "register", "run"]
 COLLECT = "collect"
 DEFAULT_COLLECT_TIMEOUT = 120.0
-COLLECT_FLAGS = ("nnodes", "node_rank", "rdzv_endpoint", "output", "bandwidth", "snapshot", "timeout")
+COLLECT_FLAGS = ("nnodes", "node_rank", "rdzv_endpoint", "output", "bandwidth", "snapshot", "timeout", "gather", "group_size")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -29,7 +29,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "fleet", help="compare snapshots of a cluster's nodes, or collect them over torch.distributed (`fleet collect`)",
         usage="envdoctor fleet SNAPSHOT SNAPSHOT... [--json] [--strict]\n"
               "       envdoctor fleet collect [--nnodes N] [--node-rank R] [--rdzv-endpoint HOST:PORT] [--snapshot FILE] "
-              "[--bandwidth [--bandwidth-size SIZE]] [--timeout S] [-o FILE] [--json] [--strict]",
+              "[--bandwidth [--bandwidth-size SIZE]] [--timeout S] [--gather auto|flat|hierarchical] [--group-size G] "
+              "[-o FILE] [--json] [--strict]",
         description="Name the odd node out of a cluster. `fleet collect` runs once per node (directly, or under "
                     "torchrun/srun, which give the rank, size and endpoint in the environment); rank 0 gathers every "
                     "node's snapshot over torch.distributed's store and prints the comparison.")
@@ -48,6 +49,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--bandwidth-size", default="32M", metavar="SIZE", help="message size for --bandwidth (default 32M)")
     g.add_argument("--timeout", type=float, default=None, metavar="S",
                    help=f"how long rank 0 waits for every node, and a node for rank 0 (default {DEFAULT_COLLECT_TIMEOUT:g})")
+    g.add_argument("--gather", choices=fleet.GATHER_MODES, default=None,
+                   help=f"how the snapshots reach rank 0: every node to rank 0 (flat), or by groups whose leaders "
+                        f"each send one document (hierarchical); auto (default): hierarchical from "
+                        f"{fleet.AUTO_GROUPS_FROM} nodes. Rank 0's choice is every node's")
+    g.add_argument("--group-size", type=int, default=None, metavar="G",
+                   help=f"nodes per group when gathering by groups, in rank order (default {fleet.DEFAULT_GROUP})")
     add_output_file(g, "rank 0 also writes the JSON document to FILE")
     p.set_defaults(func=run)
 
@@ -73,6 +80,7 @@ def _collect(args: argparse.Namespace) -> int:
     if timeout <= 0:
         raise InputError("--timeout must be positive")
     nbytes = fleet.message_size(args.bandwidth_size)
+    gather = fleet.gather_plan(args.gather, args.group_size)
     know = current_settings().rules_knowledge()  # a bad data file is exit 2 on every node, before anyone waits
     snap = load_snapshot(args.snapshot) if args.snapshot else None
 
@@ -93,4 +101,5 @@ def _collect(args: argparse.Namespace) -> int:
         emit_result(args, result, lambda: render_collection(result, Style.for_stream(sys.stdout)))
         return result.exit_code(strict=args.strict)
 
-    return fleet.collect_fleet(rdzv, this_node, timeout, nbytes if args.bandwidth else None, know, progress, decide)
+    return fleet.collect_fleet(rdzv, this_node, timeout, nbytes if args.bandwidth else None, know, progress, decide,
+                               gather)

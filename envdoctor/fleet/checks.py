@@ -161,6 +161,28 @@ def missing_findings(missing: Sequence[str], timeout: float, endpoint: str,
                      missing, evidence=[f"never arrived: {', '.join(missing)}"])]
 
 
+def lost_leader_findings(leaders: Mapping[str, str], lost: Mapping[str, str],
+                         checks: Optional[Checks] = None) -> List[Finding]:
+    """Group leaders whose group document never came or could not be used (`leaders`: leader -> why), and the
+    nodes of their groups that could not be read directly (`lost`: node -> leader): an error when a node is
+    not collected, else a warning (every member was read from the store directly)."""
+    if not leaders:
+        return []
+    named = names_text(sorted(leaders))
+    evidence = [f"{n}: {why}" for n, why in sorted(leaders.items())]
+    if lost:
+        title = f"{names_text(sorted(lost))} not collected: group leader lost ({named})"
+        detail = (f"{len(lost)} node(s) are not collected (leader lost): their group's leader {named} gathered their "
+                  "snapshots and its group document never reached rank 0 in a usable form. Whether they arrived is "
+                  "unknown; the other groups are compared below.")
+    else:
+        title = f"group leader {named} lost; its group's nodes were read directly"
+        detail = f"The group document of {named} never reached rank 0 in a usable form; every node it led was read directly."
+    evidence += [f"not collected: {', '.join(sorted(lost))}"] if lost else []
+    return [_finding(_declared(checks, MISSING), title, detail, sorted(set(leaders) | set(lost)),
+                     severity="error" if lost else "warning", evidence=evidence)]
+
+
 @dataclass(frozen=True)
 class ClockReading:
     offset_s: float  # the node's clock minus rank 0's, at the midpoint of the best round trip

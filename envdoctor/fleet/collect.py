@@ -4,7 +4,7 @@ Every node connects to the store at the rendezvous endpoint (rank 0 hosts it; un
 does), posts `node/R` (its host name and snapshot) and then answers rank 0. Rank 0:
 
 1. waits for every node's snapshot until --timeout; the ones that never came are named, not waited for;
-2. posts `plan` (who arrived, whether to measure bandwidth and over which backend);
+2. posts `plan` (who did not arrive, whether to measure bandwidth and over which backend);
 3. measures every node's clock against its own at once: rank 0 posts its clock (`clock/now`) every TICK
    seconds, each node reads it three times between two readings of its own clock and posts them
    (`clock/R`); the best bound is kept (the value's age, which rank 0 measures, widens the bound);
@@ -14,6 +14,15 @@ does), posts `node/R` (its host name and snapshot) and then answers rank 0. Rank
    the store up until each node has read it (bounded).
 
 Every wait is bounded; a node whose rank 0 died sees the store's connection fail and exits 2.
+
+Rank 0 posts `layout` first: how the snapshots reach it. Flat: every node posts `node/R` and rank 0 reads N of
+them. By groups (from AUTO_GROUPS_FROM nodes, or when asked): node R belongs to group R // G; it posts
+`g/K/node/R`; the group's first rank (its leader) reads them, keeps each distinct machine's document once
+(fleet/nodes.py `Bodies`: one body, then per member its identities), posts one compressed `group/K` and
+deletes what it read; rank 0 reads group 0 itself and one document per other group. When rank 0's --timeout
+is up it posts `cutoff`: a leader still waiting posts what it has, and rank 0 waits GROUP_GRACE more. A group
+whose document never comes, or cannot be used, is read member by member where the members' keys are still
+there; the others are reported not collected, their leader lost.
 """
 
 from __future__ import annotations
@@ -24,19 +33,25 @@ import math
 import os
 import sys
 import time
+import zlib
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from envdoctor.errors import InputError
 from envdoctor.fleet.checks import ClockReading
 from envdoctor.fleet.endpoint import Rendezvous, check_endpoint
+from envdoctor.fleet.gather import Gather
 from envdoctor.fleet.measure import matrix_from_rows, measure_row
+from envdoctor.fleet.nodes import Bodies, snapshot_host
 
 PREFIX = "envdoctor.fleet/1"
 PINGS = 3
 PING_TIMEOUT = 5.0  # the clock phase lasts at most this, and a little more per node on a big fleet
 TICK = 0.01  # how often rank 0 posts its clock during the clock phase
 DONE_TIMEOUT = 10.0
+GROUP_GRACE = 5.0  # seconds rank 0 waits past its --timeout for the leaders' last documents
+GROUP_NODE_BYTES = 4 * 1024 * 1024  # the most a group document may inflate to, per member
+LEADER_POLL = 0.25  # seconds between a leader's two store round trips while it waits: N / G leaders poll
 # Test hook at the clock boundary: seconds added to this node's wall clock.
 CLOCK_ENV = "ENVDOCTOR_TEST_FLEET_CLOCK_OFFSET_S"
 
@@ -71,6 +86,11 @@ class Collected:
     gathered: float = 0.0  # seconds from rank 0's start until the last node arrived (or the timeout)
     read_s: float = 0.0  # of which reading every node's message once they were all in
     seconds: float = 0.0
+    group: Optional[int] = None  # the group size, when gathered by groups
+    # rank -> its snapshot's own host name, where its snapshot document is shared with its twins (by groups)
+    snapshot_hosts: Dict[int, Optional[str]] = field(default_factory=dict)
+    lost: Dict[int, int] = field(default_factory=dict)  # rank not collected -> the leader whose group was lost
+    lost_leaders: Dict[int, str] = field(default_factory=dict)  # leader rank -> what became of its group
 
 
 def _wall_clock() -> float:
@@ -135,6 +155,10 @@ def peer_payload(raw: bytes) -> Dict[str, Any]:
         value = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise ValueError(f"not JSON ({type(exc).__name__}: {str(exc)[:120]})") from None
+    return _payload_fields(value)
+
+
+def _payload_fields(value: Any) -> Dict[str, Any]:
     if not isinstance(value, dict):
         raise ValueError(f"expected a JSON object, got {type(value).__name__}")
     if not (value.get("hostname") is None or isinstance(value.get("hostname"), str)):
@@ -188,6 +212,86 @@ def peer_row(raw: Any, nnodes: int) -> Optional[List[Optional[float]]]:
     return [None if v is None else float(v) for v in raw]
 
 
+def group_document(group: int, raws: Mapping[int, bytes]) -> bytes:
+    """A leader's `group/K`: its members' messages (rank -> the bytes it posted), each distinct machine's
+    snapshot once and per member its identities, compressed. A member whose message is not one is listed
+    under `bad` with why; the others are kept."""
+    bodies = Bodies()
+    members: List[Dict[str, Any]] = []
+    bad: List[List[Any]] = []
+    for r, raw in sorted(raws.items()):
+        try:
+            meta = dict(peer_payload(raw))
+        except ValueError as exc:
+            bad.append([r, str(exc)])
+            continue
+        snap = meta.pop("snapshot", None)
+        host = snapshot_host(snap)
+        body, ids = bodies.add(snap)
+        member: Dict[str, Any] = {"rank": r, "body": body, "host": host, "meta": meta}
+        if ids is not None:
+            member["ids"] = ids
+        members.append(member)
+    doc = {"group": group, "bodies": bodies.docs, "members": members, "bad": bad}
+    return zlib.compress(json.dumps(doc, separators=(",", ":")).encode("utf-8"), 6)
+
+
+@dataclass
+class GroupMember:
+    rank: int
+    payload: Dict[str, Any]  # the node's message, its snapshot the group's body (shared with its twins)
+    host: Optional[str]  # its snapshot's own host name
+
+
+def read_group_document(raw: bytes, group: int, ranks: Sequence[int]) -> Tuple[List[GroupMember], Dict[int, str]]:
+    """A leader's `group/K` for the group of `ranks`: (its members, rank -> why that member's message was
+    unusable); ValueError when the document is not one (a leader's bytes are a peer's: never trusted)."""
+    limit = GROUP_NODE_BYTES * max(1, len(ranks))
+    try:
+        inflate = zlib.decompressobj()
+        text = inflate.decompress(raw, limit)
+        if inflate.unconsumed_tail or not inflate.eof:
+            raise ValueError(f"not one compressed document of at most {limit // 2**20} MiB")
+        doc = json.loads(text.decode("utf-8"))
+    except (zlib.error, UnicodeDecodeError, RecursionError) as exc:
+        raise ValueError(f"not a compressed JSON document ({type(exc).__name__})") from None
+    except ValueError as exc:
+        raise ValueError(f"not a compressed JSON document ({str(exc)[:120]})") from None
+    if not isinstance(doc, dict) or doc.get("group") != group:
+        raise ValueError(f"not group {group}'s document")
+    bodies, members, bad = doc.get("bodies"), doc.get("members"), doc.get("bad")
+    if not (isinstance(bodies, list) and isinstance(members, list) and isinstance(bad, list)):
+        raise ValueError("its bodies, members or bad nodes are not lists")
+    allowed, seen = set(ranks), set()
+
+    def rank_of(value: Any) -> int:
+        if not isinstance(value, int) or isinstance(value, bool) or value not in allowed or value in seen:
+            raise ValueError(f"it names a rank that is not one of its group's, or twice ({str(value)[:20]})")
+        seen.add(value)
+        return value
+
+    out: List[GroupMember] = []
+    for m in members:
+        if not isinstance(m, dict):
+            raise ValueError("a member is not a JSON object")
+        r = rank_of(m.get("rank"))
+        body = m.get("body")
+        if not isinstance(body, int) or isinstance(body, bool) or not 0 <= body < len(bodies):
+            raise ValueError(f"rank {r}'s body is not one of the document's")
+        if not (m.get("host") is None or isinstance(m.get("host"), str)):
+            raise ValueError(f"rank {r}'s host name is not a string")
+        if not (m.get("ids") is None or isinstance(m.get("ids"), list)):
+            raise ValueError(f"rank {r}'s identities are not a list")
+        meta = _payload_fields(m.get("meta"))
+        out.append(GroupMember(r, dict(meta, snapshot=bodies[body]), m.get("host") or None))
+    why: Dict[int, str] = {}
+    for entry in bad:
+        if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[1], str)):
+            raise ValueError("a bad node's entry is not [rank, why]")
+        why[rank_of(entry[0])] = entry[1][:300]
+    return out, why
+
+
 def _set_json(store: Any, key: str, value: Any) -> None:
     store.set(key, json.dumps(value))
 
@@ -200,8 +304,9 @@ def _cuda_devices(torch: Any, dist: Any) -> int:
 
 
 def run(rdzv: Rendezvous, payload: Callable[[], Dict[str, Any]], timeout: float, bandwidth: Optional[BandwidthPlan],
-        decide: Callable[[Collected], int], progress: Progress) -> int:
-    """This node's part; rank 0 calls `decide` on what it gathered. The exit code every node ends with."""
+        decide: Callable[[Collected], int], progress: Progress, gather: Gather = Gather()) -> int:
+    """This node's part; rank 0 calls `decide` on what it gathered (`gather`: rank 0's choice of how). The exit
+    code every node ends with."""
     torch, dist = _torch()
     start = time.monotonic()
     store = connect(rdzv, timeout, progress)
@@ -209,11 +314,18 @@ def run(rdzv: Rendezvous, payload: Callable[[], Dict[str, Any]], timeout: float,
     if bandwidth is not None:
         body["cuda_devices"] = _cuda_devices(torch, dist)
     try:
-        _set_json(store, f"node/{rdzv.rank}", body)
-        if rdzv.rank:
-            store.add("arrived", 1)
         if rdzv.rank == 0:
-            return _lead(store, rdzv, body, timeout, bandwidth, decide, progress, start, torch, dist)
+            group = gather.group_size(rdzv.nnodes)
+            _set_json(store, "layout", {"group": group})
+        else:
+            group = _layout(store, timeout)
+        _set_json(store, node_key(rdzv.rank, group), body)
+        if rdzv.rank:
+            store.add(_arrived_key(rdzv.rank, group), 1)
+        if rdzv.rank == 0:
+            return _lead(store, rdzv, body, timeout, bandwidth, decide, progress, start, torch, dist, group)
+        if group is not None and rdzv.rank % group == 0:
+            _lead_group(store, rdzv, group, timeout, progress)
         return _follow(store, rdzv, timeout, bandwidth, progress, torch, dist)
     except CollectError:
         raise
@@ -221,47 +333,200 @@ def run(rdzv: Rendezvous, payload: Callable[[], Dict[str, Any]], timeout: float,
         raise CollectError(f"lost the rendezvous at {rdzv.endpoint}: {_one_line(exc)}") from None
 
 
-def _lead(store: Any, rdzv: Rendezvous, own: Dict[str, Any], timeout: float, bandwidth: Optional[BandwidthPlan],
-          decide: Callable[[Collected], int], progress: Progress, start: float, torch: Any, dist: Any) -> int:
-    deadline = start + timeout
-    waiting = list(range(1, rdzv.nnodes))
-    progress(f"waiting up to {timeout:g} s for {len(waiting)} node(s)")
-    swept, cost = 0.0, 0.0
-    while waiting and time.monotonic() < deadline:
-        # one counter read per round; a sweep over the nodes (a round trip each) when all say they are in, or
-        # now and then (a node may have added twice, or not at all): never more than a fifth of rank 0's time
-        if store.add("arrived", 0) >= len(waiting) or time.monotonic() - swept > max(1.0, 4 * cost):
+def node_key(rank: int, group: Optional[int]) -> str:
+    """Where node `rank` posts its message (`group`: the group size, None when flat)."""
+    return f"node/{rank}" if group is None else f"g/{rank // group}/node/{rank}"
+
+
+def _arrived_key(rank: int, group: Optional[int]) -> str:
+    return "arrived" if group is None else f"g/{rank // group}/arrived"
+
+
+def group_ranks(k: int, group: int, nnodes: int) -> range:
+    """The ranks of group `k`; its first is its leader."""
+    return range(k * group, min(nnodes, (k + 1) * group))
+
+
+def _layout(store: Any, timeout: float) -> Optional[int]:
+    store.wait(["layout"], _td(timeout + 30))
+    try:
+        group = _get_json(store, "layout").get("group")
+    except (ValueError, AttributeError, UnicodeDecodeError):
+        group = 0
+    if group is not None and not (isinstance(group, int) and group >= 2):
+        raise CollectError("rank 0 posted a layout this node cannot read (another envdoctor version?)")
+    return group
+
+
+def _swept(store: Any, keys: Callable[[int], str], waiting: List[int]) -> List[int]:
+    """The ranks in `waiting` whose key is not there yet: one round trip when they all are."""
+    if not waiting or store.check([keys(r) for r in waiting]):
+        return []
+    return [r for r in waiting if not store.check([keys(r)])]
+
+
+def _get_all(store: Any, keys: Sequence[str], chunk: int = 64) -> List[bytes]:
+    """The values of `keys` (all there: a missing one is waited for), `chunk` keys a round trip where the
+    store can."""
+    out: List[bytes] = []
+    for i in range(0, len(keys), chunk):
+        part = list(keys[i:i + chunk])
+        try:
+            out += list(store.multi_get(part))
+        except (AttributeError, RuntimeError, NotImplementedError):
+            out += [store.get(k) for k in part]
+    return out
+
+
+def _wait_nodes(store: Any, ranks: Sequence[int], group: Optional[int], until: Callable[[], bool],
+                pause: float = 0.05) -> List[int]:
+    """Wait for the messages of `ranks` (one group's, or every node's when flat) until they are all in or `until()`;
+    the ones still missing. One counter read per round; a sweep over the nodes still missing (one round trip
+    when they are all in, else one each) when the counter says all are in, or now and then (a node may have
+    added twice, or not at all): never more than a fifth of the time."""
+    waiting = list(ranks)
+    if not waiting:
+        return waiting
+    counter, total = _arrived_key(waiting[0], group), len(waiting)
+    swept, cost, claimed = 0.0, 0.0, -1
+    while waiting and not until():
+        count = store.add(counter, 0)
+        if (count >= total and count != claimed) or time.monotonic() - swept > max(1.0, 4 * cost):
+            claimed = count
             began = time.monotonic()
-            waiting = [r for r in waiting if not store.check([f"node/{r}"])]
+            waiting = _swept(store, lambda r: node_key(r, group), waiting)
             swept = time.monotonic()
             cost = swept - began
         if waiting:
-            time.sleep(0.05)
-    arrived = [r for r in range(rdzv.nnodes) if r not in waiting]
-    read_from = time.monotonic()
-    payloads, bad = {0: own}, {}
-    for r in arrived[1:]:
+            time.sleep(pause)
+    return waiting
+
+
+def _read_nodes(store: Any, got: Collected, ranks: Sequence[int], group: Optional[int]) -> None:
+    """The messages of `ranks` (all posted) into `got`."""
+    for r, raw in zip(ranks, _get_all(store, [node_key(r, group) for r in ranks])):
         try:
-            payloads[r] = peer_payload(store.get(f"node/{r}"))
+            got.payloads[r] = peer_payload(raw)
         except ValueError as exc:  # a bad node is reported as one; the others are still collected
-            bad[r] = str(exc)
-    got = Collected(rdzv, timeout, payloads, waiting, bad, gathered=time.monotonic() - start,
-                    read_s=time.monotonic() - read_from)
-    if bandwidth is not None and not waiting:
+            got.bad[r] = str(exc)
+
+
+def _lead_group(store: Any, rdzv: Rendezvous, group: int, timeout: float, progress: Progress) -> None:
+    """A group leader's part: gather the group's messages until all are in or rank 0 posts `cutoff` (bounded
+    by this node's own timeout when rank 0 says nothing), post `group/K`, delete what it read."""
+    k = rdzv.rank // group
+    ranks = group_ranks(k, group, rdzv.nnodes)
+    bound = time.monotonic() + timeout + 30
+    progress(f"leading group {k} (ranks {ranks.start}..{ranks.stop - 1})")
+    waiting = _wait_nodes(store, ranks[1:], group, lambda: bool(store.check(["cutoff"])) or time.monotonic() > bound,
+                          LEADER_POLL)
+    if waiting:
+        waiting = _swept(store, lambda r: node_key(r, group), waiting)  # the last ones in before the cutoff
+    came = [r for r in ranks if r not in waiting]
+    raws = dict(zip(came, _get_all(store, [node_key(r, group) for r in came])))
+    store.set(f"group/{k}", group_document(k, raws))
+    store.add("groups", 1)
+    for r in came:
+        store.delete_key(node_key(r, group))
+
+
+def _gather_flat(store: Any, got: Collected, deadline: float, progress: Progress) -> None:
+    n = got.rdzv.nnodes
+    progress(f"waiting up to {got.timeout:g} s for {n - 1} node(s)")
+    got.missing = _wait_nodes(store, range(1, n), None, lambda: time.monotonic() >= deadline)
+    read_from = time.monotonic()
+    _read_nodes(store, got, [r for r in range(1, n) if r not in got.missing], None)
+    got.read_s = time.monotonic() - read_from
+
+
+def _gather_groups(store: Any, got: Collected, group: int, deadline: float, progress: Progress) -> None:
+    """Group 0's messages read here; every other group's document, until all are in or the deadline (then
+    `cutoff`, and GROUP_GRACE more for the documents)."""
+    n = got.rdzv.nnodes
+    ngroups = -(-n // group)
+    progress(f"waiting up to {got.timeout:g} s for {n - 1} node(s) in {ngroups} group(s) of {group}")
+    own = list(group_ranks(0, group, n))[1:]
+    own_total, pending = len(own), list(range(1, ngroups))
+    cut: Optional[float] = None
+    swept, cost = 0.0, 0.0
+    while True:
+        now = time.monotonic()
+        if cut is None and now >= deadline:
+            store.set("cutoff", "1")
+            cut = now + GROUP_GRACE
+        due = now - swept > max(1.0, 4 * cost)
+        if cut is None and own and (store.add(_arrived_key(0, group), 0) >= own_total or due):
+            own = _swept(store, lambda r: node_key(r, group), own)
+        if pending and (store.add("groups", 0) > ngroups - 1 - len(pending) or due):
+            began = time.monotonic()
+            pending = [k for k in pending if not store.check([f"group/{k}"])]
+            swept = time.monotonic()
+            cost = swept - began
+        if (not pending and (not own or cut is not None)) or (cut is not None and now >= cut):
+            break
+        time.sleep(0.05)
+    read_from = time.monotonic()
+    got.missing = own
+    _read_nodes(store, got, [r for r in group_ranks(0, group, n)[1:] if r not in own], group)
+    bodies = Bodies()  # one body per distinct machine across the groups: rank 0 holds those, not N copies
+    for k in range(1, ngroups):
+        ranks = group_ranks(k, group, n)
+        if k in pending:
+            why = f"never sent its group's document (waited {got.timeout:g} s and {GROUP_GRACE:g} s more)"
+        else:
+            try:
+                members, bad = read_group_document(store.get(f"group/{k}"), k, ranks)
+                store.delete_key(f"group/{k}")
+            except ValueError as exc:
+                why = f"sent a group document rank 0 cannot use: {exc}"
+            else:
+                kept: Dict[int, Any] = {}  # this document's body -> the one rank 0 keeps
+                for m in members:
+                    snap = m.payload.get("snapshot")
+                    if id(snap) not in kept:
+                        kept[id(snap)] = bodies.docs[bodies.add(snap)[0]]
+                    got.payloads[m.rank] = dict(m.payload, snapshot=kept[id(snap)])
+                    got.snapshot_hosts[m.rank] = m.host
+                got.bad.update(bad)
+                got.missing += [r for r in ranks if r not in got.payloads and r not in bad]
+                continue
+        got.lost_leaders[ranks.start] = why  # read what its members posted, where it is still there
+        present = [r for r in ranks if store.check([node_key(r, group)])]
+        _read_nodes(store, got, present, group)
+        got.lost.update({r: ranks.start for r in ranks if r not in present})
+    got.missing.sort()
+    got.read_s = time.monotonic() - read_from
+
+
+def _lead(store: Any, rdzv: Rendezvous, own: Dict[str, Any], timeout: float, bandwidth: Optional[BandwidthPlan],
+          decide: Callable[[Collected], int], progress: Progress, start: float, torch: Any, dist: Any,
+          group: Optional[int] = None) -> int:
+    deadline = start + timeout
+    got = Collected(rdzv, timeout, {0: own}, [], group=group)
+    if group is None:
+        _gather_flat(store, got, deadline, progress)
+    else:
+        _gather_groups(store, got, group, deadline, progress)
+    got.gathered = time.monotonic() - start
+    absent = sorted(set(got.missing) | set(got.lost))
+    arrived = [r for r in range(rdzv.nnodes) if r not in absent]
+    payloads = got.payloads
+    if bandwidth is not None and not absent:
         got.backend = "nccl" if all(_finite(p.get("cuda_devices", 0)) and p.get("cuda_devices", 0) > 0
                                     for p in payloads.values()) else "gloo"
         got.nbytes = bandwidth.nbytes
     elif bandwidth is not None:
-        got.bandwidth_error = f"not measured: rank(s) {', '.join(map(str, waiting))} never arrived"
+        got.bandwidth_error = f"not measured: rank(s) {', '.join(map(str, absent))} never arrived"
     age, last = _tick(store, 0.0, None)
-    _set_json(store, "plan", {"arrived": arrived, "backend": got.backend})
+    # the plan names who is absent (usually none), not who arrived: every node reads it
+    _set_json(store, "plan", {"absent": absent, "backend": got.backend})
     progress(f"{len(arrived)}/{rdzv.nnodes} node(s) arrived; measuring clocks")
     age = _clock_phase(store, len(arrived) - 1, age, last)
-    for r in arrived[1:]:
-        if not store.check([f"clock/{r}"]):
-            continue  # the node did not answer in time: its clock stays unknown
+    silent = set(_swept(store, lambda r: f"clock/{r}", arrived[1:]))  # no answer in time: their clock unknown
+    answered = [r for r in arrived[1:] if r not in silent]
+    for r, raw in zip(answered, _get_all(store, [f"clock/{r}" for r in answered])):
         try:
-            got.clocks[r] = peer_readings(store.get(f"clock/{r}"), age)
+            got.clocks[r] = peer_readings(raw, age)
         except ValueError as exc:
             got.bad.setdefault(r, str(exc))
     if got.backend is not None and bandwidth is not None:
@@ -322,7 +587,7 @@ def _follow(store: Any, rdzv: Rendezvous, timeout: float, bandwidth: Optional[Ba
             torch: Any, dist: Any) -> int:
     progress("snapshot sent; waiting for rank 0")
     plan = _wait_json(store, "plan", timeout + 30)
-    if rdzv.rank in plan["arrived"]:
+    if rdzv.rank not in plan["absent"]:
         readings = []
         for _ in range(PINGS):
             t0 = _wall_clock()

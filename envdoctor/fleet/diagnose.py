@@ -21,6 +21,8 @@ class Measured:
     timeout: float = 0.0
     endpoint: str = ""
     clocks: Mapping[str, checks.ClockReading] = field(default_factory=dict)
+    lost: Mapping[str, str] = field(default_factory=dict)  # node not collected -> its group's leader, lost
+    lost_leaders: Mapping[str, str] = field(default_factory=dict)  # leader -> what became of its group's document
     names: List[str] = field(default_factory=list)  # the matrix's rows and columns
     matrix: Optional[List[List[Optional[float]]]] = None
     verdict: Optional[MatrixVerdict] = None
@@ -38,6 +40,7 @@ def fleet_diagnosis(nodes: Sequence[checks.Node], thresholds: FleetThresholds,
         out += checks.capacity_findings(nodes, declared)
     if measured is not None:
         out += checks.missing_findings(measured.missing, measured.timeout, measured.endpoint, declared)
+        out += checks.lost_leader_findings(measured.lost_leaders, measured.lost, declared)
         out += checks.clock_findings(measured.clocks, thresholds, declared)
         if measured.matrix is not None and measured.verdict is not None:
             out += checks.bandwidth_findings(measured.names, measured.matrix, measured.verdict, thresholds, declared)

@@ -121,3 +121,51 @@ def load_nodes(paths: Sequence[str]) -> List[NodeFile]:
         hostname, snap, key = twins.decode(read_snapshot_json(path), str(path))
         out.append(NodeFile(path, hostname, snap, key))
     return out
+
+
+def snapshot_host(doc: Any) -> Optional[str]:
+    """A snapshot document's host name as `Twins.decode` reads it: a non-empty string, else None."""
+    host = doc.get("host") if isinstance(doc, dict) else None
+    h = host.get("hostname") if isinstance(host, dict) else None
+    return h if isinstance(h, str) and h else None
+
+
+class Bodies:
+    """Documents kept once per machine (a group leader's, and rank 0's across groups): `add` gives the index of
+    an earlier document equal to this one but for its identities, with this one's identities in `_identities`'
+    order; or keeps this one (its identities None: it is its own body). Any JSON value can be a body."""
+
+    def __init__(self) -> None:
+        self.docs: List[Any] = []
+        self._buckets: Dict[str, List[Tuple[Dict[str, Any], int]]] = {}
+
+    def add(self, doc: Any) -> Tuple[int, Optional[List[Any]]]:
+        taken = _identities(doc) if isinstance(doc, dict) and not too_deep(doc) else None
+        if taken is None:
+            self.docs.append(doc)
+            return len(self.docs) - 1, None
+        reps = self._buckets.setdefault(_bucket(doc), [])
+        hit = next((i for rep, i in reps if rep == doc), None)
+        if hit is not None:
+            _put_back(doc, taken)
+            return hit, [v for _, _, v in taken]
+        normalised = copy.deepcopy(doc) if len(reps) < BUCKET else None
+        _put_back(doc, taken)
+        self.docs.append(doc)
+        if normalised is not None:
+            reps.append((normalised, len(self.docs) - 1))
+        return len(self.docs) - 1, None
+
+
+def with_identities(body: Any, values: Optional[Sequence[Any]]) -> Any:
+    """A node's own document from its body and the identities `Bodies.add` gave (a copy); ValueError when the
+    identities do not fit the body."""
+    if values is None:
+        return body
+    doc = copy.deepcopy(body)
+    taken = _identities(doc) if isinstance(doc, dict) else None
+    if taken is None or len(taken) != len(values):
+        raise ValueError("its identities do not fit its body")
+    for (where, key, _), value in zip(taken, values):
+        where[key] = value
+    return doc

@@ -37,12 +37,22 @@ def gathered_nodes(got: Collected) -> Tuple[Dict[int, str], List[Tuple[int, str,
     own_host: Dict[int, Optional[str]] = {}  # the snapshot's host name (a twin's snapshot carries another's)
     problems = []
     twins = Twins()  # a fleet's nodes are copies of one machine: one decode per distinct one
+    shared: Dict[int, Tuple[Snapshot, int]] = {}  # a document gathered by groups, shared by twins -> its decoding
     for r, p in sorted(got.payloads.items()):
+        doc = p.get("snapshot")
+        if r in got.snapshot_hosts and id(doc) in shared:
+            snaps[r], got.keys[r] = shared[id(doc)]
+            own_host[r] = got.snapshot_hosts[r]
+            continue
         try:
-            own_host[r], snaps[r], got.keys[r] = twins.decode(p.get("snapshot"), f"rank {r}'s snapshot")
+            own_host[r], snaps[r], got.keys[r] = twins.decode(doc, f"rank {r}'s snapshot")
         except SnapshotError as exc:
             snaps[r] = None
             problems.append(str(exc))
+            continue
+        if r in got.snapshot_hosts:  # the shared document's host name is another node's
+            own_host[r] = got.snapshot_hosts[r]
+            shared[id(doc)] = (snaps[r], got.keys[r])
     hosts = {r: (_host(got.payloads[r], own_host.get(r)) if r in got.payloads else None) for r in range(got.rdzv.nnodes)}
     names = node_names(hosts)
     problems += [f"{names[r]} (rank {r}) sent what rank 0 cannot use: {why}" for r, why in sorted(got.bad.items())]
@@ -52,7 +62,9 @@ def gathered_nodes(got: Collected) -> Tuple[Dict[int, str], List[Tuple[int, str,
 
 def measured(got: Collected, names: Mapping[int, str], thresholds: FleetThresholds) -> Measured:
     m = Measured(missing=[names[r] for r in got.missing], timeout=got.timeout, endpoint=got.rdzv.endpoint,
-                 clocks={names[r]: c for r, c in got.clocks.items()})
+                 clocks={names[r]: c for r, c in got.clocks.items()},
+                 lost={names[r]: names[leader] for r, leader in got.lost.items()},
+                 lost_leaders={names[r]: why for r, why in got.lost_leaders.items()})
     if got.rows is not None:
         m.names = [names[r] for r in range(got.rdzv.nnodes)]
         m.matrix = got.rows
@@ -69,6 +81,8 @@ def collect_document(got: Collected, names: Mapping[int, str], m: Measured, find
                                  "hostname": hostnames.get(r), "arrived": r in got.payloads or r in got.bad}
         if r in got.bad:
             entry["problem"] = got.bad[r]
+        if r in got.lost:
+            entry["not_collected"] = f"leader lost: {names[got.lost[r]]} (rank {got.lost[r]})"
         if r in got.clocks:
             entry["clock_offset_s"], entry["clock_bound_s"] = got.clocks[r].offset_s, got.clocks[r].bound_s
         nodes.append(entry)
@@ -77,8 +91,10 @@ def collect_document(got: Collected, names: Mapping[int, str], m: Measured, find
         "nodes": nodes,
         "collect": {"nnodes": got.rdzv.nnodes, "endpoint": got.rdzv.endpoint, "source": got.rdzv.source,
                     "timeout_s": got.timeout, "gathered_s": round(got.gathered, 3), "seconds": round(got.seconds, 3),
-                    "missing": list(m.missing)},
+                    "missing": list(m.missing), "gather": "flat" if got.group is None else "hierarchical"},
     }
+    if got.group is not None:
+        doc["collect"].update(group_size=got.group, not_collected=sorted(m.lost), leaders_lost=sorted(m.lost_leaders))
     if got.backend is not None or got.bandwidth_error:
         bw: Dict[str, Any] = {"backend": got.backend, "message_bytes": got.nbytes, "nodes": list(m.names),
                               "matrix_gbps": m.matrix, "error": got.bandwidth_error}

@@ -67,6 +67,11 @@ def render_collection(result: FleetCollection, style: Style) -> str:
     out = [f"{len(arrived)}/{c['nnodes']} nodes at {c['endpoint']} in {c['seconds']:.1f}s: {names_text(arrived)}"]
     if c["missing"]:
         out.append(f"never arrived: {names_text(c['missing'])}")
+    if c.get("not_collected"):
+        out.append(f"not collected (group leader lost: {names_text(c.get('leaders_lost', []))}): "
+                   f"{names_text(c['not_collected'])}")
+    if c.get("gather") == "hierarchical":
+        out.append(f"gathered by groups of {c.get('group_size')} nodes")
     bw = doc.get("bandwidth")
     if bw and bw.get("matrix_gbps") and len(bw["nodes"]) <= 16:
         out.append("")

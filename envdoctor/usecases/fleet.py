@@ -13,6 +13,10 @@ from envdoctor.bounded_read import read_text
 from envdoctor.errors import InputError
 from envdoctor.findings import Finding, exit_code, sort_findings, summary
 from envdoctor.fixes import manual
+from envdoctor.fleet.gather import AUTO_GROUPS_FROM as AUTO_GROUPS_FROM
+from envdoctor.fleet.gather import DEFAULT_GROUP as DEFAULT_GROUP
+from envdoctor.fleet.gather import GATHER_MODES as GATHER_MODES
+from envdoctor.fleet.gather import Gather
 from envdoctor.snapshot import present
 
 if TYPE_CHECKING:
@@ -143,11 +147,19 @@ def message_size(text: str) -> int:
         raise InputError(f"--bandwidth-size: {exc}") from None
 
 
+def gather_plan(mode: Optional[str], group_size: Optional[int]) -> Gather:
+    """`--gather` and `--group-size` as a plan; InputError when the group size is not one."""
+    if group_size is not None and group_size < 2:
+        raise InputError(f"--group-size must be at least 2, not {group_size}")
+    return Gather(mode or "auto", DEFAULT_GROUP if group_size is None else group_size)
+
+
 def collect_fleet(rdzv: Rendezvous, this_node: Callable[[], Tuple[Snapshot, str]], timeout: float,
                   bandwidth_bytes: Optional[int], knowledge: Knowledge, progress: Callable[[str], None],
-                  decide: Callable[[FleetCollection], int]) -> int:
+                  decide: Callable[[FleetCollection], int], gather: Optional[Gather] = None) -> int:
     """This node's part of `fleet collect`: send `this_node()` (its snapshot and file name) to rank 0; rank 0
-    diagnoses what it gathered and returns `decide(result)`, the exit code every node ends with. InputError when
+    diagnoses what it gathered and returns `decide(result)`, the exit code every node ends with. `gather`: how
+    the snapshots reach rank 0 (default: flat below AUTO_GROUPS_FROM nodes, by groups above). InputError when
     this node cannot take part."""
     from envdoctor.fleet import collect
 
@@ -158,7 +170,8 @@ def collect_fleet(rdzv: Rendezvous, this_node: Callable[[], Tuple[Snapshot, str]
         return {"hostname": socket.gethostname(), "file": file, "snapshot": snap.to_json()}
 
     try:
-        return collect.run(rdzv, payload, timeout, plan, lambda got: decide(diagnose_collected(got, knowledge)), progress)
+        return collect.run(rdzv, payload, timeout, plan, lambda got: decide(diagnose_collected(got, knowledge)), progress,
+                           gather or Gather())
     except collect.CollectError as exc:
         raise InputError(f"fleet collect (rank {rdzv.rank}): {exc}") from None
 
