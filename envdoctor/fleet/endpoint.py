@@ -19,10 +19,20 @@ DEFAULT_PORT = 29500  # torchrun's MASTER_PORT default
 
 def parse_endpoint(text: str, what: str = "--rdzv-endpoint") -> Tuple[str, int]:
     """'HOST:PORT' or '[IPv6]:PORT' -> (host, port); InputError otherwise."""
-    host, sep, port = text.strip().rpartition(":")
-    host = host.strip("[]")
-    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
-        raise InputError(f"{what} {text!r}: expected HOST:PORT")
+    given = text.strip()
+    bad = InputError(f"{what} {text!r}: expected HOST:PORT or [IPv6]:PORT")
+    if given.startswith("["):
+        host, close, rest = given[1:].partition("]")
+        if not close or not rest.startswith(":") or ":" not in host:
+            raise bad
+        port = rest[1:]
+    else:
+        host, sep, port = given.rpartition(":")
+        if not sep or "[" in host or "]" in host:
+            raise bad
+    if not host or any(c.isspace() for c in host) or not (port.isascii() and port.isdigit()) \
+            or not 0 < int(port) < 65536:
+        raise bad
     return host, int(port)
 
 
