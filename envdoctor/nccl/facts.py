@@ -260,7 +260,7 @@ class NcclFacts:
         m = _FACT_RE[kind].search(line)
         if m is None:
             return False
-        getattr(self, f"_on_{kind}")(m, line, file)
+        _ON[kind](self, m, line, file)
         return True
 
     def _on_version(self, m: re.Match, line: str, file: str) -> None:
@@ -428,6 +428,9 @@ class NcclFacts:
             "distributed": self.dist.as_dict(),
             "first_failure": self.first_failure(),
         }
+
+
+_ON = {kind: getattr(NcclFacts, f"_on_{kind}") for kind in _FACT_RE}  # kind -> its reader (NcclFacts.feed)
 
 
 def _append(items: List[str], value: str) -> None:
