@@ -21,7 +21,7 @@ from operator import not_
 from typing import Any, BinaryIO, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from envdoctor.evidence.needles import Prefilter, Verdict
-from envdoctor.evidence.reader import CHUNK_BYTES, MAX_LINE, decode_line, iter_blocks
+from envdoctor.evidence.reader import CHUNK_BYTES, MAX_LINE, blocks_keeping_tails, decode_line, iter_blocks
 from envdoctor.evidence.shapes import has_whole_mark, line_keys, line_shapes
 from envdoctor.evidence.signatures import SPECIFICITIES, RuleSet
 from envdoctor.findings import Finding
@@ -115,9 +115,11 @@ class Scanner:
             memo.clear()
         self._memo_bytes = self._miss_bytes = 0
         first, block = 1, None
-        for first, block in iter_blocks(stream, self.max_line, self.chunk_bytes, cuts):
+        blocks = blocks_keeping_tails(stream, self.max_line, self.chunk_bytes, cuts) if cuts is not None else \
+            ((first, block, None) for first, block in iter_blocks(stream, self.max_line, self.chunk_bytes))
+        for first, block, lines in blocks:
             self._block_bytes, self._stamped, self._watched_block = block, None, None
-            if not self.shaped or not self._prefiltered or not self._shaped_block(index, label, first, block):
+            if not self.shaped or not self._prefiltered or not self._shaped_block(index, label, first, block, lines):
                 self._block(index, label, first, block)
             if on_block is not None:
                 if self.watch_test is None:
@@ -150,13 +152,18 @@ class Scanner:
             if keys:
                 self._line(index, label, first, i, raw, decode_line(raw[i], self.max_line), keys)
 
-    def _shaped_block(self, index: int, label: str, first: int, block: bytes) -> bool:
-        """Scan a block reading each key once (see shapes.py); False when it cannot be keyed (nothing done)."""
+    def _shaped_block(self, index: int, label: str, first: int, block: bytes,
+                      lines: Optional[List[bytes]] = None) -> bool:
+        """Scan a block reading each key once (see shapes.py); False when it cannot be keyed (nothing done).
+        `lines`: the block's lines where the reader split it already (then none is longer than the cap)."""
         if has_whole_mark(block):
             return False
-        raw = block.split(b"\n")
         cap = self.max_line
-        long = max(map(len, raw), default=0) > cap
+        if lines is not None:
+            raw, long = lines, False
+        else:
+            raw = block.split(b"\n")
+            long = max(map(len, raw), default=0) > cap
         shapes = line_shapes(block, raw, cap, long)
         hits, misses, done, found_for, settled = self._hits, self._misses, self._done, self._found, self._settled
         facts = self.facts
