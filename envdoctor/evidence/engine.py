@@ -62,6 +62,7 @@ class Scanner:
     """
 
     MEMO_BYTES = 8 << 20  # what the keys and shapes remembered may hold; past that they start afresh
+    MISS_BYTES = 2 << 20  # the same for the shapes that hold no gate (cheap to classify again: classify's loose forms)
 
     def __init__(self, rules: RuleSet, max_line: int = MAX_LINE, shaped: bool = True,
                  chunk_bytes: int = CHUNK_BYTES, watch: Sequence[str] = (),
@@ -172,7 +173,7 @@ class Scanner:
             for memo in (hits, done, found_for, settled):
                 memo.clear()
             self._memo_bytes = 0
-        if self._miss_bytes > self.MEMO_BYTES:  # apart: lines seen once (progress bars) must not clear the keys
+        if self._miss_bytes > self.MISS_BYTES:  # apart: lines seen once (progress bars) must not clear the keys
             for memo in (hits, misses, self._watching):
                 memo.clear()
             self._miss_bytes = 0
@@ -207,15 +208,21 @@ class Scanner:
                     self.signals[sig].count += 1
                 continue
             found = found_for.get(key)
+            # a line holding a hex id (a communicator's, a pointer) is seldom seen again: its key is not remembered,
+            # so that a 512-rank job's init lines do not push out the keys that do repeat
+            keep = b"0x" not in key
             if found is None:
-                found = found_for[key] = candidates(raw[i][:cap], hits[shapes[i]])
-                self._memo_bytes += len(key)
+                found = candidates(raw[i][:cap], hits[shapes[i]])
+                if keep:
+                    found_for[key] = found
+                    self._memo_bytes += len(key)
             if not found:
-                done.add(key)
+                if keep:
+                    done.add(key)
                 continue
             line = decode_line(raw[i], cap)
             signalled, told, matched = self._line(index, label, first, i, raw, line, found)
-            if (key == raw[i] or not signalled and all(kind == "f" for kind, _ in found)) \
+            if keep and (key == raw[i] or not signalled and all(kind == "f" for kind, _ in found)) \
                     and not self._joinable_now:  # (a signature might read a canonical key's numbers)
                 if told.issubset(REPEATABLE_FACTS) and not signalled:
                     done.add(key)  # lines of this key add nothing now
