@@ -43,6 +43,7 @@ from envdoctor.rules.conditions import PREDICATES, Context, Found, holds
 from envdoctor.snapshot import Snapshot
 
 LOOKBACK = 64  # lines before an error line searched for its timestamp
+ENTRY_BYTES = 120  # what one remembered key or shape costs beyond its bytes (object, table slot, value)
 
 
 @dataclass
@@ -62,7 +63,7 @@ class Scanner:
     """
 
     MEMO_BYTES = 8 << 20  # what the keys and shapes remembered may hold; past that they start afresh
-    MISS_BYTES = 2 << 20  # the same for the shapes that hold no gate (cheap to classify again: classify's loose forms)
+    MISS_BYTES = 4 << 20  # the same for the shapes that hold no gate (cheap to classify again: classify's loose forms)
 
     def __init__(self, rules: RuleSet, max_line: int = MAX_LINE, shaped: bool = True,
                  chunk_bytes: int = CHUNK_BYTES, watch: Sequence[str] = (),
@@ -169,13 +170,15 @@ class Scanner:
         hits, misses, done, found_for, settled = self._hits, self._misses, self._done, self._found, self._settled
         facts = self.facts
         changes = facts.changes
+        # `_watching` holds every watched shape of hits and misses: each is forgotten with the memo that held it
         if self._memo_bytes > self.MEMO_BYTES:
             for memo in (hits, done, found_for, settled):
                 memo.clear()
+            self._watching.intersection_update(misses)
             self._memo_bytes = 0
         if self._miss_bytes > self.MISS_BYTES:  # apart: lines seen once (progress bars) must not clear the keys
-            for memo in (hits, misses, self._watching):
-                memo.clear()
+            self._watching.difference_update(misses)
+            misses.clear()
             self._miss_bytes = 0
         fresh = list(set(shapes).difference(hits, misses))
         watching = self._watching if self.watch_test is not None else None
@@ -184,10 +187,10 @@ class Scanner:
             for shape, verdict in zip(fresh, self.prefilter.classify(fresh, watching)):
                 if verdict is None:
                     misses.add(shape)
-                    self._miss_bytes += len(shape)
+                    self._miss_bytes += len(shape) + ENTRY_BYTES
                 else:
                     hits[shape] = verdict
-                    self._memo_bytes += len(shape)
+                    self._memo_bytes += len(shape) + ENTRY_BYTES
         if watching is not None:
             self._watched_block = False
             if not watching.isdisjoint(shapes):
@@ -215,7 +218,7 @@ class Scanner:
                 found = candidates(raw[i][:cap], hits[shapes[i]])
                 if keep:
                     found_for[key] = found
-                    self._memo_bytes += len(key)
+                    self._memo_bytes += len(key) + ENTRY_BYTES
             if not found:
                 if keep:
                     done.add(key)
@@ -229,7 +232,7 @@ class Scanner:
                 elif told.issubset(REPEATABLE_FACTS | LAST_WINS_FACTS):
                     settled[key] = (facts.changed, tuple((kind, changes.get(kind, 0)) for kind in told & LAST_WINS_FACTS),
                                     tuple(matched))
-                    self._memo_bytes += len(key)
+                    self._memo_bytes += len(key) + ENTRY_BYTES
         return True
 
     def _line(self, index: int, label: str, first: int, i: int, raw: List[bytes], line: str,

@@ -106,3 +106,24 @@ def test_blocks_without_a_report_trigger_are_not_searched_again() -> None:
     s.scan("log", io.BytesIO(b"\n".join(lines)), on_block=lambda first, block, watched: seen.append((block, watched)))
     assert [w for b, w in seen if b"NVIDIA-SMI 5" in b] == [True]
     assert {w for b, w in seen if b"NVIDIA-SMI 5" not in b} == {False}
+
+
+@pytest.mark.parametrize("forget", ["keys", "misses"])
+@pytest.mark.parametrize("trigger", [b"| NVIDIA-SMI 550.54 Driver", b"| NVIDIA-SMI 550.54 Bootstrap : Using eth0:1<0>"])
+def test_a_trigger_is_seen_in_every_block_whatever_the_memos_forget(forget: str, trigger: bytes) -> None:
+    """Shapes and keys are forgotten when their budgets are spent (here: one of them at every block); a watched
+    line still marks its block, whether its shape holds a gate (a hit) or not (a miss)."""
+    s = Scanner(RULE_SETS["every signature"], chunk_bytes=256, watch=("nvidia-smi",),
+                watch_test=lambda line: b"NVIDIA-SMI 5" in line)
+    if forget == "keys":
+        s.MEMO_BYTES = 1
+    else:
+        s.MISS_BYTES = 1
+    lines: List[bytes] = []
+    for n in range(40):
+        lines += [f"[rank{n}]: step {n} |{'#' * (n % 7)}| loss 0.{n}".encode(), trigger
+                  if n % 3 == 0 else b"gpu-node-1:22:33 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>"]
+    seen: List[Any] = []
+    s.scan("log", io.BytesIO(b"\n".join(lines)), on_block=lambda first, block, watched: seen.append((block, watched)))
+    assert len(seen) > 10
+    assert all(w == (b"NVIDIA-SMI 5" in b) for b, w in seen)
