@@ -63,7 +63,7 @@ class Scanner:
     """
 
     MEMO_BYTES = 8 << 20  # what the keys and shapes remembered may hold; past that they start afresh
-    MISS_BYTES = 4 << 20  # the same for the shapes that hold no gate (cheap to classify again: classify's loose forms)
+    MISS_BYTES = 8 << 20  # the same for the shapes that hold no gate (cheap to classify again: classify's loose forms)
 
     def __init__(self, rules: RuleSet, max_line: int = MAX_LINE, shaped: bool = True,
                  chunk_bytes: int = CHUNK_BYTES, watch: Sequence[str] = (),
