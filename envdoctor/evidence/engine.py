@@ -16,12 +16,12 @@ import dataclasses
 import os
 import sys
 from dataclasses import dataclass, field
-from itertools import compress, filterfalse
+from itertools import compress
 from operator import not_
-from typing import Any, BinaryIO, Callable, Dict, List, Optional, Set, Tuple
+from typing import Any, BinaryIO, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
-from envdoctor.evidence.needles import Prefilter
-from envdoctor.evidence.reader import CHUNK_BYTES, MAX_LINE, decode_line, iter_blocks
+from envdoctor.evidence.needles import Prefilter, Verdict
+from envdoctor.evidence.reader import CHUNK_BYTES, MAX_LINE, blocks_keeping_tails, decode_line, iter_blocks
 from envdoctor.evidence.shapes import has_whole_mark, line_keys, line_shapes
 from envdoctor.evidence.signatures import SPECIFICITIES, RuleSet
 from envdoctor.findings import Finding
@@ -43,6 +43,7 @@ from envdoctor.rules.conditions import PREDICATES, Context, Found, holds
 from envdoctor.snapshot import Snapshot
 
 LOOKBACK = 64  # lines before an error line searched for its timestamp
+ENTRY_BYTES = 120  # what one remembered key or shape costs beyond its bytes (object, table slot, value)
 
 
 @dataclass
@@ -62,14 +63,21 @@ class Scanner:
     """
 
     MEMO_BYTES = 8 << 20  # what the keys and shapes remembered may hold; past that they start afresh
+    MISS_BYTES = 8 << 20  # the same for the shapes that hold no gate (cheap to classify again: classify's loose forms)
 
     def __init__(self, rules: RuleSet, max_line: int = MAX_LINE, shaped: bool = True,
-                 chunk_bytes: int = CHUNK_BYTES) -> None:
+                 chunk_bytes: int = CHUNK_BYTES, watch: Sequence[str] = (),
+                 watch_test: Optional[Callable[[bytes], bool]] = None) -> None:
+        """`watch` (lower-case literals) and `watch_test` (a line -> may it matter?): a report reader's triggers; each
+        block is handed to `scan`'s on_block with whether a line of it passed `watch_test` (None: not known)."""
         self.rules = rules
         self.max_line = max_line
         self.chunk_bytes = chunk_bytes
         self.max_evidence = int(rules.settings["max_evidence"])
-        self.prefilter = prefilter_for(rules)
+        self.prefilter = prefilter_for(rules, tuple(watch) if watch_test is not None else ())
+        self.watch_test = watch_test if self.prefilter.watched else None
+        self._watching: Set[bytes] = set()  # shapes whose lines may hold a watched literal
+        self._watched_block: Optional[bool] = None
         self.shaped = shaped
         self.signals: Dict[str, SignalHit] = {}
         self.facts = NcclFacts()
@@ -77,17 +85,18 @@ class Scanner:
         self.lines = 0
         self.bytes = 0
         # what the reading of each key and shape found so far, per input (see shapes.py)
-        self._hits: Set[bytes] = set()  # shapes that may hold a gate
+        self._hits: Dict[bytes, Verdict] = {}  # shapes that may hold a gate -> what classify said of them
         self._misses: Set[bytes] = set()  # shapes that hold none
         self._found: Dict[bytes, List] = {}  # key -> the patterns to try on its lines
         self._done: Set[bytes] = set()  # keys whose lines can add nothing more
         # key -> (all changes when read, its last-wins kinds' changes then, the signatures it matched): see
         # _shaped_block
         self._settled: Dict[bytes, Tuple[int, Tuple[Tuple[str, int], ...], Tuple[str, ...]]] = {}
-        self._memo_bytes = 0
+        self._memo_bytes = self._miss_bytes = 0
         self._joined: Set[Tuple[int, int]] = set()  # (input, line) pairs already tried joined
         self._block_bytes = b""  # the block being read
         self._stamped: Optional[bool] = None  # does it hold a timestamp? (None: not looked yet)
+        self._joinable_now = False  # did the line _line last read end or continue a split message?
         cats = rules.categories
         # the signatures whose lines are an origin's first error (a generic line, an abort or a final RuntimeError,
         # does not say which rank failed first: every rank ends in one)
@@ -96,23 +105,29 @@ class Scanner:
                            for sig in rules.signatures]
 
     def scan(self, label: str, stream: BinaryIO, cuts: Optional[List[int]] = None,
-             on_block: Optional[Callable[[int, bytes], None]] = None) -> None:
+             on_block: Optional[Callable[..., None]] = None) -> None:
         """Read one input. `cuts`: collect the numbers of lines longer than the cap there, each read as its head and
         its tail (reader.iter_blocks); `on_block(first line number, block)` sees every block read (one reading
-        feeds both the signatures and a report reader)."""
+        feeds both the signatures and a report reader), with `watched=` True or False when the scanner was given a
+        `watch_test` and could tell whether a line of the block passes it."""
         index = len(self.inputs)
         self.inputs.append(label)
         self.facts.files.append(label)
-        for memo in (self._hits, self._misses, self._found, self._done, self._settled):
+        for memo in (self._hits, self._misses, self._found, self._done, self._settled, self._watching):
             memo.clear()
-        self._memo_bytes = 0
+        self._memo_bytes = self._miss_bytes = 0
         first, block = 1, None
-        for first, block in iter_blocks(stream, self.max_line, self.chunk_bytes, cuts):
-            if on_block is not None:
-                on_block(first, block)
-            self._block_bytes, self._stamped = block, None
-            if not self.shaped or not self._shaped_block(index, label, first, block):
+        blocks = blocks_keeping_tails(stream, self.max_line, self.chunk_bytes, cuts) if cuts is not None else \
+            ((first, block, None) for first, block in iter_blocks(stream, self.max_line, self.chunk_bytes))
+        for first, block, lines in blocks:
+            self._block_bytes, self._stamped, self._watched_block = block, None, None
+            if not self.shaped or not self._prefiltered or not self._shaped_block(index, label, first, block, lines):
                 self._block(index, label, first, block)
+            if on_block is not None:
+                if self.watch_test is None:
+                    on_block(first, block)
+                else:
+                    on_block(first, block, watched=self._watched_block)
             self.bytes += len(block) + 1
         if block is not None:
             self.lines += first + block.count(b"\n")  # the number of the last line
@@ -121,8 +136,16 @@ class Scanner:
         """The ranked causes of everything read so far (`rank`)."""
         return rank(self.rules, self.signals, self.facts, snapshot)
 
+    _prefiltered = True  # False: every pattern is tried on every line (the reference tests hold the prefilter to)
+
     def _block(self, index: int, label: str, first: int, block: bytes) -> None:
         raw = block.split(b"\n")
+        if not self._prefiltered:
+            every = [*self.prefilter.always, *(("f", k) for k in FACT_PATTERNS),
+                     *(("s", i) for i in range(len(self.rules.signatures)))]
+            for i, line in enumerate(raw):
+                self._line(index, label, first, i, raw, decode_line(line, self.max_line), every)
+            return
         counted, i = 0, 0
         for start, end in self.prefilter.lines(block, self.max_line):
             i += block.count(b"\n", counted, start)
@@ -131,34 +154,54 @@ class Scanner:
             if keys:
                 self._line(index, label, first, i, raw, decode_line(raw[i], self.max_line), keys)
 
-    def _shaped_block(self, index: int, label: str, first: int, block: bytes) -> bool:
-        """Scan a block reading each key once (see shapes.py); False when it cannot be keyed (nothing done)."""
+    def _shaped_block(self, index: int, label: str, first: int, block: bytes,
+                      lines: Optional[List[bytes]] = None) -> bool:
+        """Scan a block reading each key once (see shapes.py); False when it cannot be keyed (nothing done).
+        `lines`: the block's lines where the reader split it already (then none is longer than the cap)."""
         if has_whole_mark(block):
             return False
-        raw = block.split(b"\n")
         cap = self.max_line
-        long = max(map(len, raw), default=0) > cap
+        if lines is not None:
+            raw, long = lines, False
+        else:
+            raw = block.split(b"\n")
+            long = max(map(len, raw), default=0) > cap
         shapes = line_shapes(block, raw, cap, long)
         hits, misses, done, found_for, settled = self._hits, self._misses, self._done, self._found, self._settled
         facts = self.facts
         changes = facts.changes
+        # `_watching` holds every watched shape of hits and misses: each is forgotten with the memo that held it
         if self._memo_bytes > self.MEMO_BYTES:
-            for memo in (hits, misses, done, found_for, settled):
+            for memo in (hits, done, found_for, settled):
                 memo.clear()
+            self._watching.intersection_update(misses)
             self._memo_bytes = 0
-        fresh = set(shapes).difference(hits, misses)
+        if self._miss_bytes > self.MISS_BYTES:  # apart: lines seen once (progress bars) must not clear the keys
+            self._watching.difference_update(misses)
+            misses.clear()
+            self._miss_bytes = 0
+        fresh = list(set(shapes).difference(hits, misses))
+        watching = self._watching if self.watch_test is not None else None
         if fresh:
-            # a shape whose lines can have no candidate at all (shape_is_empty) is a miss too: its lines are never keyed
-            new_hits = set(filterfalse(self.prefilter.shape_is_empty, self.prefilter.shape_hits(fresh)))
-            hits |= new_hits
-            misses |= fresh - new_hits
-            self._memo_bytes += sum(map(len, fresh))
+            # a shape whose lines can have no candidate at all is a miss: its lines are never keyed
+            for shape, verdict in zip(fresh, self.prefilter.classify(fresh, watching)):
+                if verdict is None:
+                    misses.add(shape)
+                    self._miss_bytes += len(shape) + ENTRY_BYTES
+                else:
+                    hits[shape] = verdict
+                    self._memo_bytes += len(shape) + ENTRY_BYTES
+        if watching is not None:
+            self._watched_block = False
+            if not watching.isdisjoint(shapes):
+                marked = compress(range(len(shapes)), map(watching.__contains__, shapes))
+                self._watched_block = any(map(self.watch_test, (raw[i][:cap] for i in marked)))  # type: ignore[arg-type]
         rows = list(compress(range(len(shapes)), map(hits.__contains__, shapes)))  # lines that may hold a gate
         if not rows:
             return True
         keys = line_keys(list(map(raw.__getitem__, rows)), self.prefilter.unsafe_literals or None, cap,
                          fold_case=self.prefilter.unsafe_cased, may_be_long=long)
-        candidates = self.prefilter.candidates_of_shape
+        candidates = self.prefilter.candidates_given
         for n in compress(range(len(rows)), map(not_, map(done.__contains__, keys))):  # lazy, in C
             i, key = rows[n], keys[n]
             read = settled.get(key)
@@ -168,22 +211,28 @@ class Scanner:
                     self.signals[sig].count += 1
                 continue
             found = found_for.get(key)
+            # a line holding a hex id (a communicator's, a pointer) is seldom seen again: its key is not remembered,
+            # so that a 512-rank job's init lines do not push out the keys that do repeat
+            keep = b"0x" not in key
             if found is None:
-                found = found_for[key] = candidates(raw[i][:cap], shapes[i])
-                self._memo_bytes += len(key)
+                found = candidates(raw[i][:cap], hits[shapes[i]])
+                if keep:
+                    found_for[key] = found
+                    self._memo_bytes += len(key) + ENTRY_BYTES
             if not found:
-                done.add(key)
+                if keep:
+                    done.add(key)
                 continue
             line = decode_line(raw[i], cap)
             signalled, told, matched = self._line(index, label, first, i, raw, line, found)
-            if (key == raw[i] or not signalled and all(kind == "f" for kind, _ in found)) \
-                    and not self._joinable(i, raw):  # (a signature might read a canonical key's numbers)
+            if keep and (key == raw[i] or not signalled and all(kind == "f" for kind, _ in found)) \
+                    and not self._joinable_now:  # (a signature might read a canonical key's numbers)
                 if told.issubset(REPEATABLE_FACTS) and not signalled:
                     done.add(key)  # lines of this key add nothing now
                 elif told.issubset(REPEATABLE_FACTS | LAST_WINS_FACTS):
                     settled[key] = (facts.changed, tuple((kind, changes.get(kind, 0)) for kind in told & LAST_WINS_FACTS),
                                     tuple(matched))
-                    self._memo_bytes += len(key)
+                    self._memo_bytes += len(key) + ENTRY_BYTES
         return True
 
     def _line(self, index: int, label: str, first: int, i: int, raw: List[bytes], line: str,
@@ -210,9 +259,11 @@ class Scanner:
         if touched:
             self.facts.origin(label, line)  # note the host that printed it
         cap = self.max_line
-        if i + 1 < len(raw) and opens(raw[i][:cap]):
+        here, before = opens(raw[i][:cap]), i > 0 and opens(raw[i - 1][:cap])
+        self._joinable_now = here or before  # _joinable(i, raw), for the caller
+        if here and i + 1 < len(raw):
             signalled = self._join(index, label, first, i, raw, line, decode_line(raw[i + 1], cap)) or signalled
-        if i > 0 and opens(raw[i - 1][:cap]):
+        if before:
             signalled = self._join(index, label, first, i - 1, raw, decode_line(raw[i - 1], cap), line) or signalled
         return signalled, told, matched
 
@@ -295,16 +346,17 @@ def continuation(head: str, tail: str) -> str:
     return tail[cut:].strip()
 
 
-_PREFILTERS: Dict[int, Tuple[RuleSet, Prefilter]] = {}
+_PREFILTERS: Dict[Tuple[int, Tuple[str, ...]], Tuple[RuleSet, Prefilter]] = {}
 
 
-def prefilter_for(rules: RuleSet) -> Prefilter:
-    """The literal prefilter over every fact pattern and signature of a rule set (built once per set)."""
-    cached = _PREFILTERS.get(id(rules))
+def prefilter_for(rules: RuleSet, watch: Tuple[str, ...] = ()) -> Prefilter:
+    """The literal prefilter over every fact pattern and signature of a rule set, and the literals `watch` (built
+    once per set and literals)."""
+    cached = _PREFILTERS.get((id(rules), watch))
     if cached is None or cached[0] is not rules:
         entries = [(("f", k), FACT_NEEDLES[k]) for k in FACT_PATTERNS]
         entries += [(("s", i), s.needles) for i, s in enumerate(rules.signatures)]
-        cached = _PREFILTERS[id(rules)] = (rules, Prefilter(entries))
+        cached = _PREFILTERS[(id(rules), watch)] = (rules, Prefilter(entries, watch))
     return cached[1]
 
 

@@ -10,12 +10,23 @@ whose needles occur run on it.
 from __future__ import annotations
 
 import re
-from typing import Dict, Hashable, Iterable, Iterator, List, Sequence, Tuple
+from typing import Dict, Hashable, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
-from envdoctor.evidence.shapes import FOLD, prefix_unsafe_gates, shape_gates, unsafe_gates
+from envdoctor.evidence.shapes import (
+    FOLD,
+    HEX_MARK,
+    LOOSE_DELETE,
+    hex_unsafe,
+    loose_forms,
+    prefix_unsafe_gates,
+    unsafe_gates,
+)
 
 MIN_NEEDLE = 3
-SHAPE_CACHE_BYTES = 2 << 20  # about: the shapes kept with their gates, for candidates_of_shape
+SHAPE_CACHE_BYTES = 2 << 20  # about: the loose forms kept with their gates (classify)
+# what classify says of a shape: None (no line of it holds a gate), else (the gates without a digit, each
+# with its first position; the gates with one, to look for in each line)
+Verdict = Optional[Tuple[Tuple[Tuple[int, bytes], ...], Tuple[bytes, ...]]]
 _DIGITS = frozenset(b"0123456789")
 
 
@@ -37,10 +48,14 @@ def gate(needle: str) -> str:
 class Prefilter:
     """Finds the lines of a block that may match any of many patterns, and which patterns to try there."""
 
-    def __init__(self, entries: Iterable[Tuple[Hashable, Sequence[str]]]) -> None:
-        """`entries`: (key, needles); a pattern without needles is tried on every scanned line."""
+    def __init__(self, entries: Iterable[Tuple[Hashable, Sequence[str]]], watch: Sequence[str] = ()) -> None:
+        """`entries`: (key, needles); a pattern without needles is tried on every scanned line. `watch`: more
+        lower-case literals, tried by no pattern: classify says which shapes may hold one (a report reader's)."""
         self.by_gate: Dict[bytes, List[Hashable]] = {}
         self.always: List[Hashable] = []
+        self.watched = frozenset(w.encode("utf-8") for w in watch)
+        for w in self.watched:
+            self.by_gate.setdefault(w, [])
         for key, needles in entries:
             if not needles:
                 self.always.append(key)
@@ -59,39 +74,78 @@ class Prefilter:
         self.unsafe_re = re.compile(_trie_pattern(_trie(unsafe))) if unsafe else None
         self.unsafe_literals = tuple(unsafe)  # the same gates, for bytes.find (shapes.line_keys)
         self.unsafe_cased = any(bytes([c]).isalpha() for g in unsafe for c in g)  # else no need to lower the text
-        folded = shape_gates(gates, lambda c: _RANK.get(chr(c), len(_RANK)))
-        self.shape_re = re.compile(_trie_pattern(_trie(folded))) if folded else None
-        # For candidates_of_shape: gates without a digit are found alike in a line and in its shape, so once
-        # per shape; those with one only in the line, and only where the shape holds their folded form.
-        plain = [g for g in gates if not any(c in _DIGITS for c in g)]
-        digital = [g for g in gates if any(c in _DIGITS for c in g)]
-        self._plain_re = re.compile(b"(?=(" + _trie_pattern(_trie(plain)) + b"))") if plain else None
-        self._digit_re = re.compile(b"(?=(" + _trie_pattern(_trie(digital)) + b"))") if digital else None
-        self._digit_shape_re = re.compile(_trie_pattern(_trie(sorted({g.translate(FOLD) for g in digital})))) \
-            if digital else None
-        self._by_shape: Dict[bytes, Tuple[Tuple[Tuple[int, bytes], ...], bool]] = {}
-        self._by_shape_bytes = 0
+        # For classify (see there): each gate as a line's shape holds it, and as its loose form holds it.
+        self._fold = {g: g.translate(FOLD) for g in gates}
+        self._digital = {g: any(c in _DIGITS for c in g) for g in gates}
+        loose = {g: self._fold[g].translate(None, LOOSE_DELETE) for g in gates}
+        # gates whose loose form is too short to search for: (gate, loose form), looked for with `in`
+        self._weak = tuple((g, loose[g]) for g in gates if len(loose[g]) < MIN_NEEDLE)
+        self._by_loose: Dict[bytes, List[bytes]] = {}
+        for g in gates:
+            if len(loose[g]) >= MIN_NEEDLE:
+                self._by_loose.setdefault(loose[g], []).append(g)
+        forms = _trie_pattern(_trie(sorted(self._by_loose))) if self._by_loose else None
+        self._loose_re = re.compile(forms) if forms else None
+        self._loose_all = re.compile(b"(?=(" + forms + b"))") if forms else None
+        self._hex_unsafe = tuple(g for g in gates if len(loose[g]) >= MIN_NEEDLE and hex_unsafe(self._fold[g]))
+        # loose form -> (folded gate, gate) of the gates its lines may hold
+        self._loose_seen: Dict[bytes, Tuple[Tuple[bytes, bytes], ...]] = {}
+        self._loose_seen_bytes = 0
+        self._by_shape: Dict[bytes, Verdict] = {}  # for candidates_of_shape and shape_is_empty
 
-    def shape_hits(self, shapes: Iterable[bytes]) -> List[bytes]:
-        """The shapes (see shapes.py) that may hold a gate."""
-        if self.shape_re is None:
+    def classify(self, shapes: Sequence[bytes], watching: Optional[Set[bytes]] = None) -> List[Verdict]:
+        """What each shape (shapes.py) says of its lines: None when no line of it can hold a gate (and no pattern
+        is tried everywhere), else (the gates without a digit its lines hold, each with its first position; the
+        gates with one that its lines may hold, to look for in each line).
+
+        Shapes are many where lines differ in their numbers, progress bars and hex ids; their loose forms
+        (LOOSE_DELETE removed, hex ids made one mark) are few. A loose form is searched for gates once; the gates
+        it may hold are then looked for in each shape with `in`. Gates without a digit are found alike in a line
+        and in its shape (FOLD keeps every other byte in place), so only those with one need the line.
+        `watching`: the shapes whose lines may hold a watched literal are added to it."""
+        if not shapes:
             return []
-        shapes = list(shapes)
-        joined = b"\n".join(shapes)
-        out: List[bytes] = []
-        search = self.shape_re.search
-        pos = counted = line = 0
-        while True:
-            m = search(joined, pos)
-            if m is None:
-                return out
-            line += joined.count(b"\n", counted, m.start())
-            counted = m.start()
-            out.append(shapes[line])
-            end = joined.find(b"\n", m.end())
-            if end < 0:
-                return out
-            pos = end + 1
+        loose = loose_forms(b"\n".join(shapes)).split(b"\n")
+        seen, digital, always = self._loose_seen, self._digital, self.always
+        none = ((), ()) if always else None
+        out: List[Verdict] = []
+        for shape, form in zip(shapes, loose):
+            may = seen.get(form)
+            if may is None:
+                may = self._loose_gates(form)
+            if not may:
+                out.append(none)
+                continue
+            held = [g for f, g in may if f in shape]
+            if self.watched and held:
+                if watching is not None and not self.watched.isdisjoint(held):
+                    watching.add(shape)
+                held = [g for g in held if self.by_gate[g]]  # a watched literal alone is tried by no pattern
+            if not held:
+                out.append(none)
+                continue
+            plain = tuple(sorted(((shape.find(self._fold[g]), g) for g in held if not digital[g]),
+                                 key=lambda hit: (hit[0], len(hit[1]))))
+            out.append((plain, tuple(g for g in held if digital[g])))
+        return out
+
+    def _loose_gates(self, form: bytes) -> Tuple[Tuple[bytes, bytes], ...]:
+        """(folded gate, gate) of each gate a line of this loose form may hold (remembered, bounded)."""
+        may: List[bytes] = []
+        if self._loose_re is not None and self._loose_re.search(form) is not None:
+            for found in dict.fromkeys(self._loose_all.findall(form)):  # type: ignore[union-attr]
+                for i in range(1, len(found) + 1):  # the longest form at a position; shorter ones are its prefixes
+                    may.extend(self._by_loose.get(found[:i], ()))
+        if HEX_MARK in form:
+            may.extend(self._hex_unsafe)
+        may.extend(g for g, weak in self._weak if weak in form)
+        out = tuple((self._fold[g], g) for g in dict.fromkeys(may))
+        if self._loose_seen_bytes > SHAPE_CACHE_BYTES:
+            self._loose_seen.clear()
+            self._loose_seen_bytes = 0
+        self._loose_seen[form] = out
+        self._loose_seen_bytes += len(form) + 64 + 8 * len(out)
+        return out
 
     def lines(self, block: bytes, max_line: int) -> Iterator[Tuple[int, int]]:
         """(start, end) of each line of the block holding at least one gate in its first max_line bytes;
@@ -122,37 +176,37 @@ class Prefilter:
             return self.always
         return self._keys(tuple(self.line_re.findall(raw_line.lower())))
 
-    def candidates_of_shape(self, raw_line: bytes, shape: bytes) -> List[Hashable]:
-        """`candidates(raw_line)`, given the line's shape (shapes.py): the same patterns in the same order,
-        with the gates that hold no digit looked for once per shape rather than once per line."""
-        if self.line_re is None:
-            return self.always
-        found, maybe = self._of_shape(shape)
-        if maybe:  # at one position, the longest gate of each kind; the shorter is a prefix of the longer
-            digital = ((m.start(), m.group(1)) for m in self._digit_re.finditer(raw_line.lower()))  # type: ignore[union-attr]
-            found = tuple(sorted((*found, *digital), key=lambda hit: (hit[0], len(hit[1]))))
+    def candidates_given(self, raw_line: bytes, verdict: Tuple[Tuple[Tuple[int, bytes], ...], Tuple[bytes, ...]]
+                         ) -> List[Hashable]:
+        """`candidates(raw_line)`, given what `classify` said of its shape: the same patterns in the same order."""
+        found, digital = verdict
+        if digital:
+            low = raw_line.lower()
+            at = [(low.find(g), g) for g in digital if g in low]
+            if at:
+                found = tuple(sorted((*found, *at), key=lambda hit: (hit[0], len(hit[1]))))
         return self._keys(tuple(g for _, g in found))
 
-    def _of_shape(self, shape: bytes) -> Tuple[Tuple[Tuple[int, bytes], ...], bool]:
-        """(the gates without a digit found in a shape, with their positions; may the line hold a gate with one?)"""
-        cached = self._by_shape.get(shape)
-        if cached is None:
-            plain = tuple((m.start(), m.group(1)) for m in self._plain_re.finditer(shape)) if self._plain_re else ()
-            maybe = self._digit_shape_re is not None and self._digit_shape_re.search(shape) is not None
-            if self._by_shape_bytes > SHAPE_CACHE_BYTES:  # bounded: the rule set, and this cache, live on
+    def candidates_of_shape(self, raw_line: bytes, shape: bytes) -> List[Hashable]:
+        """`candidates(raw_line)`, given the line's shape (shapes.py)."""
+        if self.line_re is None:
+            return self.always
+        verdict = self._verdict(shape)
+        return list(self.always) if verdict is None else self.candidates_given(raw_line, verdict)
+
+    def _verdict(self, shape: bytes) -> Verdict:
+        if shape not in self._by_shape:
+            if len(self._by_shape) > 4096:
                 self._by_shape.clear()
-                self._by_shape_bytes = 0
-            cached = self._by_shape[shape] = (plain, maybe)
-            self._by_shape_bytes += len(shape) + 64 * (1 + len(plain))
-        return cached
+            self._by_shape[shape] = self.classify([shape])[0]
+        return self._by_shape[shape]
 
     def shape_is_empty(self, shape: bytes) -> bool:
         """Is `candidates_of_shape(line, shape)` empty for every line of this shape (no gate without a digit in
         the shape, none with one possible, no pattern tried everywhere)?"""
         if self.line_re is None or self.always:
             return not self.always
-        plain, maybe = self._of_shape(shape)
-        return not plain and not maybe
+        return self._verdict(shape) is None
 
     def _keys(self, found: Tuple[bytes, ...]) -> List[Hashable]:
         """The patterns of the gates found on a line (in the order found)."""

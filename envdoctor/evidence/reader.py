@@ -26,7 +26,8 @@ def iter_blocks(stream: BinaryIO, max_line: int = MAX_LINE, chunk_bytes: int = C
     prints at the end of a 200 MB line is read too.
     """
     if cuts is not None:
-        yield from _blocks_keeping_tails(stream, max_line, chunk_bytes, cuts)
+        for first, block, _lines in blocks_keeping_tails(stream, max_line, chunk_bytes, cuts):
+            yield first, block
         return
     lineno = 1
     pending = b""  # the start of a line whose end has not been read yet
@@ -59,23 +60,24 @@ def iter_blocks(stream: BinaryIO, max_line: int = MAX_LINE, chunk_bytes: int = C
 CUT_MARK = b" [... line cut by envdoctor ...] "
 
 
-def _blocks_keeping_tails(stream: BinaryIO, max_line: int, chunk_bytes: int, cuts: List[int]
-                          ) -> Iterator[Tuple[int, bytes]]:
-    """iter_blocks with `cuts`: an over-long line becomes head + CUT_MARK + tail (max_line bytes in all)."""
+def blocks_keeping_tails(stream: BinaryIO, max_line: int, chunk_bytes: int, cuts: List[int]
+                         ) -> Iterator[Tuple[int, bytes, Optional[List[bytes]]]]:
+    """iter_blocks with `cuts`: an over-long line becomes head + CUT_MARK + tail (max_line bytes in all). Each block
+    comes with its lines where they were split to look for long ones (None: not split), none longer than max_line."""
     half = max(1, (max_line - len(CUT_MARK)) // 2)
     for first, block in _long_lines_whole(stream, max_line, chunk_bytes, cuts, half):
         if len(block) <= max_line:
-            yield first, block
+            yield first, block, None
             continue
         lines = block.split(b"\n")
         if max(map(len, lines)) <= max_line:
-            yield first, block
+            yield first, block, lines
             continue
         for i, line in enumerate(lines):
             if len(line) > max_line:
                 cuts.append(first + i)
                 lines[i] = line[:half] + CUT_MARK + line[-half:]
-        yield first, b"\n".join(lines)
+        yield first, b"\n".join(lines), lines
 
 
 def _long_lines_whole(stream: BinaryIO, max_line: int, chunk_bytes: int, cuts: List[int], half: int

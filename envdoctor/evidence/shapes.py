@@ -104,16 +104,29 @@ def _fits(side: str, template: str) -> bool:
     return True
 
 
-def shape_gates(gates: Iterable[bytes], rank) -> List[bytes]:
-    """What the shapes are searched for: each gate folded, from its rarest letter or sign (digits are all
-    0 in a shape, and common), at least 3 long. A shape holding none holds no gate."""
-    out = set()
-    for g in gates:
-        f = g.translate(FOLD)
-        keep = min(3, len(f))
-        best = max(range(len(f) - keep + 1), key=lambda i: (f[i] != 0x30, rank(f[i]), -i))
-        out.add(f[best:])
-    return sorted(out)
+# A shape's loose form: digits, blanks, carriage returns and bytes past ASCII removed (no gate holds the last two),
+# hex ids made one mark. Lines that differ only in their numbers, the bars of a progress meter or a communicator's
+# id share one; it is what classify (needles.py) searches for gates, once per loose form. Removing bytes keeps
+# every gate's own loose form inside the loose form of a line that holds the gate; a gate that may overlap a hex
+# id (hex_unsafe) is looked for wherever a mark is.
+LOOSE_DELETE = b"0 \t\r" + bytes(range(0x80, 0x100))
+HEX_MARK = b"\x01"
+_HEX_ID = _possessive(rb"0x[0a-f]++(?![0-9a-z_])")  # in a shape: digits are 0, letters lower case
+
+
+def loose_forms(shapes: bytes) -> bytes:
+    """The loose form of each shape of `shapes` (joined by newlines, which stay)."""
+    if b"0x" in shapes:
+        shapes = _HEX_ID.sub(b"0x" + HEX_MARK, shapes)
+    return shapes.translate(None, LOOSE_DELETE)
+
+
+def hex_unsafe(folded_gate: bytes) -> bool:
+    """Could an occurrence of this gate (folded) lie on the digits of a hex id that loose_forms marks (`0x` stays,
+    the hex digits after it, with no word character after them, become the mark)? Then the mark, not the gate, is
+    in the loose form."""
+    return (re.search(rb"0x[0a-f]", folded_gate) is not None  # ends inside an id, or holds one
+            or re.match(rb"x?[0a-f]+(?:[^0-9a-z_]|$)", folded_gate) is not None)  # starts inside one
 
 
 def line_shapes(block: bytes, raw_lines: Sequence[bytes], max_line: int, may_be_long: bool = True) -> List[bytes]:

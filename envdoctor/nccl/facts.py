@@ -192,6 +192,7 @@ class NcclFacts:
     first_errors: Dict[str, FirstError] = field(default_factory=dict)  # origin (line_origin) -> its first error
     changes: Dict[str, int] = field(default_factory=dict)  # last-wins kind -> how often a line changed its values
     changed: int = 0  # the sum of `changes`: while it stays put, no last-wins value has changed
+    _last_origin: Optional[Tuple[str, str, OriginFacts]] = field(default=None, repr=False, compare=False)
 
     def error_seen(self, origin: str, stamp: Optional[Stamp], line: str, location: str, file: str,
                    signal: str) -> None:
@@ -236,6 +237,14 @@ class NcclFacts:
     # --- feeding --------------------------------------------------------------------------
 
     def origin(self, file: str, line: str) -> OriginFacts:
+        last = self._last_origin
+        if last is not None and last[1] is line and last[0] == file:  # a fact's reader and the scanner ask in turn
+            return last[2]
+        o = self._origin(file, line)
+        self._last_origin = (file, line, o)
+        return o
+
+    def _origin(self, file: str, line: str) -> OriginFacts:
         m = HOST_PREFIX.search(line)
         host = m.group(1) if m else None
         if host is not None and len(self.hosts) < MAX_ITEMS:
@@ -260,7 +269,7 @@ class NcclFacts:
         m = _FACT_RE[kind].search(line)
         if m is None:
             return False
-        getattr(self, f"_on_{kind}")(m, line, file)
+        _ON[kind](self, m, line, file)
         return True
 
     def _on_version(self, m: re.Match, line: str, file: str) -> None:
@@ -428,6 +437,9 @@ class NcclFacts:
             "distributed": self.dist.as_dict(),
             "first_failure": self.first_failure(),
         }
+
+
+_ON = {kind: getattr(NcclFacts, f"_on_{kind}") for kind in _FACT_RE}  # kind -> its reader (NcclFacts.feed)
 
 
 def _append(items: List[str], value: str) -> None:

@@ -99,6 +99,12 @@ def may_hold_section_bytes(block: bytes) -> bool:
     return False
 
 
+# The literal each needle holds, lower-cased: a line without one of them opens no section (the evidence engine
+# looks for them with its own literals, and hands on whether a block's lines pass may_hold_section_bytes).
+TRIGGER_LITERALS = tuple(dict.fromkeys((n if isinstance(n, str) else n.literal).lower()
+                                       for _, needles in TRIGGERS for n in needles))
+
+
 def next_trigger(block: str, start: int, seen: Optional[Dict[object, int]] = None) -> int:
     """Where the first line at or after `start` that may open a section or state a fact begins; -1 if none.
 
@@ -138,10 +144,11 @@ class ReportReader:
         self._startup = startup_log.StartupLog(self._facts)
         self.stats = {"blocks": 0, "parsed_blocks": 0, "lines": 0}
 
-    def feed_bytes(self, block: bytes, first_line: int) -> None:
+    def feed_bytes(self, block: bytes, first_line: int, may_hold: Optional[bool] = None) -> None:
         """`feed_block` of the block's bytes (decoded with errors="replace"), decoding only a block that may hold a
-        section or continues an open one."""
-        if self._open is None and not may_hold_section_bytes(block):
+        section or continues an open one. `may_hold`: whether a line of the block passes may_hold_section_bytes,
+        where the caller knows (None: test the block here)."""
+        if self._open is None and (not may_hold if may_hold is not None else not may_hold_section_bytes(block)):
             self.stats["blocks"] += 1  # what feed_block does with a block no trigger is in
             return
         self.feed_block(block.decode("utf-8", errors="replace"), first_line)

@@ -146,12 +146,22 @@ class _Reports:
         else:
             self.reader = ReportReader()
 
-    def feed(self, first: int, block: bytes) -> None:
+    def feed(self, first: int, block: bytes, watched: Optional[bool] = None) -> None:
         if self.reader is not None:
-            self.reader.feed_bytes(block, first)
+            self.reader.feed_bytes(block, first, watched)
 
     def finish(self) -> Any:
         return self.reader.finish() if self.reader is not None else None
+
+
+def _report_triggers() -> Dict[str, Any]:
+    """The report reader's triggers for the scanner (`watch`, `watch_test`), where it is installed: the scanner then
+    tells it which blocks hold none, and they are not searched again."""
+    try:
+        from envdoctor.text.reader import TRIGGER_LITERALS, may_hold_section_bytes  # type: ignore[import-not-found]
+    except ImportError:
+        return {}
+    return {"watch": TRIGGER_LITERALS, "watch_test": may_hold_section_bytes}
 
 
 def _partial_snapshot(facts: Sequence[Any], base: Optional[Snapshot]) -> Optional[Snapshot]:
@@ -178,7 +188,7 @@ def diagnose_text(inputs: Sequence[Input], knowledge: Knowledge, snapshot: Optio
     from envdoctor.evidence.inputs import Vanished, expand, open_log
     rules = signatures or knowledge.signatures
     expanded = [None if isinstance(given, tuple) else expand([given]) for given in inputs]  # check every path first
-    scanner = Scanner(rules)
+    scanner = Scanner(rules, **_report_triggers())
     cut_lines: List[Tuple[str, int]] = []
     sections: List[Section] = []
     report_facts: List[Any] = []
