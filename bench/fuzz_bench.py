@@ -1,18 +1,23 @@
 """Fuzz envdoctor's commands in-process with 100,000+ hostile inputs and tally how they ended (issue 30).
 
-    python bench/fuzz_bench.py --n 100000 [--seed0 0] [--deadline 20] [--out bench/results/fuzz.json]
+    python bench/fuzz_bench.py --n 100000 [--seed0 0] [--deadline 20] [--out bench/results/fuzz.json | --no-write]
     python bench/fuzz_bench.py --family snapshot --seed 17 --show    # one case, its output
 
 Inputs are made from the recorded snapshots, NCCL logs, the wheel index, the rules database and argument values
 (tests/fuzz_cases.py). Outcomes: exit codes; internal errors (exit 70) grouped by exception and envdoctor frame;
 hangs (an input past its deadline); leaks (a planted secret in stdout or stderr); raw escapes (a control or
-bidi character in stdout or stderr); crash files not mode 0600. Target: 0 of each but exit codes."""
+bidi character in stdout or stderr); crash files not mode 0600. Target: 0 of each but exit codes.
+
+The tally (seed0, the count, per-family counts, exit codes and each problem's count with a seed that shows it) goes
+to --out; a `before` tally already there is kept beside it. Memory stays bounded: each input's files are removed
+before the next, and only counts and one example seed per problem are kept."""
 
 from __future__ import annotations
 
 import argparse
 import collections
 import json
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -23,6 +28,12 @@ sys.path.insert(0, str(ROOT))
 from tests.fuzz_cases import FAMILIES, make_case, run_case, scratch  # noqa: E402
 
 
+def _max_rss_mb() -> float:
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=100_000)
@@ -31,7 +42,8 @@ def main() -> int:
     ap.add_argument("--family")
     ap.add_argument("--seed", type=int)
     ap.add_argument("--show", action="store_true")
-    ap.add_argument("--out")
+    ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "fuzz.json"))
+    ap.add_argument("--no-write", action="store_true")
     ap.add_argument("--minutes", type=float, default=0, help="stop after this long (the tally says how many ran)")
     ap.add_argument("--memory-gb", type=float, default=4.0,
                     help="address-space cap: an input that makes envdoctor read without bound (/dev/zero) is a "
@@ -52,7 +64,8 @@ def main() -> int:
         return 0
     families = [args.family] if args.family else list(FAMILIES)
     weights = [FAMILIES[f][0] for f in families]
-    tally = {"inputs": 0, "by_family": collections.Counter(), "exit_codes": collections.Counter(), "exit_70": 0,
+    tally = {"seed0": args.seed0, "requested": args.n, "deadline_s": args.deadline,
+             "inputs": 0, "by_family": collections.Counter(), "exit_codes": collections.Counter(), "exit_70": 0,
              "hangs": 0, "leaks": 0, "raw_escapes": 0, "crash_files_not_0600": 0}
     bugs: collections.Counter = collections.Counter()
     examples: dict = {}
@@ -77,14 +90,26 @@ def main() -> int:
                 examples.setdefault(f"{family}: {label}", i)
         if tally["inputs"] % 1000 == 0:
             print(f"{tally['inputs']} inputs, {time.monotonic() - start:.0f} s: exit70 {tally['exit_70']} hangs "
-                  f"{tally['hangs']} leaks {tally['leaks']} escapes {tally['raw_escapes']}", file=sys.stderr, flush=True)
+                  f"{tally['hangs']} leaks {tally['leaks']} escapes {tally['raw_escapes']} "
+                  f"(max RSS {_max_rss_mb():.0f} MB)", file=sys.stderr, flush=True)
     tally["seconds"] = round(time.monotonic() - start, 1)
+    tally["max_rss_mb"] = round(_max_rss_mb())
+    shutil.rmtree(work.parent, ignore_errors=True)
     tally["distinct_problems"] = len(bugs)
     tally["problems"] = {k: {"count": v, "example_seed": examples[k]} for k, v in bugs.most_common()}
     text = json.dumps(tally, indent=1, default=dict)
     print(text)
-    if args.out:
-        Path(args.out).write_text(text + "\n")
+    if not args.no_write:
+        out = Path(args.out)
+        try:
+            old = json.loads(out.read_text())
+        except (OSError, ValueError):
+            old = {}
+        doc = {"how": f"python bench/fuzz_bench.py --n {args.n} --seed0 {args.seed0} (in-process, "
+                      f"{args.memory_gb:g} GiB address-space cap)", "after": tally}
+        if isinstance(old, dict) and "before" in old:
+            doc = {"how_before": old.get("how"), "before": old["before"], **doc}
+        out.write_text(json.dumps(doc, indent=1, default=dict) + "\n")
     bad = tally["exit_70"] + tally["hangs"] + tally["leaks"] + tally["raw_escapes"] + tally["crash_files_not_0600"]
     return 1 if bad else 0
 

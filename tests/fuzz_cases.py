@@ -38,13 +38,16 @@ PLANTED = ["hf_" + CANARY + "abcdefghij", "ghp_" + CANARY + "abcdefghijklmnopqrs
 # input: the mutators may cut a planted secret apart (a hostile value inserted mid-token), and what is left is no
 # secret of any shape a scanner knows.
 SECRET_PARTS = {p: re.search(r"[\w-]*" + CANARY + r"\w*", p).group(0) for p in PLANTED}
+# Secrets one after another: a redaction must not consume the next one's name (`Authorization: --password X`).
+CHAINED = ["Authorization: " + PLANTED[4], PLANTED[8] + PLANTED[3], PLANTED[5] + " " + PLANTED[4],
+           "HF_TOKEN=" + PLANTED[4], PLANTED[0] + PLANTED[5], PLANTED[4] + PLANTED[8]]
 ESCAPES = ["\x1b]0;fuzz-title\x07", "\x1b[2J", "\x1b[31m", "\u202e", "\u2066", "\x9b31m", "\x07", "\x1b]52;c;eA==\x07"]
 RAW_ESCAPE = re.compile("[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 BIG = "1" * 5000
 HOSTILE: List[Any] = [
     "@BIGINT@", "@NAN@", "@INF@", "@-INF@", -1, 0, 2 ** 64, 1e308, None, True, False, "", "\ud800", "x" * 20000,
     "\u0662.\u0661\u0664", "\u0661\u0662.\u0660", "12.0", "2.18." + BIG[:60], "../../../../etc/passwd", "/dev/zero",
-    [], {}, [1, 2, 3], {"a": None}, "@DEEP@", "NaN", "1e309", "-0", " ", "\x00", *ESCAPES, *PLANTED,
+    [], {}, [1, 2, 3], {"a": None}, "@DEEP@", "NaN", "1e309", "-0", " ", "\x00", *ESCAPES, *PLANTED, *CHAINED,
 ]
 
 
