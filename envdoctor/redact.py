@@ -117,11 +117,11 @@ def _pem_spans(text: str, spans: List[Tuple[int, int]]) -> None:
 _MAY_HIDE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\\]")
 
 
-def _unhidden(text: str) -> str:
-    """`text` with what hides a token's start blanked out, the same length (see _HIDING)."""
+def _unhidden(text: str, fill: str = " ") -> str:
+    """`text` with what hides a token's start replaced by `fill`, the same length (see _HIDING)."""
     if not _MAY_HIDE.search(text):
         return text
-    return _HIDING.sub(lambda m: " " * len(m.group()), text)
+    return _HIDING.sub(lambda m: fill * len(m.group()), text)
 
 
 # A secret's name may stand inside the value of the one before it ("wandb login KEYwandb login KEY2", the value
@@ -185,6 +185,10 @@ def secret_spans(text: str) -> List[Tuple[int, int]]:
     view = _unhidden(text)
     for pattern, group in SHAPE_PATTERNS:
         _find_spans(view, pattern, group, spans)
+    if view is not text and "@" in text:
+        # an escape inside a URL's credentials (`https://us\x1b]0;t\x07er:PW@host`) is no end of them: the
+        # terminal shows `user:PW@host`
+        _find_spans(_unhidden(text, "\x01"), _URL_CREDENTIALS, 1, spans)
     lower = view.translate(_LOWER)
     for pattern in VALUE_PATTERNS:
         _find_spans(lower, pattern, 2, spans)
@@ -210,7 +214,7 @@ def _glued_headers(lower: str, merged: List[Tuple[int, int]]) -> List[Tuple[int,
     for start, end in merged:
         for pattern, words in _GLUED_HEADERS:
             for word in words:
-                at = lower.find(word, start, end + len(word))
+                at = lower.find(word, max(start, end - _CHAIN_WINDOW), end + len(word))
                 while at >= 0:
                     m = pattern.match(lower, at)
                     if m and m.end(2) > end and not _NOT_A_VALUE.fullmatch(m.group(2)):

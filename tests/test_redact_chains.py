@@ -78,5 +78,6 @@ def test_authorization_followed_by_a_password_flag():
 
 def test_a_run_of_names_is_read_in_linear_time():
     # a hang guard: the search after a match goes back at most a window, not to the value's start
-    for text in ("key=" * 50_000, "token=" * 50_000, "wandb login " * 20_000 + "x" * 10, "--password " * 30_000):
+    for text in ("key=" * 50_000, "token=" * 50_000, "wandb login " * 20_000 + "x" * 10, "--password " * 30_000,
+                 "token=" + "authorization:" * 20_000, "Bearer " + "abcdefghbearer" * 20_000):
         assert isinstance(scrub_secrets(text), str)

@@ -42,6 +42,9 @@ SHAPES = [
     ('{"log": "line one\\n' + HF + ' and more"}', HF[3:]),
     ("escaped colour \\x1b[1m" + GHP, GHP[4:]),
     ("\\u001b[32m" + HF, HF[3:]),
+    # an escape inside a URL's credentials (fuzz nccl/900549): the terminal shows user:password@host
+    ("https://fuzzu\x1b]0;title\x07ser:" + "Pa55Escaped" + "@mirror.example/simple", "Pa55Escaped"),
+    ("https://u\x1b[31m:" + "Pa55Colour" + "@h/x", "Pa55Colour"),
 ]
 
 
