@@ -66,7 +66,7 @@ def main() -> int:
     weights = [FAMILIES[f][0] for f in families]
     tally = {"seed0": args.seed0, "requested": args.n, "deadline_s": args.deadline,
              "inputs": 0, "by_family": collections.Counter(), "exit_codes": collections.Counter(), "exit_70": 0,
-             "hangs": 0, "leaks": 0, "raw_escapes": 0, "crash_files_not_0600": 0}
+             "hangs": 0, "leaks": 0, "raw_escapes": 0, "crash_files_not_0600": 0, "harness_errors": 0}
     bugs: collections.Counter = collections.Counter()
     examples: dict = {}
     start = time.monotonic()
@@ -77,7 +77,14 @@ def main() -> int:
         if args.minutes and time.monotonic() - start > args.minutes * 60:
             break
         family = pick.choices(families, weights)[0]
-        o = run_case(make_case(family, i), work, args.deadline)
+        try:
+            o = run_case(make_case(family, i), work, args.deadline)
+        except Exception as exc:  # the harness's own bug, or an exception past cli.main: tallied, the run goes on
+            tally["harness_errors"] += 1
+            label = f"{family}: harness {type(exc).__name__}: {str(exc)[:80]}"
+            bugs[label] += 1
+            examples.setdefault(label, i)
+            continue
         tally["inputs"] += 1
         tally["by_family"][family] += 1
         tally["exit_codes"][str(o.code)] += 1
@@ -110,7 +117,7 @@ def main() -> int:
         if isinstance(old, dict) and "before" in old:
             doc = {"how_before": old.get("how"), "before": old["before"], **doc}
         out.write_text(json.dumps(doc, indent=1, default=dict) + "\n")
-    bad = tally["exit_70"] + tally["hangs"] + tally["leaks"] + tally["raw_escapes"] + tally["crash_files_not_0600"]
+    bad = sum(tally[k] for k in ("exit_70", "hangs", "leaks", "raw_escapes", "crash_files_not_0600", "harness_errors"))
     return 1 if bad else 0
 
 

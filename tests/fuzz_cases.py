@@ -8,6 +8,7 @@ reproduced with `python bench/fuzz_bench.py --family F --seed N --show`."""
 
 from __future__ import annotations
 
+import copy
 import io
 import json
 import os
@@ -107,7 +108,7 @@ def _set(doc: Any, path: Tuple, value: Any, delete: bool = False) -> Any:
 
 
 def _hostile(rng: random.Random) -> Any:
-    v = rng.choice(HOSTILE)
+    v = copy.deepcopy(rng.choice(HOSTILE))  # a shared [] or {} put in twice would make the document circular
     if isinstance(v, str) and rng.random() < 0.3:
         v = rng.choice(PLANTED + ESCAPES) + v
     return v
