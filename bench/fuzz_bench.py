@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import collections
 import json
+import os
 import shutil
 import sys
 import time
@@ -32,6 +33,15 @@ def _max_rss_mb() -> float:
     import resource
 
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _rss_mb() -> float:
+    """The resident size now (the peak only grows: this says whether memory is held from input to input)."""
+    try:
+        with open("/proc/self/statm") as fh:
+            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2 ** 20
+    except (OSError, ValueError, IndexError):
+        return 0.0
 
 
 def main() -> int:
@@ -98,9 +108,10 @@ def main() -> int:
         if tally["inputs"] % 1000 == 0:
             print(f"{tally['inputs']} inputs, {time.monotonic() - start:.0f} s: exit70 {tally['exit_70']} hangs "
                   f"{tally['hangs']} leaks {tally['leaks']} escapes {tally['raw_escapes']} "
-                  f"(max RSS {_max_rss_mb():.0f} MB)", file=sys.stderr, flush=True)
+                  f"(RSS {_rss_mb():.0f} MB, max {_max_rss_mb():.0f} MB)", file=sys.stderr, flush=True)
     tally["seconds"] = round(time.monotonic() - start, 1)
     tally["max_rss_mb"] = round(_max_rss_mb())
+    tally["end_rss_mb"] = round(_rss_mb())
     shutil.rmtree(work.parent, ignore_errors=True)
     tally["distinct_problems"] = len(bugs)
     tally["problems"] = {k: {"count": v, "example_seed": examples[k]} for k, v in bugs.most_common()}
