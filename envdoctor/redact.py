@@ -6,6 +6,7 @@ come, and every match starts where a token starts, so a long run of letters or b
 
 from __future__ import annotations
 
+import functools
 import re
 import string
 from typing import Any, Dict, Iterable, List, Mapping, Tuple
@@ -242,6 +243,12 @@ def scrub_secrets(text: str) -> str:
 _NAMED_KEY = re.compile(r"(?i)(token|secret|passw(?:or)?d|api[_-]?key|access[_-]?key|credential|authorization)")
 
 
+@functools.lru_cache(maxsize=4096)  # a document's keys are a few names, repeated
+def _scrub_key(key: Any) -> Any:
+    """A key is text too: a snapshot's planted `{"hf_...": ...}` must not print its token."""
+    return scrub_secrets(key) if isinstance(key, str) else key
+
+
 MAX_DEPTH = 100  # deeper than any document envdoctor writes; what is deeper is dropped, not recursed into
 
 
@@ -257,7 +264,7 @@ def scrub_document(doc: Any, _depth: int = 0) -> Any:
     if isinstance(doc, list):
         return [scrub_document(v, _depth + 1) for v in doc]
     if isinstance(doc, dict):
-        return {k: REDACTED if isinstance(v, str) and v and isinstance(k, str) and _NAMED_KEY.search(k)
+        return {_scrub_key(k): REDACTED if isinstance(v, str) and v and isinstance(k, str) and _NAMED_KEY.search(k)
                 else scrub_document(v, _depth + 1) for k, v in doc.items()}
     return doc
 
