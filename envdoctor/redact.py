@@ -244,9 +244,15 @@ _NAMED_KEY = re.compile(r"(?i)(token|secret|passw(?:or)?d|api[_-]?key|access[_-]
 
 
 @functools.lru_cache(maxsize=4096)  # a document's keys are a few names, repeated
+def _scrub_short_key(key: str) -> str:
+    return scrub_secrets(key)
+
+
 def _scrub_key(key: Any) -> Any:
     """A key is text too: a snapshot's planted `{"hf_...": ...}` must not print its token."""
-    return scrub_secrets(key) if isinstance(key, str) else key
+    if not isinstance(key, str):
+        return key
+    return _scrub_short_key(key) if len(key) <= 128 else scrub_secrets(key)
 
 
 MAX_DEPTH = 100  # deeper than any document envdoctor writes; what is deeper is dropped, not recursed into
