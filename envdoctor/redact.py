@@ -84,8 +84,9 @@ _HIDING = re.compile(r"\x1b\[[0-?]{0,32}[ -/]{0,8}[@-~]?|\x1b\][0-9]{0,4};?|\x1b
                      r"\\x[0-9a-fA-F]{2}|\\[nrtbfv0\"'/\\]|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 _LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 # scheme://user:password@host: everything up to the last '@' before the host (passwords may hold '@').
-# (one slash or three as well: a path made of a URL, "https:/user:pw@host", keeps its credentials)
-_URL_CREDENTIALS = re.compile(r":/{1,3}(?!<redacted>@)([^/\s\"'<>]*)@")
+# (one slash or three as well: a path made of a URL, "https:/user:pw@host", keeps its credentials; and "//" without
+# its scheme's colon: "https:\ufffd//user:pw@host", a log with a byte lost in it)
+_URL_CREDENTIALS = re.compile(r"(?::/{1,3}|//)(?!<redacted>@)([^/\s\"'<>]*)@")
 _PEM_BEGIN = re.compile(r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
 _PEM_END = re.compile(r"-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
 # What a PEM body holds: base64, line breaks (real or JSON-escaped), and header lines such as Proc-Type.

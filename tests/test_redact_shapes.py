@@ -45,6 +45,8 @@ SHAPES = [
     # an escape inside a URL's credentials (fuzz nccl/900549): the terminal shows user:password@host
     ("https://fuzzu\x1b]0;title\x07ser:" + "Pa55Escaped" + "@mirror.example/simple", "Pa55Escaped"),
     ("https://u\x1b[31m:" + "Pa55Colour" + "@h/x", "Pa55Colour"),
+    # a byte lost between the scheme and its slashes (fuzz nccl/1301456): still user:password@host
+    ("peer https:\ufffd\ufffd//fuzzuser:" + "Pa55Lost" + "@mirror.example/simple", "Pa55Lost"),
 ]
 
 
