@@ -179,6 +179,18 @@ VALUE_PATTERNS = (_LOGIN_KEY, _NETRC, _SIGNATURE, _DOCKER_AUTH, _WEBHOOK, _AUTH_
                   _REDACTED_NAME_VALUE)
 
 
+# A CSI sequence whose final byte (not SGR's `m`) is glued to a word: it may be that word's first letter.
+_CSI_GLUED = re.compile(r"(?:\x1b\[|\x9b|\\(?:x1[bB]|u001[bB]|033|e)\[)[0-?]{0,32}[ -/]{0,8}[@-ln-~][\w-]")
+_CSI_PARAMETERS = re.compile(r"(?:\x1b\[|\x9b|\\(?:x1[bB]|u001[bB]|033|e)\[)[0-?]{0,32}")
+
+
+def _blank_parameters(m: re.Match) -> str:
+    """A hiding sequence blanked, but a CSI's intermediate and final bytes kept."""
+    seq = m.group()
+    csi = _CSI_PARAMETERS.match(seq)
+    return " " * csi.end() + seq[csi.end():] if csi else " " * len(seq)
+
+
 def secret_spans(text: str) -> List[Tuple[int, int]]:
     """Where the secrets in `text` are: every pattern is matched against the text as given (seen through escapes),
     so no redaction can hide another secret's name, and what they find is joined into disjoint spans."""
@@ -194,6 +206,15 @@ def secret_spans(text: str) -> List[Tuple[int, int]]:
     lower = view.translate(_LOWER)
     for pattern in VALUE_PATTERNS:
         _find_spans(lower, pattern, 2, spans)
+    if view is not text and _CSI_GLUED.search(text):
+        # `\x1b[0wandb login KEY`: the escape's final byte may be a secret's first letter (printed escaped, it is
+        # read as one): the patterns read a second copy that keeps what follows the parameters
+        kept = _HIDING.sub(_blank_parameters, text)
+        for pattern, group in SHAPE_PATTERNS:
+            _find_spans(kept, pattern, group, spans)
+        kept = kept.translate(_LOWER)
+        for pattern in VALUE_PATTERNS:
+            _find_spans(kept, pattern, 2, spans)
     if not spans:
         return spans
     merged = _union(spans, lower)

@@ -47,6 +47,10 @@ SHAPES = [
     ("https://u\x1b[31m:" + "Pa55Colour" + "@h/x", "Pa55Colour"),
     # a byte lost between the scheme and its slashes (fuzz nccl/1301456): still user:password@host
     ("peer https:\ufffd\ufffd//fuzzuser:" + "Pa55Lost" + "@mirror.example/simple", "Pa55Lost"),
+    # a secret glued to an escape cut short, its first letter read as the escape's end (fuzz nccl/1403526)
+    ("WARN \x1b[0wandb login " + A40 + "m Cuda failure", A40),
+    ("WARN \x1b[0--password " + "Pa55Cut" + " x", "Pa55Cut"),
+    ("WARN \x1b[0" + HF + " x", HF[3:]),
 ]
 
 
