@@ -37,18 +37,32 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def read_bytes(path: os.PathLike[str] | str, cap: int = DEFAULT_CAP, deadline_s: float = DEFAULT_DEADLINE_S) -> bytes:
-    """The bytes of the regular file `path`; NotReadable when it is something else, over `cap` bytes, or not read
-    within `deadline_s`; FileNotFoundError and the other OSErrors as they come."""
+def open_regular(path: os.PathLike[str] | str, flags: int = os.O_RDONLY, mode: int = 0o600) -> int:
+    """A descriptor of the regular file `path`, opened with `flags` (O_CREAT too: a lock file); NotReadable when it
+    is a FIFO, a device, a socket or a directory, or the path holds a NUL; the other OSErrors as they come.
+    Opening never waits (O_NONBLOCK: a FIFO with no writer)."""
     name = os.fspath(path)
     if "\0" in name:
         raise NotReadable("a path with a NUL character in it names no file")
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
-    fd = os.open(name, flags)  # O_NONBLOCK: opening a FIFO with no writer does not wait
+    flags |= getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
+    fd = os.open(name, flags, mode)
     try:
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise NotReadable(f"{_kind(st.st_mode)}, not a regular file; envdoctor reads only regular files")
+    except BaseException:
+        os.close(fd)
+        raise
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        raise NotReadable(f"{_kind(st.st_mode)}, not a regular file; envdoctor reads only regular files")
+    return fd
+
+
+def read_bytes(path: os.PathLike[str] | str, cap: int = DEFAULT_CAP, deadline_s: float = DEFAULT_DEADLINE_S) -> bytes:
+    """The bytes of the regular file `path`; NotReadable when it is something else, over `cap` bytes, or not read
+    within `deadline_s`; FileNotFoundError and the other OSErrors as they come."""
+    fd = open_regular(path)
+    try:
+        st = os.fstat(fd)
         if st.st_size > cap:
             raise NotReadable(f"{st.st_size} bytes, more than the {cap // MiB} MiB envdoctor reads")
         end = time.monotonic() + deadline_s

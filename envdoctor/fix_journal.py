@@ -14,11 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from envdoctor.bounded_read import read_text
+from envdoctor.bounded_read import open_regular, read_text
 
 JOURNAL = "journal.json"
 LAST_FIX = "last_fix.json"
 LOCK = "lock"
+LAST_FIX_CAP = 16 * 1024 * 1024  # what one fix records: its versions and the backup's place
 JOURNAL_SCHEMA = "envdoctor.fix_journal/1"
 
 
@@ -146,7 +147,7 @@ def finished(sdir: Path, journal: Journal) -> bool:
     if journal.op != "fix":
         return False
     try:
-        last = json.loads(read_text(sdir / LAST_FIX))
+        last = json.loads(read_text(sdir / LAST_FIX, cap=LAST_FIX_CAP))
     except (OSError, ValueError):
         return False
     return isinstance(last, dict) and last.get("id") == journal.id
@@ -157,10 +158,10 @@ def is_locked(sdir: Path) -> Optional[bool]:
     import fcntl
 
     try:
-        fd = os.open(sdir / LOCK, os.O_RDONLY)
+        fd = open_regular(sdir / LOCK)
     except FileNotFoundError:
         return False
-    except OSError:
+    except OSError:  # a FIFO or a device planted there too: nobody holds it the way envdoctor does
         return None
     try:
         fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)

@@ -6,9 +6,10 @@ come, and every match starts where a token starts, so a long run of letters or b
 
 from __future__ import annotations
 
+import functools
 import re
 import string
-from typing import Any, Dict, Iterable, List, Mapping
+from typing import Any, Dict, Iterable, List, Mapping, Tuple
 
 REDACTED = "<redacted>"
 _SECRET_NAME = re.compile(r"(TOKEN|SECRET|PASSW|PASSWD|API_?KEY|ACCESS_KEY|PRIVATE|CREDENTIAL|AUTH|COOKIE|SESSION)", re.I)
@@ -46,9 +47,11 @@ _NAMED = re.compile(
 # key=<hex or base64 of 16+ characters>: AccountKey=..., SharedAccessKey=..., ssh_key=..., key=...
 _KEY = re.compile(r"(key" + _ASSIGN + r")(?!<redacted>)([a-z0-9+/=_-]{16,})")
 # Authorization: token X, Authorization: Bearer X, "authorization": "Basic X"
-_AUTH_HEADER = re.compile(r"((?<![a-z0-9_-])(?:proxy-)?authorization" + _ASSIGN
-                          + r")(?!<redacted>)((?:[a-z]{2,16}[ \t]+)?[^\s\"',;\\]+)")
-_SCHEME = re.compile(r"((?<![a-z0-9_-])(?:bearer|basic)[ \t]+)(?!<redacted>)([a-z0-9._~+/=-]{8,})")
+_AUTH_HEADER_AT = re.compile(r"((?:proxy-)?authorization" + _ASSIGN
+                             + r")(?!<redacted>)((?:[a-z]{2,16}[ \t]+)?[^\s\"',;\\]+)")
+_AUTH_HEADER = re.compile(r"(?<![a-z0-9_-])" + _AUTH_HEADER_AT.pattern)
+_SCHEME_AT = re.compile(r"((?:bearer|basic)[ \t]+)(?!<redacted>)([a-z0-9._~+/=-]{8,})")
+_SCHEME = re.compile(r"(?<![a-z0-9_-])" + _SCHEME_AT.pattern)
 # --password X, --password=X, -api-key X, --hf-token X
 # (a double dash may be glued to the word before it: "W--password X" in a log that lost its space)
 _FLAG = re.compile(r"((?:--|(?<![a-z0-9_-])-)(?:[a-z0-9]{1,20}-){0,3}"
@@ -68,8 +71,6 @@ _DOCKER_AUTH = re.compile(r"(\"(?:auth|identitytoken|registrytoken)\"[ \t]*:[ \t
 # Slack and Discord webhooks: the path is the credential
 _WEBHOOK = re.compile(r"((?:hooks\.slack\.com/(?:services|workflows|triggers)|discord(?:app)?\.com/api/webhooks)/)"
                       r"(?!<redacted>)([a-z0-9+/_-]{20,})")
-# The specific ones first: a generic one that takes a glued neighbour ("...pwwandb") must not hide their context.
-_VALUE_PATTERNS = (_LOGIN_KEY, _NETRC, _SIGNATURE, _DOCKER_AUTH, _WEBHOOK, _AUTH_HEADER, _FLAG, _NAMED, _KEY, _SCHEME)
 # Words that stand where a value would and are none ("passwd: not an executable file", "token: unknown"), and
 # placeholders ($VAR, ${VAR}, %VAR%, <...>): kept, as secret scanners' allow lists keep them.
 _NOT_A_VALUE = re.compile(r"(?:not|no|none|null|nil|true|false|is|are|was|a|an|the|of|for|in|on|to|and|or|invalid|"
@@ -83,8 +84,9 @@ _HIDING = re.compile(r"\x1b\[[0-?]{0,32}[ -/]{0,8}[@-~]?|\x1b\][0-9]{0,4};?|\x1b
                      r"\\x[0-9a-fA-F]{2}|\\[nrtbfv0\"'/\\]|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 _LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 # scheme://user:password@host: everything up to the last '@' before the host (passwords may hold '@').
-# (one slash or three as well: a path made of a URL, "https:/user:pw@host", keeps its credentials)
-_URL_CREDENTIALS = re.compile(r":/{1,3}(?!<redacted>@)([^/\s\"'<>]*)@")
+# (one slash or three as well: a path made of a URL, "https:/user:pw@host", keeps its credentials; and "//" without
+# its scheme's colon: "https:\ufffd//user:pw@host", a log with a byte lost in it)
+_URL_CREDENTIALS = re.compile(r"(?::/{1,3}|//)(?!<redacted>@)([^/\s\"'<>]*)@")
 _PEM_BEGIN = re.compile(r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
 _PEM_END = re.compile(r"-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
 # What a PEM body holds: base64, line breaks (real or JSON-escaped), and header lines such as Proc-Type.
@@ -99,11 +101,10 @@ ENV_NAMES = ("LD_LIBRARY_PATH", "LD_PRELOAD", "PATH", "CONDA_PREFIX", "VIRTUAL_E
              "PYTHONPATH", "PYTHONHOME", "PYTHONNOUSERSITE")
 
 
-def _scrub_pem(text: str) -> str:
+def _pem_spans(text: str, spans: List[Tuple[int, int]]) -> None:
     """A private key block goes whole: to its END line, or to where its body stops when it has none."""
     if "PRIVATE KEY" not in text:
-        return text
-    out: List[str] = []
+        return
     pos = 0
     for begin in _PEM_BEGIN.finditer(text):
         if begin.start() < pos:
@@ -111,74 +112,169 @@ def _scrub_pem(text: str) -> str:
         body = _PEM_BODY.match(text, begin.end())
         stop = body.end() if body else begin.end()
         end = _PEM_END.search(text, begin.end(), stop)
-        out += [text[pos:begin.start()], REDACTED]
         pos = end.end() if end else stop
-    out.append(text[pos:])
-    return "".join(out)
+        spans.append((begin.start(), pos))
 
 
 _MAY_HIDE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\\]")
 
 
-def _unhidden(text: str) -> str:
-    """`text` with what hides a token's start blanked out, the same length (see _HIDING)."""
+def _unhidden(text: str, fill: str = " ") -> str:
+    """`text` with what hides a token's start replaced by `fill`, the same length (see _HIDING)."""
     if not _MAY_HIDE.search(text):
         return text
-    return _HIDING.sub(lambda m: " " * len(m.group()), text)
+    return _HIDING.sub(lambda m: fill * len(m.group()), text)
 
 
-def _redact_spans(text: str, view: str, pattern: re.Pattern, group: int) -> str:
-    """`text` with `group` of each match of `pattern` in `view` (text's blanked, maybe lowercased copy) redacted;
-    `text` itself when nothing matched."""
-    out: List[str] = []
+# A secret's name may stand inside the value of the one before it ("wandb login KEYwandb login KEY2", the value
+# runs to the space): after a match, the search goes on from the value's start, at most this far before its end,
+# so a run of names ("key=key=key=...") is not read again and again.
+_CHAIN_WINDOW = 256
+
+
+def _find_spans(view: str, pattern: re.Pattern, group: int, spans: List[Tuple[int, int]]) -> None:
+    """Append to `spans` the place of `group` of each match of `pattern` in `view` (a blanked, maybe lowercased copy
+    of the text), placeholders and words that are no value left out."""
+    search = pattern.search
     pos = 0
-    for m in pattern.finditer(view):
+    while True:
+        m = search(view, pos)
+        if m is None:
+            return
         start, end = m.span(group)
-        if group and _NOT_A_VALUE.fullmatch(m.group(group)):
-            continue
-        out += [text[pos:start], REDACTED]
-        pos = end
-    if not out:
-        return text
-    out.append(text[pos:])
-    return "".join(out)
+        if not (group and _NOT_A_VALUE.fullmatch(view, start, end)):
+            spans.append((start, end))
+        pos = max(start, m.end() - _CHAIN_WINDOW) if group else end
+
+
+# What follows a redaction as a value follows a name ("ghp_...HF_TOKEN=VALUE": the token's pattern took the name
+# with it, so its value no longer follows a secret name): "<redacted>=VALUE" loses VALUE too.
+_AFTER_REDACTION = re.compile(r"[ \t]{0,8}[=:][ \t]{0,8}[\"']?(?!<redacted>)([^\s\"'&;,\\\]]+)")
+_REDACTED_NAME_VALUE = re.compile(r"(<redacted>" + _AFTER_REDACTION.pattern + ")")
+
+
+def _union(spans: List[Tuple[int, int]], lower: str) -> List[Tuple[int, int]]:
+    """The spans sorted, those that overlap or touch made one, each grown by a value that follows it."""
+    spans.sort()
+    merged: List[Tuple[int, int]] = []
+    i, n = 0, len(spans)
+    while i < n:
+        start, end = spans[i]
+        i += 1
+        while True:
+            while i < n and spans[i][0] <= end:
+                end = max(end, spans[i][1])
+                i += 1
+            after = _AFTER_REDACTION.match(lower, end)
+            if after is None or _NOT_A_VALUE.fullmatch(after.group(1)):
+                break
+            end = after.end()
+        merged.append((start, end))
+    return merged
+
+
+# The shapes read a blanked copy of the text, the value patterns its lowercased form (group 2 is the value).
+SHAPE_PATTERNS = ((_URL_CREDENTIALS, 1), (_SHAPES, 0), (_GLUED_SHAPES, 0))
+VALUE_PATTERNS = (_LOGIN_KEY, _NETRC, _SIGNATURE, _DOCKER_AUTH, _WEBHOOK, _AUTH_HEADER, _FLAG, _NAMED, _KEY, _SCHEME,
+                  _REDACTED_NAME_VALUE)
+
+
+# A CSI sequence whose final byte (not SGR's `m`) is glued to a word: it may be that word's first letter.
+_CSI_GLUED = re.compile(r"(?:\x1b\[|\x9b|\\(?:x1[bB]|u001[bB]|033|e)\[)[0-?]{0,32}[ -/]{0,8}[@-ln-~][\w-]")
+_CSI_PARAMETERS = re.compile(r"(?:\x1b\[|\x9b|\\(?:x1[bB]|u001[bB]|033|e)\[)[0-?]{0,32}")
+
+
+def _blank_parameters(m: re.Match) -> str:
+    """A hiding sequence blanked, but a CSI's intermediate and final bytes kept."""
+    seq = m.group()
+    csi = _CSI_PARAMETERS.match(seq)
+    return " " * csi.end() + seq[csi.end():] if csi else " " * len(seq)
+
+
+def secret_spans(text: str) -> List[Tuple[int, int]]:
+    """Where the secrets in `text` are: every pattern is matched against the text as given (seen through escapes),
+    so no redaction can hide another secret's name, and what they find is joined into disjoint spans."""
+    spans: List[Tuple[int, int]] = []
+    _pem_spans(text, spans)
+    view = _unhidden(text)
+    for pattern, group in SHAPE_PATTERNS:
+        _find_spans(view, pattern, group, spans)
+    if view is not text and "@" in text:
+        # an escape inside a URL's credentials (`https://us\x1b]0;t\x07er:PW@host`) is no end of them: the
+        # terminal shows `user:PW@host`
+        _find_spans(_unhidden(text, "\x01"), _URL_CREDENTIALS, 1, spans)
+    lower = view.translate(_LOWER)
+    for pattern in VALUE_PATTERNS:
+        _find_spans(lower, pattern, 2, spans)
+    if view is not text and _CSI_GLUED.search(text):
+        # `\x1b[0wandb login KEY`: the escape's final byte may be a secret's first letter (printed escaped, it is
+        # read as one): the patterns read a second copy that keeps what follows the parameters
+        kept = _HIDING.sub(_blank_parameters, text)
+        for pattern, group in SHAPE_PATTERNS:
+            _find_spans(kept, pattern, group, spans)
+        kept = kept.translate(_LOWER)
+        for pattern in VALUE_PATTERNS:
+            _find_spans(kept, pattern, 2, spans)
+    if not spans:
+        return spans
+    merged = _union(spans, lower)
+    for _ in range(8):  # a chain of glued headers: each round finds the next
+        glued = _glued_headers(lower, merged)
+        if not glued:
+            break
+        merged = _union(merged + glued, lower)
+    return merged
+
+
+# A header's name needs a token start before it ("preauthorization: x" is none), but a secret's end is one too:
+# "...KEYAuthorization: token X", "Bearer Xbearer Y". Looked for only inside and right after what is redacted.
+_GLUED_HEADERS = ((_AUTH_HEADER_AT, ("authorization",)), (_SCHEME_AT, ("bearer", "basic")))
+
+
+def _glued_headers(lower: str, merged: List[Tuple[int, int]]) -> List[Tuple[int, int]]:
+    """The values of the headers that start inside a redacted span or at its end, where not yet redacted."""
+    found: List[Tuple[int, int]] = []
+    for start, end in merged:
+        for pattern, words in _GLUED_HEADERS:
+            for word in words:
+                at = lower.find(word, max(start, end - _CHAIN_WINDOW), end + len(word))
+                while at >= 0:
+                    m = pattern.match(lower, at)
+                    if m and m.end(2) > end and not _NOT_A_VALUE.fullmatch(m.group(2)):
+                        found.append(m.span(2))
+                    at = lower.find(word, at + 1, end + len(word))
+    return found
 
 
 def scrub_secrets(text: str) -> str:
     """Secrets never leave the machine: private keys, tokens, passwords, credentials inside URLs. The patterns see
     through terminal escapes and JSON escapes (`\x1b[31mhf_...`, `...\\nghp_...`), so a token glued to one goes too.
-    A redaction can bring the context of another secret to light (`wandb login KEYwandb login KEY2`): the passes
-    run again, at most three times, while they change something."""
-    text = _scrub_pem(text)
-    for _ in range(3):
-        new = _REDACTED_NAME_VALUE.sub(r"\1" + REDACTED, _scrub_pass(text))
-        if new == text:
-            break
-        text = new
-    return text
-
-
-# A value assigned to a name a glued token took with it (`ghp_...HF_TOKEN=VALUE`: the token's pattern swallowed the
-# name, so the value no longer follows a secret name): what follows "<redacted>=" is redacted too.
-_REDACTED_NAME_VALUE = re.compile(r"(<redacted>[ \t]{0,8}[=:][ \t]{0,8}[\"']?)(?!<redacted>)([^\s\"'&;,\\\]]+)")
-
-
-def _scrub_pass(text: str) -> str:
-    view = _unhidden(text)
-    for pattern, group in ((_URL_CREDENTIALS, 1), (_SHAPES, 0), (_GLUED_SHAPES, 0)):
-        new = _redact_spans(text, view, pattern, group)
-        if new is not text:
-            text, view = new, _unhidden(new)
-    lower = view.translate(_LOWER)
-    for pattern in _VALUE_PATTERNS:
-        new = _redact_spans(text, lower, pattern, 2)
-        if new is not text:
-            text = new
-            lower = _unhidden(new).translate(_LOWER)
-    return text
+    Each secret's place is found in the text as given and all are replaced at once (see `secret_spans`)."""
+    spans = secret_spans(text)
+    if not spans:
+        return text
+    out: List[str] = []
+    pos = 0
+    for start, end in spans:
+        out += [text[pos:start], REDACTED]
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)
 
 
 _NAMED_KEY = re.compile(r"(?i)(token|secret|passw(?:or)?d|api[_-]?key|access[_-]?key|credential|authorization)")
+
+
+@functools.lru_cache(maxsize=4096)  # a document's keys are a few names, repeated
+def _scrub_short_key(key: str) -> str:
+    return scrub_secrets(key)
+
+
+def _scrub_key(key: Any) -> Any:
+    """A key is text too: a snapshot's planted `{"hf_...": ...}` must not print its token."""
+    if not isinstance(key, str):
+        return key
+    return _scrub_short_key(key) if len(key) <= 128 else scrub_secrets(key)
 
 
 MAX_DEPTH = 100  # deeper than any document envdoctor writes; what is deeper is dropped, not recursed into
@@ -196,7 +292,7 @@ def scrub_document(doc: Any, _depth: int = 0) -> Any:
     if isinstance(doc, list):
         return [scrub_document(v, _depth + 1) for v in doc]
     if isinstance(doc, dict):
-        return {k: REDACTED if isinstance(v, str) and v and isinstance(k, str) and _NAMED_KEY.search(k)
+        return {_scrub_key(k): REDACTED if isinstance(v, str) and v and isinstance(k, str) and _NAMED_KEY.search(k)
                 else scrub_document(v, _depth + 1) for k, v in doc.items()}
     return doc
 

@@ -8,6 +8,7 @@ reproduced with `python bench/fuzz_bench.py --family F --seed N --show`."""
 
 from __future__ import annotations
 
+import copy
 import io
 import json
 import os
@@ -38,13 +39,16 @@ PLANTED = ["hf_" + CANARY + "abcdefghij", "ghp_" + CANARY + "abcdefghijklmnopqrs
 # input: the mutators may cut a planted secret apart (a hostile value inserted mid-token), and what is left is no
 # secret of any shape a scanner knows.
 SECRET_PARTS = {p: re.search(r"[\w-]*" + CANARY + r"\w*", p).group(0) for p in PLANTED}
+# Secrets one after another: a redaction must not consume the next one's name (`Authorization: --password X`).
+CHAINED = ["Authorization: " + PLANTED[4], PLANTED[8] + PLANTED[3], PLANTED[5] + " " + PLANTED[4],
+           "HF_TOKEN=" + PLANTED[4], PLANTED[0] + PLANTED[5], PLANTED[4] + PLANTED[8]]
 ESCAPES = ["\x1b]0;fuzz-title\x07", "\x1b[2J", "\x1b[31m", "\u202e", "\u2066", "\x9b31m", "\x07", "\x1b]52;c;eA==\x07"]
 RAW_ESCAPE = re.compile("[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 BIG = "1" * 5000
 HOSTILE: List[Any] = [
     "@BIGINT@", "@NAN@", "@INF@", "@-INF@", -1, 0, 2 ** 64, 1e308, None, True, False, "", "\ud800", "x" * 20000,
     "\u0662.\u0661\u0664", "\u0661\u0662.\u0660", "12.0", "2.18." + BIG[:60], "../../../../etc/passwd", "/dev/zero",
-    [], {}, [1, 2, 3], {"a": None}, "@DEEP@", "NaN", "1e309", "-0", " ", "\x00", *ESCAPES, *PLANTED,
+    [], {}, [1, 2, 3], {"a": None}, "@DEEP@", "NaN", "1e309", "-0", " ", "\x00", *ESCAPES, *PLANTED, *CHAINED,
 ]
 
 
@@ -104,7 +108,7 @@ def _set(doc: Any, path: Tuple, value: Any, delete: bool = False) -> Any:
 
 
 def _hostile(rng: random.Random) -> Any:
-    v = rng.choice(HOSTILE)
+    v = copy.deepcopy(rng.choice(HOSTILE))  # a shared [] or {} put in twice would make the document circular
     if isinstance(v, str) and rng.random() < 0.3:
         v = rng.choice(PLANTED + ESCAPES) + v
     return v

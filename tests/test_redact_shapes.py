@@ -42,6 +42,15 @@ SHAPES = [
     ('{"log": "line one\\n' + HF + ' and more"}', HF[3:]),
     ("escaped colour \\x1b[1m" + GHP, GHP[4:]),
     ("\\u001b[32m" + HF, HF[3:]),
+    # an escape inside a URL's credentials (fuzz nccl/900549): the terminal shows user:password@host
+    ("https://fuzzu\x1b]0;title\x07ser:" + "Pa55Escaped" + "@mirror.example/simple", "Pa55Escaped"),
+    ("https://u\x1b[31m:" + "Pa55Colour" + "@h/x", "Pa55Colour"),
+    # a byte lost between the scheme and its slashes (fuzz nccl/1301456): still user:password@host
+    ("peer https:\ufffd\ufffd//fuzzuser:" + "Pa55Lost" + "@mirror.example/simple", "Pa55Lost"),
+    # a secret glued to an escape cut short, its first letter read as the escape's end (fuzz nccl/1403526)
+    ("WARN \x1b[0wandb login " + A40 + "m Cuda failure", A40),
+    ("WARN \x1b[0--password " + "Pa55Cut" + " x", "Pa55Cut"),
+    ("WARN \x1b[0" + HF + " x", HF[3:]),
 ]
 
 

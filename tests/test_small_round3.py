@@ -66,6 +66,15 @@ def test_an_empty_python_is_refused_not_envdoctors_own_interpreter(capsys):
     assert cli.main(["fix", "--python", "", "--dry-run"]) == 2
 
 
+@pytest.mark.parametrize("argv", [["check"], ["check", "--json"], ["report"], ["fix", "--dry-run"], ["fleet", "collect"],
+                                  ["nccl", "diagnose", "x.log"], ["diagnose", "x.log"], ["selftest"]],
+                         ids=lambda a: "-".join(a[:2]))
+def test_an_empty_snapshot_path_is_refused_not_a_probe_of_this_machine(argv, capsys):
+    # fuzz args/803573: `check --snapshot ''` probed the live machine (torch imported in a child: a hang under load)
+    assert cli.main([*argv, "--snapshot", ""]) == 2
+    assert "an empty path names no file" in capsys.readouterr().err
+
+
 def test_a_snapshot_claiming_160000_gpus_is_refused(tmp_path, capsys):
     doc = json.loads(SNAP.read_text())
     doc["gpus"] = doc["gpus"][:1] * 160_000

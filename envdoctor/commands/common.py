@@ -28,12 +28,20 @@ def add_python(parser: argparse.ArgumentParser) -> None:
 
 
 def add_snapshot(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--snapshot", metavar="FILE", help="use a snapshot taken earlier (here or elsewhere) instead of probing")
+    parser.add_argument("--snapshot", type=snapshot_file, metavar="FILE",
+                        help="use a snapshot taken earlier (here or elsewhere) instead of probing")
 
 
 def add_timeouts(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout", type=positive_seconds, default=None, metavar="SECONDS",
                         help=f"deadline for the torch probe (default {DEFAULT_TORCH_TIMEOUT:g}s; others {DEFAULT_TIMEOUT:g}s)")
+
+
+def snapshot_file(text: str) -> str:
+    """--snapshot's value: a path; an empty one names no file (it once meant: probe this machine instead)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("'': an empty path names no file (leave --snapshot out to probe this machine)")
+    return text
 
 
 def positive_seconds(text: str) -> float:

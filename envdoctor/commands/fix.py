@@ -17,6 +17,7 @@ from envdoctor.commands.common import (
     document_format,
     emit_result,
     obtain_snapshot,
+    snapshot_file,
     write_output,
 )
 from envdoctor.errors import InputError
@@ -33,7 +34,8 @@ PLAN_SCHEMA = "envdoctor.plan/1"
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("fix", help="plan the compatible PyTorch (and DeepSpeed) install and, with --yes, carry it out")
-    p.add_argument("--snapshot", metavar="FILE", help="plan for a snapshot taken elsewhere (plans only, installs nothing)")
+    p.add_argument("--snapshot", type=snapshot_file, metavar="FILE",
+                   help="plan for a snapshot taken elsewhere (plans only, installs nothing)")
     p.add_argument("--dry-run", action="store_true", help="print the plan and the exact commands, install nothing")
     p.add_argument("--yes", action="store_true", help="install without asking")
     p.add_argument("--torch", metavar="SPEC", help="torch versions to choose from, e.g. '2.9', '>=2.8,<2.11'")

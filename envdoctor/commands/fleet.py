@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Tuple
 
-from envdoctor.commands.common import add_output_file, add_output_options, current_settings, emit_result
+from envdoctor.commands.common import add_output_file, add_output_options, current_settings, emit_result, snapshot_file
 from envdoctor.errors import InputError
 from envdoctor.present.fleet import render_collection, render_comparison
 from envdoctor.present.output import document_text, write_file
@@ -44,7 +44,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="this node's rank, 0 gathers (default: RANK, SLURM_PROCID or JOB_COMPLETION_INDEX)")
     g.add_argument("--rdzv-endpoint", metavar="HOST:PORT", help="where the nodes meet: rank 0's host and a free port, "
                    "the same on every node (default: MASTER_ADDR:MASTER_PORT)")
-    g.add_argument("--snapshot", metavar="FILE", help="contribute this snapshot instead of probing this node")
+    g.add_argument("--snapshot", type=snapshot_file, metavar="FILE",
+                   help="contribute this snapshot instead of probing this node")
     g.add_argument("--bandwidth", action="store_true", help="also measure node-to-node bandwidth (an N x N matrix)")
     g.add_argument("--bandwidth-size", default="32M", metavar="SIZE", help="message size for --bandwidth (default 32M)")
     g.add_argument("--timeout", type=float, default=None, metavar="S",

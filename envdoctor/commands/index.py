@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from envdoctor.commands.common import current_settings
+from envdoctor.commands.common import current_settings, snapshot_file
 from envdoctor.errors import InputError
 from envdoctor.present.output import write_file
 from envdoctor.present.terminal import for_terminal
@@ -35,7 +35,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     sh.set_defaults(func=run_show)
     vp = s.add_parser("variant-properties",
                       help="this machine's wheel-variant properties (PEP 817) as an NVIDIA variant provider reports them")
-    vp.add_argument("--snapshot", metavar="FILE", help="of the machine a snapshot was taken on")
+    vp.add_argument("--snapshot", type=snapshot_file, metavar="FILE",
+                    help="of the machine a snapshot was taken on")
     vp.add_argument("--gpu", metavar="CC[,CC...]", help="for GPUs of these compute capabilities (with --driver)")
     vp.add_argument("--driver", metavar="VERSION", help="with --gpu: the NVIDIA driver version")
     vp.set_defaults(func=run_variant_properties)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from envdoctor.commands.common import add_output_options, current_settings, emit_result
+from envdoctor.commands.common import add_output_options, current_settings, emit_result, snapshot_file
 from envdoctor.errors import InputError
 from envdoctor.present.nccl import render_nccl
 from envdoctor.present.style import Style
@@ -25,7 +25,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     d.add_argument("files", nargs="*", metavar="FILE", help="log files (one per rank or node); '-' or nothing reads stdin")
     add_output_options(d, NCCL_SCHEMA)
     src = d.add_mutually_exclusive_group()
-    src.add_argument("--snapshot", metavar="FILE", help="weigh causes against this machine snapshot (envdoctor snapshot)")
+    src.add_argument("--snapshot", type=snapshot_file, metavar="FILE",
+                     help="weigh causes against this machine snapshot (envdoctor snapshot)")
     src.add_argument("--probe", action="store_true", help="probe this machine and weigh causes against what it finds")
     d.add_argument("--rules", metavar="DIR", help="use the NCCL signature files in DIR instead of the bundled ones")
     d.set_defaults(func=run)

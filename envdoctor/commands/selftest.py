@@ -10,7 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from envdoctor.commands.common import add_output_options, current_settings, emit_result
+from envdoctor.commands.common import add_output_options, current_settings, emit_result, snapshot_file
 from envdoctor.present.output import say
 from envdoctor.present.style import Style
 from envdoctor.probes.context import target_python
@@ -51,7 +51,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
                    help="bound per test; a crashed or hung rank gives `failed` within it plus 5 s "
                         f"(defaults: {', '.join(f'{k.name} {k.timeout:g}' for k in tests)})")
-    p.add_argument("--snapshot", metavar="FILE",
+    p.add_argument("--snapshot", type=snapshot_file, metavar="FILE",
                    help="this machine's snapshot for the expected bandwidth (default: probe it when the backend is nccl)")
     p.add_argument("--python", metavar="PATH", help="the interpreter whose environment to test (default: this one)")
     add_output_options(p, "envdoctor.selftest/1")

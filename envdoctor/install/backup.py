@@ -14,7 +14,10 @@ import shutil
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
+from envdoctor.bounded_read import open_regular, read_text
 from envdoctor.install.state import write_private
+
+MANIFEST_CAP = 64 * 1024 * 1024  # a path and a hash for each file of the distributions a fix replaced
 
 Listing = Dict[str, Tuple[int, int]]
 
@@ -45,7 +48,7 @@ def kept_path(bdir: Path, path: str) -> Path:
 
 def _sha256(path: str) -> str:
     h = hashlib.sha256()
-    with open(path, "rb") as fh:
+    with os.fdopen(open_regular(path), "rb") as fh:  # a FIFO planted among the kept files: refused, not waited on
         for block in iter(lambda: fh.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
@@ -97,7 +100,7 @@ def backup(desc: Dict[str, Any], names: List[str], dest: Path) -> Dict[str, Any]
 def check_backup(bdir: Path) -> Tuple[Optional[Dict[str, Any]], List[str]]:
     """(manifest, problems): every kept file present, with the content it was kept with. Touches nothing."""
     try:
-        manifest = json.loads((bdir / "manifest.json").read_text(encoding="utf-8"))
+        manifest = json.loads(read_text(bdir / "manifest.json", cap=MANIFEST_CAP))
         entries = manifest["files"]
         if not isinstance(entries, list):
             raise ValueError("no file list")
@@ -107,6 +110,9 @@ def check_backup(bdir: Path) -> Tuple[Optional[Dict[str, Any]], List[str]]:
     for e in entries:
         if not isinstance(e, dict) or not isinstance(e.get("path"), str):
             problems.append(f"{bdir}: a manifest entry is not a file record")
+            continue
+        if not os.path.isabs(e["path"]) or "\0" in e["path"]:
+            problems.append(f"{bdir}: a manifest entry names no file ({e['path']!r})")
             continue
         src = kept_path(bdir, e["path"])
         try:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import List, Optional
 
+from envdoctor.bounded_read import read_text
 from envdoctor.wheels.planner import Plan
 
 # conda's packages that hold torch or pin its build; removed together for a pip-only torch.
@@ -54,7 +55,7 @@ def conda_torch(prefix: str) -> Optional[CondaTorch]:
         return None
     version = build = channel = None
     try:
-        doc = json.loads(record.read_text(encoding="utf-8"))
+        doc = json.loads(read_text(record, cap=64 * 1024 * 1024))
         if isinstance(doc, dict):
             version, build = doc.get("version"), doc.get("build")
             channel = doc.get("channel")

@@ -14,6 +14,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from envdoctor.bounded_read import read_text
 from envdoctor.processes import run_command
 
 _CONFIG_LINE = re.compile(r"^(?P<where>[\w:.-]*?)\.?constraint='(?P<value>[^']*)'$")
@@ -52,7 +53,7 @@ def read_constraints(files: List[Tuple[str, str]], depth: int = 3) -> Tuple[List
             continue
         path = Path(name[len("file://"):] if name.startswith("file://") else name)
         try:
-            text = path.read_text(encoding="utf-8", errors="replace")
+            text = read_text(path, errors="replace")
         except OSError as exc:
             hint = ""
             try:

@@ -41,9 +41,10 @@ from packaging.utils import (
 )
 from packaging.version import InvalidVersion, Version
 
+from envdoctor.bounded_read import read_text
 from envdoctor.compat import parse_cc, serving_kernel, variant_cuda
 from envdoctor.errors import InputError
-from envdoctor.fix_journal import JOURNAL, LAST_FIX, Journal, describe, finished, journal_problem, state_dir
+from envdoctor.fix_journal import JOURNAL, LAST_FIX, LAST_FIX_CAP, Journal, describe, finished, journal_problem, state_dir
 from envdoctor.install.backup import (
     backup,
     check_backup,
@@ -352,7 +353,7 @@ def open_state(desc: Dict[str, Any], python: str, state_root: Path) -> Tuple[Pat
 
 def _read_last_fix(sdir: Path) -> Optional[Dict[str, Any]]:
     try:
-        doc = json.loads((sdir / LAST_FIX).read_text(encoding="utf-8"))
+        doc = json.loads(read_text(sdir / LAST_FIX, cap=LAST_FIX_CAP))
         return doc if isinstance(doc, dict) else None
     except (OSError, ValueError):
         return None
@@ -652,11 +653,14 @@ def _undo_last(sdir: Path, desc: Dict[str, Any], python: str, progress: Progress
     if not state_file.is_file():
         raise InputError(f"{python}: no fix to undo in this environment")
     try:
-        state = json.loads(state_file.read_text())
+        state = json.loads(read_text(state_file, cap=LAST_FIX_CAP))
         before = dict(state["before"])
-        bdir = Path(state["backup"])
+        backup = state["backup"]
+        if not isinstance(backup, str) or not os.path.isabs(backup) or "\0" in backup:
+            raise ValueError("its backup is not the path of a directory")
+        bdir = Path(backup)
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise InputError(f"{state_file}: unreadable fix state: {exc}") from None
+        raise InputError(f"{state_file}: unreadable fix state: {getattr(exc, 'strerror', None) or exc}") from None
     manifest = _check_backup_or_stop(bdir, python, desc)
     now = versions(desc)
     changed = sorted(n for n in set(now) | set(before) if now.get(n) != before.get(n))

@@ -24,6 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator, List, Optional, Tuple
 
+from envdoctor.bounded_read import NotReadable, open_regular, read_text
 from envdoctor.errors import InputError
 from envdoctor.fix_journal import JOURNAL, LOCK, Journal, dumps, load_journal
 
@@ -109,17 +110,20 @@ def prefix_lock_paths(prefix: str) -> Tuple[Path, Path]:
 
 
 def _open_lock(path: Path, create: bool) -> Optional[int]:
-    """A descriptor to flock `path` by (read-only is enough for flock); None when it cannot be had."""
-    flags = os.O_CLOEXEC | os.O_NOFOLLOW
+    """A descriptor to flock `path` by (read-only is enough for flock); None when it cannot be had. InputError
+    when something other than a regular file stands there (a FIFO, a device: planted)."""
+    flags = os.O_NOFOLLOW
     try:
         if create:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | flags, 0o644)
+            fd = open_regular(path, os.O_RDWR | os.O_CREAT | flags, 0o644)
             try:
                 os.fchmod(fd, 0o644)  # another user's envdoctor must be able to open it too
             except OSError:
                 pass
             return fd
-        return os.open(path, os.O_RDONLY | flags)
+        return open_regular(path, os.O_RDONLY | flags)
+    except NotReadable as exc:
+        raise InputError(f"{path}: cannot lock it: {exc}; remove it") from None
     except OSError:
         if create:
             return _open_lock(path, False)
@@ -188,7 +192,9 @@ class EnvLock:
             if self.prefix is not None:
                 self._lock_prefix(self.prefix)
             try:
-                fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+                fd = open_regular(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+            except NotReadable as exc:
+                raise InputError(f"{self.path}: cannot lock it: {exc}; remove it") from None
             except OSError as exc:
                 raise InputError(f"{self.path}: cannot open the lock: {exc.strerror or exc}") from None
             self._flock(fd, self.path)
@@ -213,8 +219,8 @@ class EnvLock:
 
 def lock_holder(path: Path) -> Optional[int]:
     try:
-        text = path.read_text().strip()
-    except OSError:
+        text = read_text(path, cap=64, deadline_s=1.0, errors="replace").strip()
+    except OSError:  # not a regular file, or more than a pid: no holder to name
         return None
     return int(text) if text.isdigit() else None
 

@@ -17,6 +17,7 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 from packaging.version import Version
 
 from envdoctor.nccl.dist_facts import DIST_NEEDLES, DIST_PATTERNS, DistFacts
+from envdoctor.redact import secret_spans
 from envdoctor.versions import parse
 
 MAX_ITEMS = 4096  # per collection: distinct hosts, devices, interfaces ...
@@ -24,6 +25,20 @@ MAX_ITEMS = 4096  # per collection: distinct hosts, devices, interfaces ...
 # NCCL prefixes its lines with "host:pid:tid [cudaDev]"; torch with "[rankN]:", torchrun's --tee with "[defaultN]:".
 HOST_PREFIX = re.compile(r"(?:^|[\s\]])([A-Za-z0-9][\w.-]*):(\d+):(\d+) \[(\d+)\]")
 TORCH_RANK = re.compile(r"\[rank(\d+)\]:")
+# What may stand before NCCL's prefix without making it part of the text: torchrun's "[default0]:", spaces.
+_BEFORE_HOST = re.compile(r"(?:\s*\[[^\]\s]{1,32}\]:?)*\s*")
+
+
+def host_prefix(line: str, endpos: Optional[int] = None) -> Optional[re.Match]:
+    """NCCL's `host:pid:tid [dev]` prefix in `line`; None where there is none, or where its "host" is the value of a
+    secret the text before it names (`Bearer TOKEN:1:2 [0]`: a line a token was glued into)."""
+    m = HOST_PREFIX.search(line, 0, len(line) if endpos is None else endpos)
+    if m is None or not m.start(1) or _BEFORE_HOST.fullmatch(line, 0, m.start(1)):
+        return m
+    start, end = m.span(1)
+    return None if any(s < end and start < e for s, e in secret_spans(line[:end])) else m
+
+
 RANK_PREFIX = re.compile(r"^\s*\[(?:rank|default)(\d+)\]:")
 
 # Timestamps at the start of a line (within STAMP_WITHIN characters): ISO dates as Python's logging, torchrun
@@ -146,7 +161,7 @@ def line_origin(file: str, line: str) -> str:
     m = RANK_PREFIX.match(line)
     if m:
         return f"{file} [rank {m.group(1)}]"
-    m = HOST_PREFIX.search(line, 0, 128)
+    m = host_prefix(line, 128)
     if m:
         return f"{file} {m.group(1)}:{m.group(2)}"
     return file
@@ -228,7 +243,7 @@ class NcclFacts:
 
     def _host_of(self, e: FirstError) -> Optional[str]:
         """The host an error came from: its line's NCCL prefix, else the one host its file's lines named."""
-        m = HOST_PREFIX.search(e.line, 0, 128)
+        m = host_prefix(e.line, 128)
         if m:
             return m.group(1)
         hosts = {o.host for (file, host), o in self.origins.items() if file == e.file and host}
@@ -245,7 +260,7 @@ class NcclFacts:
         return o
 
     def _origin(self, file: str, line: str) -> OriginFacts:
-        m = HOST_PREFIX.search(line)
+        m = host_prefix(line)
         host = m.group(1) if m else None
         if host is not None and len(self.hosts) < MAX_ITEMS:
             self.hosts.add(host)

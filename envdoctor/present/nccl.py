@@ -6,6 +6,7 @@ import textwrap
 from typing import TYPE_CHECKING, Optional
 
 from envdoctor.present.style import Style
+from envdoctor.redact import scrub_secrets
 
 if TYPE_CHECKING:
     from envdoctor.nccl import NcclReport
@@ -22,7 +23,7 @@ def render_nccl(report: NcclReport, style: Style, snapshot_used: bool = False) -
     if facts:
         out.append(f"  facts: {facts}")
     if report.first_failure:
-        out.append("  " + _clip(report.first_failure, 200))
+        out.append("  " + _clip(scrub_secrets(report.first_failure), 200))
     out.append("")
     if not report.failed:
         out.append(style("No recognisable NCCL failure in the input.", "green") + f" {report.no_failure_note}")
@@ -36,16 +37,17 @@ def render_nccl(report: NcclReport, style: Style, snapshot_used: bool = False) -
             out.append("   evidence:")
             for i, line in enumerate(fd.evidence):
                 loc = f"{fd.locations[i]}: " if i < len(fd.locations) else ""
-                out.append("     " + _clip(loc + line, 160))
+                out.append("     " + _clip(scrub_secrets(loc + line), 160))
+        # scrubbed before they are cut or wrapped: a line break between `--password` and its value hides it
         for reason in fd.why[:3]:
-            out.extend(textwrap.wrap(reason, 100, initial_indent="   why: ", subsequent_indent="        "))
+            out.extend(textwrap.wrap(scrub_secrets(reason), 100, initial_indent="   why: ", subsequent_indent="        "))
         for reason in fd.against[:3]:
-            out.extend(textwrap.wrap(reason, 100, initial_indent="   against: ", subsequent_indent="            "))
+            out.extend(textwrap.wrap(scrub_secrets(reason), 100, initial_indent="   against: ", subsequent_indent="            "))
         if fd.test:
             head = "confirm" if n == 1 else "tell apart"
-            out.extend(textwrap.wrap(f"run `{fd.test['run']}`: it is this cause if {fd.test['confirms']}", 100,
+            out.extend(textwrap.wrap(scrub_secrets(f"run `{fd.test['run']}`: it is this cause if {fd.test['confirms']}"), 100,
                                      initial_indent=f"   {head}: ", subsequent_indent="        "))
-        out.extend(textwrap.wrap(fd.fix, 100, initial_indent="   " + style("fix:", "green") + " ",
+        out.extend(textwrap.wrap(scrub_secrets(fd.fix), 100, initial_indent="   " + style("fix:", "green") + " ",
                                  subsequent_indent="        "))
         out.append("")
     return "\n".join(out).rstrip("\n") + "\n"

@@ -13,6 +13,7 @@ so a stalled server or a flooding one ends the update with a clear error instead
 from __future__ import annotations
 
 import copy
+import os
 import re
 import threading
 import time
@@ -29,6 +30,7 @@ from packaging.utils import (
 )
 from packaging.version import InvalidVersion, Version
 
+from envdoctor.bounded_read import open_regular
 from envdoctor.errors import InputError
 
 Fetch = Callable[[str], str]  # a page's text; raises OSError when it cannot be read
@@ -128,7 +130,7 @@ class BoundedFetch:
         path = Path(urllib.parse.unquote(urllib.parse.urlsplit(url).path))
         if path.is_dir():
             path = path / "index.html"
-        with open(path, "rb") as fh:
+        with os.fdopen(open_regular(path), "rb") as fh:  # a FIFO named by a file:// index is refused, not waited on
             data = fh.read(self.max_bytes + 1)
         if len(data) > self.max_bytes:
             raise self._too_big(url)
