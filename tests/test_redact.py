@@ -159,7 +159,7 @@ def test_the_exported_report_removes_the_host_names_of_its_nccl_section():
     report = diagnose_logs([str(log)], bundled_knowledge().nccl).report
     assert any("gpu-node-01" in line for f in report.findings for line in f.evidence)
     snap = load_snapshot(ROOT / "tests/fixtures/snapshots/h200_8x_healthy.json")
-    text = render_report(snap, [], redact=True, nccl=report)
-    assert "### NCCL diagnosis" in text and "`<host>:2812:2840 [1] " in text
+    text = render_report(snap, [], redact=True, diagnosis=report)
+    assert "### Diagnosis" in text and "`<host>:2812:2840 [1] " in text
     assert "gpu-node-01" not in text
-    assert "gpu-node-01" in render_report(snap, [], redact=False, nccl=report)
+    assert "gpu-node-01" in render_report(snap, [], redact=False, diagnosis=report)
