@@ -20,10 +20,9 @@ from envdoctor.snapshot import Snapshot, is_unavailable, known_list, partial_rea
 Result = Union[bool, None, Dict[str, Any]]
 
 _CUDA_LOCAL = re.compile(r"\+cu(\d{2,3})\b")  # a wheel's local version naming its CUDA variant: '0.15.1+cu118'
-# The driver is older than the CUDA runtime: 35 / torch's own words, and 804, where a forward-compatibility
-# libcuda was tried because of that and the GPU does not support forward compatibility.
-_DRIVER_OLD = ("driver_too_old", "driver_insufficient", "forward_compat_unsupported")
+_DRIVER_OLD = ("driver_too_old", "driver_insufficient")
 _NOT_REACHED = ("no_driver", "no_device")  # CUDA found no driver, or no device: nothing reached this process
+_HIDES_EVERY_GPU = re.compile(r"(?i)^\s*$|^-1$|^none$|^NoDevFiles$")  # as ED406 reads CUDA_VISIBLE_DEVICES
 
 
 def said_texts(s: Snapshot) -> List[Tuple[str, str]]:
@@ -169,10 +168,12 @@ def container_gpus_not_passed(ctx: Context) -> Result:
     t = s.torch if present(s.torch) else None
     if not (t is not None and present(t.cuda) and t.cuda) and not cuda_built_software(s):
         return None
-    seen: List[str] = []
     nodes = s.host.gpu_device_nodes
-    if s.host.container_gpu_access is False or (
-            isinstance(nodes, list) and not nodes and partial_reason(nodes) is None):
+    if (isinstance(nodes, list) and nodes) or (isinstance(s.gpus, list) and s.gpus) or present(s.driver) \
+            or (t is not None and t.cuda_available is True):
+        return None  # a GPU, its device nodes or its driver reached the container: another cause (ED111, ED406)
+    seen: List[str] = []
+    if s.host.container_gpu_access is False or (isinstance(nodes, list) and partial_reason(nodes) is None):
         seen.append("no /dev/nvidia* device nodes inside the container")
     if is_unavailable(s.driver):
         seen.append("no NVIDIA driver inside the container")
@@ -205,6 +206,16 @@ def cuda_unavailable_cause(ctx: Context) -> Result:
         return None
     if isinstance(s.gpus, list) and s.gpus and present(s.driver):
         return None  # GPUs and driver known: ED101 or ED105 compares them
+    env = s.env if present(s.env) and isinstance(s.env, dict) else {}
+    hidden = env.get("CUDA_VISIBLE_DEVICES")
+    if isinstance(hidden, str) and _HIDES_EVERY_GPU.match(hidden):
+        if isinstance(s.gpus, list) and s.gpus:
+            return None  # ED406 names it, with the GPUs it hides
+        return {"why": f"CUDA_VISIBLE_DEVICES is {hidden!r}, which hides every GPU from CUDA",
+                "check": "Unset CUDA_VISIBLE_DEVICES, or set it to the GPUs to use (`CUDA_VISIBLE_DEVICES=0,1`), "
+                         "then rerun",
+                "evidence": [f"torch: CUDA {t.cuda} build, cuda_available = False",
+                             f"CUDA_VISIBLE_DEVICES={hidden!r}"]}
     if is_unavailable(s.driver) and _in_container(s) is None:
         why = getattr(s.driver, "reason", "not found")
         return {"why": f"no NVIDIA driver was found ({_short(str(why), 120)})",

@@ -105,6 +105,12 @@ def test_cuda_unavailable_with_nothing_else_known_is_said_not_kept_silent() -> N
     assert f.severity == "warning" and "nvidia-smi" in f.fix and "not reported" in f.detail
 
 
+def test_cuda_visible_devices_hiding_the_gpus_is_named_when_the_gpus_are_unknown() -> None:
+    doc = report({"torch": CUDA_TORCH, "env": {"CUDA_VISIBLE_DEVICES": "-1"}})
+    f = next(f for f in diagnose_bundled(snapshot_from_json(doc)) if f.id == "ED124")
+    assert "hides every GPU" in f.detail and "Unset CUDA_VISIBLE_DEVICES" in f.fix
+
+
 def test_no_driver_outside_a_container_is_named_as_the_driver_missing() -> None:
     doc = report({"torch": CUDA_TORCH, "absent": {"driver": "unavailable: nvidia-smi: command not found"}})
     f = next(f for f in diagnose_bundled(snapshot_from_json(doc)) if f.id == "ED124")
@@ -116,6 +122,8 @@ def test_no_driver_outside_a_container_is_named_as_the_driver_missing() -> None:
     lambda d: d.update(driver={"version": "470.182.03"}),                             # ED101: too old for cu121
     lambda d: d["torch"].update(cuda_available=True),                                 # nothing to explain
     lambda d: d["host"].update(os="darwin"),                                          # ED113: no NVIDIA GPU
+    lambda d: d.update(env={"CUDA_VISIBLE_DEVICES": ""}, driver={"version": "550.54.15"},
+                       gpus=[{"index": 0, "name": "NVIDIA H100 80GB HBM3", "compute_capability": "9.0"}]),  # ED406
 ])
 def test_cuda_unavailable_cause_unread_is_quiet_where_a_cause_is_known(change: Any) -> None:
     stated: Dict[str, Any] = {"host": {"os": "linux", "arch": "x86_64"}, "torch": copy.deepcopy(CUDA_TORCH)}
@@ -144,9 +152,36 @@ def test_a_report_with_gpus_keeps_them_whole() -> None:
     assert partial_reason(snapshot_from_json(doc).gpus) is None
 
 
-@pytest.mark.parametrize("said", [
-    "CUDA driver version is insufficient for CUDA runtime version",
-    "Error 804: forward compatibility was attempted on non supported HW",  # cuda-compat tried, for an older driver
-])
-def test_cuda_saying_the_driver_is_older_than_its_runtime_is_driver_too_old(said: str) -> None:
+def test_cuda_saying_the_driver_is_older_than_its_runtime_is_driver_too_old() -> None:
+    said = "CUDA driver version is insufficient for CUDA runtime version"
     assert ids(report({"torch": {**CUDA_TORCH, "cuda_init_error": said}})).get("ED122") == "error"
+
+
+def test_error_804_is_forward_compatibility_on_a_gpu_without_it_not_an_old_driver() -> None:
+    # cudaErrorCompatNotSupportedOnDevice: a cuda-compat libcuda was loaded on a GPU that cannot use it
+    found = ids(report({"torch": {**CUDA_TORCH, "cuda_init_error":
+                                  "Error 804: forward compatibility was attempted on non supported HW"}}))
+    assert "ED122" not in found and found.get("ED111") == "error"
+
+
+@pytest.mark.parametrize("change", [
+    {"gpu_device_nodes": ["/dev/nvidia0", "/dev/nvidiactl"]},
+    {"driver": {"version": "535.161.08"}},
+    {"gpus": [{"index": 0, "name": "NVIDIA L4", "compute_capability": "8.9"}]},
+])
+def test_a_container_that_shows_its_gpu_is_not_blamed_for_cuda_errors(change: Dict[str, Any]) -> None:
+    host = {"os": "linux", "arch": "x86_64", "container": "docker"}
+    stated: Dict[str, Any] = {"torch": {**CUDA_TORCH, "cuda_init_error": "Error 100: no CUDA-capable device is detected"}}
+    if "gpu_device_nodes" in change:
+        host.update(change)
+    else:
+        stated.update(change)
+    found = ids(report({"host": host, **stated}))
+    assert "ED211" not in found and found.get("ED111") == "error"
+
+
+def test_a_container_whose_torch_uses_cuda_is_not_a_container_without_gpus() -> None:
+    doc = report({"host": {"os": "linux", "arch": "x86_64", "container": "docker"},
+                  "torch": {**CUDA_TORCH, "cuda_available": True},
+                  "absent": {"driver": "unavailable: NVML library not found"}})
+    assert "ED211" not in ids(doc)
