@@ -50,3 +50,12 @@ def test_a_decisive_cause_beside_it_stays_first(know) -> None:
             "installed a driver\nRuntimeError: No CUDA GPUs are available\n")
     first = diagnose_text([("paste", text)], know).findings[0]
     assert first.id == "TXT-NO-NVIDIA-DRIVER"
+
+
+@pytest.mark.parametrize("launch", ["docker run --gpus all -it --rm myimage python train.py",
+                                    "docker run --runtime=nvidia -it myimage python train.py",
+                                    "nvidia-docker run -it myimage python train.py"])
+def test_a_container_started_with_its_gpus_is_not_blamed_for_a_missing_gpus_flag(know, launch: str) -> None:
+    text = f"$ {launch}\nRuntimeError: No CUDA GPUs are available\n"
+    cats = [f.category for f in diagnose_text([("paste", text)], know).findings]
+    assert "container_no_gpu_access" not in cats[:1]
