@@ -28,7 +28,7 @@ def parse_endpoint(text: str, what: str = "--rdzv-endpoint") -> Tuple[str, int]:
         port = rest[1:]
     else:
         host, sep, port = given.rpartition(":")
-        if not sep or "[" in host or "]" in host:
+        if not sep or "[" in host or "]" in host or ":" in host:  # an IPv6 address needs its brackets
             raise bad
     if not host or any(c.isspace() for c in host) or not (port.isascii() and port.isdigit()) \
             or not 0 < int(port) < 65536:
@@ -88,7 +88,9 @@ def resolve_rendezvous(nnodes: Optional[int], node_rank: Optional[int], endpoint
     if agent_store:  # torchrun's store is where its workers meet; a flag cannot move it
         endpoint = None
     if endpoint is None and env.get("MASTER_ADDR"):
-        endpoint = f"{env['MASTER_ADDR']}:{env.get('MASTER_PORT') or DEFAULT_PORT}"
+        addr = env["MASTER_ADDR"].strip()
+        addr = f"[{addr}]" if ":" in addr and not addr.startswith("[") else addr  # an IPv6 MASTER_ADDR, bare
+        endpoint = f"{addr}:{env.get('MASTER_PORT') or DEFAULT_PORT}"
         what = "MASTER_ADDR/MASTER_PORT"
     else:
         what = "--rdzv-endpoint"

@@ -147,10 +147,13 @@ def message_size(text: str) -> int:
         raise InputError(f"--bandwidth-size: {exc}") from None
 
 
+MAX_GROUP = 1024  # a leader's document inflates to at most this many members' worth, a bound rank 0 can hold
+
+
 def gather_plan(mode: Optional[str], group_size: Optional[int]) -> Gather:
     """`--gather` and `--group-size` as a plan; InputError when the group size is not one."""
-    if group_size is not None and group_size < 2:
-        raise InputError(f"--group-size must be at least 2, not {group_size}")
+    if group_size is not None and not 2 <= group_size <= MAX_GROUP:
+        raise InputError(f"--group-size must be from 2 to {MAX_GROUP}, not {group_size}")
     return Gather(mode or "auto", DEFAULT_GROUP if group_size is None else group_size)
 
 

@@ -20,7 +20,14 @@ def test_good_endpoints(text, expected):
 
 
 @pytest.mark.parametrize("text", ["[::1", "[::1]", "[::1]x:5", "[]:1", "[host]:5", "a]b:1", "host", "host:",
-                                  "host:0", "host:65536", "host:\u0663", "ho st:5", ":5"])
+                                  "host:0", "host:65536", "host:\u0663", "ho st:5", ":5", "fe80::1", "::1:29500"])
 def test_bad_endpoints_are_input_errors(text):
     with pytest.raises(InputError, match="expected HOST:PORT"):
         parse_endpoint(text)
+
+
+def test_a_bare_ipv6_master_addr_is_bracketed():
+    from envdoctor.fleet.endpoint import resolve_rendezvous
+
+    r = resolve_rendezvous(2, 0, None, {"MASTER_ADDR": "fe80::1", "MASTER_PORT": "29500"})
+    assert (r.host, r.port) == ("fe80::1", 29500)

@@ -225,8 +225,10 @@ def test_flat_below_the_threshold_by_groups_above_and_flags_force_either():
     assert auto.group_size(255) is None and auto.group_size(256) == 64
     assert Gather("flat").group_size(10_000) is None and Gather("hierarchical", 7).group_size(3) == 7
     assert gather_plan(None, None) == Gather("auto", 64) and gather_plan("flat", 9) == Gather("flat", 9)
-    with pytest.raises(InputError, match="--group-size must be at least 2"):
+    with pytest.raises(InputError, match="--group-size must be from 2 to 1024"):
         gather_plan("hierarchical", 1)
+    with pytest.raises(InputError, match="--group-size must be from 2 to 1024, not 1025"):
+        gather_plan("hierarchical", 1025)
 
 
 def test_gather_flags_outside_collect_or_a_bad_group_size_are_exit_2(tmp_path):
@@ -235,7 +237,7 @@ def test_gather_flags_outside_collect_or_a_bad_group_size_are_exit_2(tmp_path):
     assert r.returncode == 2 and "--gather: only with `fleet collect`" in r.stderr
     r = run_cli(["fleet", "collect", "--nnodes", "2", "--node-rank", "1", "--rdzv-endpoint", "127.0.0.1:1",
                  "--group-size", "1"])
-    assert r.returncode == 2 and "--group-size must be at least 2" in r.stderr
+    assert r.returncode == 2 and "--group-size must be from 2 to 1024" in r.stderr
 
 
 def test_collect_by_groups_from_the_command_line_rank_0_s_choice_is_every_node_s(tmp_path):
@@ -261,3 +263,48 @@ def test_collect_by_groups_from_the_command_line_rank_0_s_choice_is_every_node_s
     assert "torch differs on node-3 (others: 2.5.1+cu124)" in [f["title"] for f in doc["findings"]]
     assert "leading group 1 (ranks 2..3)" in nodes[2].stderr
     assert [n.returncode for n in nodes] == [1, 1, 1, 1]
+
+
+def _store():
+    import datetime
+
+    from torch.distributed import TCPStore
+
+    sim = _bench("fleet_sim")
+    return TCPStore("127.0.0.1", sim.free_port(), 1, True, timeout=datetime.timedelta(seconds=2))
+
+
+def test_a_leader_posting_after_the_cutoff_leaves_its_members_messages_for_rank_0(messages):
+    """Rank 0 may be reading a late group's messages itself (review): a leader that finds the cutoff posted
+    after its document keeps them; one that posts before the cutoff deletes them, as rank 0 reads its document."""
+    from envdoctor.fleet.endpoint import Rendezvous
+
+    for cutoff, kept in ((True, True), (False, False)):
+        store = _store()
+        for r in (8, 9, 10):
+            store.set(collect.node_key(r, 8), messages[r])
+        if cutoff:
+            store.set("cutoff", "1")
+        collect._lead_group(store, Rendezvous(11, 8, "127.0.0.1", 1), 8, 1.0, lambda _t: None)
+        assert store.check(["group/1"])
+        assert bool(store.check([collect.node_key(9, 8)])) is kept
+
+
+def test_a_missing_key_in_multi_get_is_not_taken_for_a_store_without_multi_get():
+    class Store:
+        def __init__(self, error):
+            self.error, self.gets = error, 0
+
+        def multi_get(self, keys):
+            raise self.error
+
+        def get(self, key):
+            self.gets += 1
+            return b"x"
+
+    slow = Store(RuntimeError("Wait timeout after 2000 ms for keys: node/3"))
+    with pytest.raises(RuntimeError, match="Wait timeout"):
+        collect._get_all(slow, ["node/3"])
+    assert slow.gets == 0  # not one wait per key on top of it
+    old = Store(RuntimeError("multi_get is not implemented for this store"))
+    assert collect._get_all(old, ["a", "b"]) == [b"x", b"x"] and old.gets == 2
