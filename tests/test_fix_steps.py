@@ -285,6 +285,7 @@ def test_triton_comes_from_the_index_torch_came_from(snapshot_of, tmp_path):
     assert (s.kind, s.status, s.subject, s.installs) == ("companion", "planned", "triton", ["triton==3.1.0"])
     [p] = result.plan.packages
     assert (p.name, p.pin, p.index_url) == ("triton", "triton==3.1.0", "https://mirror.example/whl/cu124")
+    assert p.status == "verified"  # one exact release, read from torch's wheel
     assert result.plan.requirements == []
     [download, _install] = result.plan.commands
     assert download[download.index("--extra-index-url") + 1] == "https://mirror.example/whl/cu124"
@@ -293,6 +294,7 @@ def test_triton_comes_from_the_index_torch_came_from(snapshot_of, tmp_path):
     newer = dataclasses.replace(snap, torch=dataclasses.replace(snap.torch, version="2.14.1+cu126", cuda="12.6"))
     [p] = plan_fix(newer, _setup(tmp_path), FixWishes(), None).plan.packages
     assert (p.pin, p.index_url) == ("triton==3.8.*", "https://download.pytorch.org/whl/cu126")
+    assert p.status == "UNVERIFIED"  # a series, not one release
 
 
 def test_torch_own_triton_pin_names_the_package_and_the_rest_waits_for_it(snapshot_of, tmp_path):
@@ -313,7 +315,8 @@ def test_torch_own_triton_pin_names_the_package_and_the_rest_waits_for_it(snapsh
     req = _step(result, "ED503")
     assert req.installs == ["sympy==1.13.1"] and req.depends_on == ["ED313:triton"]
     assert result.plan.requirements == ["sympy==1.13.1"]
-    # torch's build unknown: the Triton step cannot be planned, and the step that depends on it does not run
+    # torch's build unknown: the Triton step cannot be planned; sympy does not need Triton, so it still runs,
+    # without the Triton pin (which the user's own index would not have in torch's build)
     from envdoctor.snapshot import ProbeFailed
 
     blind = dataclasses.replace(snap, torch=dataclasses.replace(snap.torch, version="2.5.1",
@@ -322,5 +325,5 @@ def test_torch_own_triton_pin_names_the_package_and_the_rest_waits_for_it(snapsh
     tri = _step(result, "ED503:triton")  # ED313 needs torch's CUDA: the Triton pin comes from ED503 alone
     assert tri.status == "cannot_plan" and tri.why.startswith("torch's build variant is unknown")
     req = _step(result, "ED503")
-    assert req.status == "skipped" and "depends on step ED503:triton" in req.why
-    assert result.status == "nothing_to_do" and not result.plan.requirements
+    assert req.status == "planned" and req.installs == ["sympy==1.13.1"] and "ED503:triton" not in req.depends_on
+    assert result.plan.requirements == ["sympy==1.13.1"]

@@ -122,6 +122,10 @@ def _triton_from_torch_index(steps: List[FixStep], plan: Plan, machine: MachineF
             continue
         req.installs = [r for r in req.installs if r not in ours]
         req.requirements = [r for r in req.requirements if r not in ours]
+        if step.status != "planned":  # the other pins do not need Triton: they stay standalone, without it
+            if not req.installs:
+                req.status, req.why = "skipped", f"its only pin, {ours[0]}, is step {step.id}'s, which cannot run"
+            continue
         req.depends_on = [*req.depends_on, step.id]
         if not req.installs:
             req.status, req.why = "covered", f"step {step.id} installs {ours[0]} from the index torch came from"
@@ -165,8 +169,9 @@ def _triton_step(step: FixStep, spec: str, plan: Plan, machine: MachineFacts, in
     have = next((f"{n} {machine.packages[n]}" for n in TRITONS if machine.packages.get(n)), "no Triton")
     step.reason = (f"{have} installed, torch {machine.torch_version} pins {pin}: from the index torch came from")
     step.installs = [pin]
+    exact = re.fullmatch(r"==[0-9][0-9A-Za-z.+]*", specifier) is not None  # one release: torch's own pin
     step.packages = [PlannedPackage(name, ver, variant, f"{base.rstrip('/')}/{variant}", step.reason, pin,
-                                    "verified" if "*" not in specifier else "UNVERIFIED")]  # exact: torch's own pin
+                                    "verified" if exact else "UNVERIFIED")]
     step.status, step.why = "planned", ""
     return step
 
