@@ -22,7 +22,7 @@ from envdoctor.evidence.engine import (  # noqa: F401  (the names this module ha
     rank,
     told_first_failure,
 )
-from envdoctor.evidence.inputs import expand, open_log
+from envdoctor.evidence.inputs import Vanished, expand, open_log
 from envdoctor.evidence.signatures import RuleSet, load_rules
 from envdoctor.findings import Finding
 from envdoctor.nccl.facts import NcclFacts, first_failure_line
@@ -137,7 +137,11 @@ def diagnose_paths(paths: Sequence[PathLike], snapshot: Optional[Snapshot] = Non
         if item.path is None:
             _scan(scanner, item.label, stdin if stdin is not None else idle_reader(sys.stdin.buffer))
             continue
-        with open_log(item) as f:
+        try:
+            stream = open_log(item)
+        except Vanished:
+            continue  # gone from its folder before its turn: the rest is read (`diagnose` lists it as skipped)
+        with stream as f:
             _scan(scanner, item.label, f)
     return scanner.report(snapshot)
 

@@ -51,3 +51,20 @@ def test_a_walked_file_replaced_by_a_fifo_is_skipped_not_read(tmp_path: Path) ->
     os.mkfifo(path)
     with pytest.raises(inputs.Vanished):
         inputs.open_log(inputs.LogInput(str(path), str(path), walked=True))
+
+
+def test_nccl_diagnose_dir_reads_the_rest_when_a_file_vanishes(tmp_path: Path, monkeypatch) -> None:
+    from envdoctor.nccl import diagnose as nccl_diagnose
+
+    (tmp_path / "a.log").write_text("starting\n")
+    (tmp_path / "b.log").write_text("host:1:2 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>\n")
+    real_expand = nccl_diagnose.expand
+
+    def expand_then_remove(paths):
+        found = real_expand(paths)
+        (tmp_path / "a.log").unlink()
+        return found
+
+    monkeypatch.setattr(nccl_diagnose, "expand", expand_then_remove)
+    report = nccl_diagnose.diagnose_paths([str(tmp_path)])
+    assert report.inputs == [str(tmp_path / "b.log")]
