@@ -235,3 +235,24 @@ def test_ranged_zip_refuses_sizes_past_its_caps(monkeypatch):
     monkeypatch.setattr(ranged_zip, "MAX_DIRECTORY", 10)
     with pytest.raises(ranged_zip.NotAZip, match="central directory of"):
         RangedZip("mem", _served(data))
+
+
+def test_ranged_zip_inflates_no_further_than_one_byte_past_the_stated_size(monkeypatch):
+    import zlib
+
+    from envdoctor.wheels import ranged_zip
+
+    asked = []
+    real = zlib.decompressobj
+
+    class Spy:
+        def __init__(self, *a):
+            self.inner = real(*a)
+
+        def decompress(self, data, max_length=0):
+            asked.append(max_length)
+            return self.inner.decompress(data, max_length)
+
+    monkeypatch.setattr(ranged_zip.zlib, "decompressobj", Spy)
+    assert RangedZip("mem", _served(_zip_with(b"y" * 300))).read("a.dist-info/METADATA") == b"y" * 300
+    assert asked == [301]

@@ -31,7 +31,8 @@ class RunInputs:
     timeout: float  # the test's bound in seconds (--timeout, else the record's default)
     snapshot: SnapshotSource  # called only when a test needs the machine's links (allreduce's expectation)
     progress: Progress
-    knowledge: Optional[Knowledge] = None  # the rules database (None: the bundled one); read through it only
+    knowledge: Optional[Knowledge] = None  # the rules database, read through it only (None: none given; a test
+    # that needs its tables says what it could not compare)
 
     @property
     def scratch(self) -> Optional[Path]:

@@ -86,7 +86,7 @@ class SelftestOptions:
 def run_test(name: str, options: SelftestOptions, target: Target, snapshot: SnapshotSource,
              progress: Progress, knowledge: Optional[Any] = None) -> TestResult:
     """One test's TestResult; `snapshot` is called only when a test needs the machine's links (allreduce);
-    `knowledge` is the rules database a failure is diagnosed with (None: the bundled one)."""
+    `knowledge` is the rules database a failure is diagnosed with (None: none was given)."""
     from envdoctor.selftest.kind import RunInputs
     from envdoctor.selftest.registry import get
 

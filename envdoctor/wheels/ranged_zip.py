@@ -120,7 +120,7 @@ class RangedZip:
             return data
         if m.method == 8:
             inflate = zlib.decompressobj(-15)
-            out = inflate.decompress(data, MAX_MEMBER + 1)  # stops there, whatever the directory said
+            out = inflate.decompress(data, min(m.size, MAX_MEMBER) + 1)  # one byte past the stated size stops it
             if len(out) > MAX_MEMBER or len(out) > m.size:
                 raise NotAZip(f"{self.url}: {name}: inflates past its stated size of {m.size} bytes")
             return out
