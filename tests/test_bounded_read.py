@@ -83,7 +83,7 @@ def test_standard_input_whose_writer_never_closes_ends_at_the_idle_deadline():
 
 
 def test_nccl_diagnose_dash_behind_a_writer_that_never_closes_finishes():
-    code = ("import sys, envdoctor.bounded_read as b; b.IdleReader.__init__.__defaults__ = (0.5,); "
+    code = ("import sys, envdoctor.bounded_read as b; b.idle_reader.__defaults__ = (0.5,); "
             "from envdoctor.cli import main; sys.exit(main(['nccl', 'diagnose', '-']))")
     writer = subprocess.Popen([sys.executable, "-c", "import sys, time; sys.stdout.write('NCCL INFO x\\n'); "
                                "sys.stdout.flush(); time.sleep(600)"], stdout=subprocess.PIPE)
