@@ -38,6 +38,7 @@ def test_snapshot_of_this_gpu_less_machine(this_machine):
     assert records["torch"]["status"] == "ok"
 
 
+@pytest.mark.slow
 def test_snapshot_to_file_then_check_it(tmp_path):
     out = tmp_path / "me.json"
     res = run_cli(["snapshot", "-o", str(out)])

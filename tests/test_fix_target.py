@@ -133,6 +133,7 @@ def test_bad_input_is_one_line_and_exit_2(args, message):
     assert res.stderr.count("\n") == 1 and message in res.stderr and not res.stdout
 
 
+@pytest.mark.slow
 def test_cli_plans_for_a_target_snapshot_without_installing():
     res = run_fix("--target", str(fixture_path("h200_8x_healthy")), "--torch", "2.14", "--json")
     assert res.returncode == 0, res.stderr

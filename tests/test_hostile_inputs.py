@@ -77,6 +77,7 @@ def _index_update(tmp_path, base, *extra):
     return run_cli(["index", "update", "--index-base", base, "--timeout", "5", *extra], env=env, timeout=120)
 
 
+@pytest.mark.slow
 @pytest.mark.hostile("exit 2")
 def test_index_update_has_an_overall_deadline(tmp_path):
     with serving(_trickle) as url:
@@ -93,7 +94,7 @@ def test_index_update_caps_the_page_size(tmp_path):
     assert not (tmp_path / "cache" / "envdoctor" / "wheels_index.json").exists()
 
 
-@pytest.mark.parametrize("server,deadline,says", [(_trickle, 2, "within the 2s deadline"),
+@pytest.mark.parametrize("server,deadline,says", [pytest.param(_trickle, 2, "within the 2s deadline", marks=pytest.mark.slow),
                                                   (_flood, 100, "larger than 32 MiB")], ids=["trickle", "flood"])
 @pytest.mark.hostile("exit 2", "exit 2")
 def test_fix_reads_index_pages_under_the_same_deadline_and_cap(server, deadline, says):
@@ -109,6 +110,7 @@ def test_fix_reads_index_pages_under_the_same_deadline_and_cap(server, deadline,
 # --- 9: prompts, state directory, settings, wheel index, snapshot versions --------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.hostile("exit 2")
 def test_ctrl_d_at_the_install_prompt_is_exit_2_and_installs_nothing(tmp_path):
     env = {**os.environ, **OFFLINE, "XDG_CACHE_HOME": str(tmp_path / "cache"), "ENVDOCTOR_INSTALLER": "pip",
@@ -136,6 +138,7 @@ def test_ctrl_d_at_the_install_prompt_is_exit_2_and_installs_nothing(tmp_path):
     assert not list((tmp_path / "cache").glob("envdoctor/state/*/wheelhouse"))
 
 
+@pytest.mark.slow
 @pytest.mark.hostile("exit 2", "exit 2")
 def test_state_directory_that_is_a_file_is_exit_2_naming_it(tmp_path):
     cache = tmp_path / "cache"

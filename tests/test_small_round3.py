@@ -66,6 +66,7 @@ def test_an_empty_python_is_refused_not_envdoctors_own_interpreter(capsys):
     assert cli.main(["fix", "--python", "", "--dry-run"]) == 2
 
 
+@pytest.mark.slow
 def test_a_snapshot_claiming_160000_gpus_is_refused(tmp_path, capsys):
     doc = json.loads(SNAP.read_text())
     doc["gpus"] = doc["gpus"][:1] * 160_000

@@ -42,6 +42,7 @@ def test_unknown_test_name_is_an_argparse_error():
     assert proc.returncode == 2 and "invalid choice" in proc.stderr
 
 
+@pytest.mark.slow
 def test_nccl_without_cuda_fails_with_a_reason():
     proc = cli(["selftest", "allreduce", "--backend", "nccl", "--json"])
     assert proc.returncode == 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 
+import pytest
 from textual import events
 from textual.widgets import Input, Static, TextArea
 
@@ -163,6 +164,7 @@ async def test_pasted_text_is_diagnosed():
         assert "fix:" in plain
 
 
+@pytest.mark.slow
 @aio
 async def test_a_missing_file_and_an_empty_paste_are_said_plainly(tmp_path):
     app = make_app(recorded("a100_pcie_8x"))
@@ -177,6 +179,7 @@ async def test_a_missing_file_and_an_empty_paste_are_said_plainly(tmp_path):
         assert any("Paste a text" in n.message for n in app._notifications)
 
 
+@pytest.mark.slow
 @aio
 async def test_the_tab_opens_with_the_path_box_focused_and_a_typed_path_stays_in_it(tmp_path):
     """Every printable key goes into the path box: q, d, n, e, r, o, / do not quit, switch tabs, re-probe or export."""
@@ -198,6 +201,7 @@ async def test_the_tab_opens_with_the_path_box_focused_and_a_typed_path_stays_in
         assert app.active_tab == "overview"
 
 
+@pytest.mark.slow
 @aio
 async def test_clear_empties_the_path_and_the_pasted_log():
     app = make_app(recorded("a100_pcie_8x"))
@@ -219,6 +223,7 @@ async def test_clear_empties_the_path_and_the_pasted_log():
         assert app.query_one("#diagnose-path", Input).value == ""
 
 
+@pytest.mark.slow
 @aio
 async def test_alternatives_with_evidence_of_their_own_are_one_line_each_and_a_clean_text_says_nothing_found():
     both = MIXED + "\n" + LOG.read_text()
