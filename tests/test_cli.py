@@ -26,6 +26,7 @@ def this_machine():
     return json.loads(res.stdout)
 
 
+@pytest.mark.slow
 def test_snapshot_of_this_gpu_less_machine(this_machine):
     data = this_machine
     assert validate_snapshot(data) == []
@@ -80,6 +81,7 @@ def test_healthy_machine_exits_0():
     assert res.returncode == 0 and "No problems found." in res.stdout
 
 
+@pytest.mark.slow
 def test_no_arguments_without_a_terminal_is_check():
     res = run_cli([], stdin="")
     assert "Probes" in res.stdout and res.returncode in (0, 1)

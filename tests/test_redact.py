@@ -87,6 +87,7 @@ def test_no_planted_secret_reaches_any_output_in_any_mode(tmp_path):
     assert "libcudnn.so.9" in outputs["check"].stdout
 
 
+@pytest.mark.slow
 @pytest.mark.hostile("handled")
 def test_snapshot_command_removes_secrets_from_the_probed_environment(tmp_path):
     env = {f"NCCL_PLANTED_{i}": text for i, (_s, text, _secret) in enumerate(SHAPES)}

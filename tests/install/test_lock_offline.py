@@ -21,6 +21,7 @@ def test_offline_requirements_lock_is_written_without_hashes():
     assert "hashes left out" in res.stderr
 
 
+@pytest.mark.slow
 def test_offline_pylock_still_refuses():
     res = run_cli([*TARGET, "--format", "pylock"], env=NOWHERE)
     assert res.returncode == 1 and "no lock:" in res.stderr and not res.stdout
