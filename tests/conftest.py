@@ -93,6 +93,37 @@ def run_cli(args: List[str], env: Optional[Dict[str, str]] = None, timeout: floa
                           text=True, timeout=timeout, input=stdin)
 
 
+def run_cli_in_process(args: List[str], env: Optional[Dict[str, str]] = None,
+                       stdin: Optional[str] = None) -> subprocess.CompletedProcess:
+    """What `run_cli` returns, from `main(args)` in this process: no new interpreter to start and nothing to
+    import again. For tests of what a command says; a test of the process boundary (signals, exit on a closed
+    output, file descriptors) keeps run_cli. The environment, standard streams, working directory and SIGTERM
+    handler are put back afterwards."""
+    import io
+    import signal
+
+    from envdoctor.cli import main
+
+    saved_env, saved_cwd = dict(os.environ), os.getcwd()
+    saved_streams = sys.stdin, sys.stdout, sys.stderr
+    saved_sigterm = signal.getsignal(signal.SIGTERM)
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        os.environ.pop("NO_COLOR", None)
+        os.environ.update(env or {})
+        os.chdir(ROOT)
+        sys.stdin = io.TextIOWrapper(io.BytesIO((stdin or "").encode()), encoding="utf-8")
+        sys.stdout, sys.stderr = out, err
+        code = main(list(args))
+    finally:
+        sys.stdin, sys.stdout, sys.stderr = saved_streams
+        os.environ.clear()
+        os.environ.update(saved_env)
+        os.chdir(saved_cwd)
+        signal.signal(signal.SIGTERM, saved_sigterm)
+    return subprocess.CompletedProcess(["envdoctor", *args], code, out.getvalue(), err.getvalue())
+
+
 @pytest.fixture
 def snapshot_of():
     from envdoctor.snapshot import load_snapshot

@@ -96,3 +96,20 @@ def test_the_tests_that_wait_on_real_deadlines_install_into_venvs_or_drive_long_
     assert _slow(fix_apply.test_apply_asks_first_and_cancel_changes_nothing)
     assert _slow(keys.test_tab_keys_work_from_every_widget_that_is_not_a_text_input)
     assert _slow(keys.test_after_clicking_a_finding_every_tab_key_still_works)
+
+
+@pytest.mark.parametrize("args", [
+    ["check", "--snapshot", str(fixture_path("rtx5090_old_torch")), "--json"],
+    ["report", "--markdown", "--snapshot", str(fixture_path("h100_8x_nvswitch"))],
+    ["nccl", "diagnose", str(ROOT / "tests" / "fixtures" / "nccl" / "shm_exhausted.log")],
+    ["check", "--no-such-flag"],
+], ids=["check-json", "report", "nccl", "bad-flag"])
+def test_a_command_run_in_process_says_what_it_says_in_its_own_process(args):
+    import signal
+
+    from tests.conftest import run_cli, run_cli_in_process
+
+    before = dict(os.environ), sys.stdout, signal.getsignal(signal.SIGTERM)
+    inside, outside = run_cli_in_process(args), run_cli(args)
+    assert (inside.returncode, inside.stdout, inside.stderr) == (outside.returncode, outside.stdout, outside.stderr)
+    assert (dict(os.environ), sys.stdout, signal.getsignal(signal.SIGTERM)) == before
