@@ -8,7 +8,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Dict, List, Mapping, Optional
+from typing import Dict, List, Mapping, Optional, Sequence
 
 import pytest
 
@@ -80,6 +80,13 @@ def diagnose_bundled(snapshot, baseline=None):
 
 def all_fixture_names() -> List[str]:
     return sorted(p.stem for p in SNAPSHOTS.glob("*.json"))
+
+
+def fast_subset(names: List[str], fast: Sequence[str]) -> list:
+    """`names` for parametrize: those in `fast` run in the fast loop (-m "not slow"), the others are marked slow,
+    so CI's suite still runs every one."""
+    assert set(fast) <= set(names), set(fast) - set(names)
+    return [n if n in fast else pytest.param(n, marks=pytest.mark.slow) for n in names]
 
 
 def run_cli(args: List[str], env: Optional[Dict[str, str]] = None, timeout: float = 180,

@@ -113,3 +113,19 @@ def test_a_command_run_in_process_says_what_it_says_in_its_own_process(args):
     inside, outside = run_cli_in_process(args), run_cli(args)
     assert (inside.returncode, inside.stdout, inside.stderr) == (outside.returncode, outside.stdout, outside.stderr)
     assert (dict(os.environ), sys.stdout, signal.getsignal(signal.SIGTERM)) == before
+
+
+def test_the_per_fixture_sweeps_run_a_subset_in_the_fast_loop_and_every_fixture_in_ci() -> None:
+    import tests.rules.test_ecosystem_rules as eco
+    import tests.rules.test_partial_lists as partial
+    from tests.conftest import fast_subset
+
+    for test, names in ((partial.test_no_rule_reads_a_package_a_partial_list_lacks_as_not_installed, all_fixture_names()),
+                        (eco.test_turning_one_fact_unknown_never_adds_an_ecosystem_finding, eco.ECO_FIXTURES)):
+        [params] = [m.args[1] for m in test.pytestmark if m.name == "parametrize"]
+        fast = [p for p in params if isinstance(p, str)]
+        slow = [p for p in params if not isinstance(p, str)]
+        assert fast and slow and all(m.name == "slow" for p in slow for m in p.marks)
+        assert sorted(fast + [p.values[0] for p in slow]) == sorted(names)
+    with pytest.raises(AssertionError):
+        fast_subset(["a", "b"], ["c"])  # a fast name that is not a fixture would leave the fast loop empty
