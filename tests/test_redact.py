@@ -131,6 +131,7 @@ def test_host_names_are_redacted_as_whole_tokens():
     assert scrub_identity("carolina and carol", [], ["carol"]) == "carolina and <user>"
 
 
+@pytest.mark.slow
 @pytest.mark.hostile("handled", "handled", "handled", "handled", "handled")
 def test_scrubbing_hostile_text_finishes():
     # Quadratic before: 27 s at 20 KB. A hang guard, not a timing assertion.

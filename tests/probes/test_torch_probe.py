@@ -99,6 +99,7 @@ def fake_dist(tmp_path, name, init_body, version="0.16.0"):
     return site, pkg
 
 
+@pytest.mark.slow
 def test_deepspeed_crash_keeps_the_torch_facts(tmp_path):
     pytest.importorskip("torch")
     site, pkg = fake_dist(tmp_path, "deepspeed", "import os, signal\nos.kill(os.getpid(), signal.SIGABRT)\n")

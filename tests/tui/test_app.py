@@ -216,6 +216,7 @@ async def test_an_interpreter_printing_no_json_is_a_plan_error(tmp_path):
         assert error and "printed invalid JSON" in error
 
 
+@pytest.mark.slow
 @aio
 async def test_export_writes_the_redacted_report_and_copies_it(tmp_path):
     snap = recorded("rtx5090_old_torch")

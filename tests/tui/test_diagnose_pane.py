@@ -126,6 +126,7 @@ async def test_a_pasted_path_opens_the_file(tmp_path):
         assert "weighed against the machine's facts on show" in plain  # the app's snapshot went with the text
 
 
+@pytest.mark.slow
 @aio
 async def test_open_a_log_file_shows_the_cause_first_and_highlights_evidence():
     expected = diagnose_text([str(LOG)], knowledge())

@@ -74,6 +74,7 @@ async def test_an_existing_file_is_replaced_only_when_confirmed(tmp_path):
         assert target.read_text().startswith("## envdoctor report")
 
 
+@pytest.mark.slow
 @aio
 async def test_a_missing_folder_falls_back_to_the_current_directory(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)

@@ -82,7 +82,7 @@ async def test_a_text_input_takes_every_printable_key(selector, tab):
         assert active(app) == tab and app.is_running and not app.screen.is_modal  # no tab switch, quit, export, help
 
 
-@pytest.mark.parametrize("selector, tab", [("#diagnose-path", "diagnose"),
+@pytest.mark.parametrize("selector, tab", [pytest.param("#diagnose-path", "diagnose", marks=pytest.mark.slow),
                                            pytest.param("#diagnose-text", "diagnose", marks=pytest.mark.slow),
                                            pytest.param("#torch-spec", "fix", marks=pytest.mark.slow),
                                            pytest.param("#finding-list", "findings", marks=pytest.mark.slow),

@@ -23,7 +23,7 @@ def showing(*keys: str):
     return run_before
 
 
-SLOW = pytest.mark.slow  # the fast loop draws the overview, the plan and the help; CI every screen
+SLOW = pytest.mark.slow  # the fast loop draws the overview and the plan; CI every screen
 
 
 @pytest.mark.parametrize("fixture, keys, size", [
@@ -35,7 +35,7 @@ SLOW = pytest.mark.slow  # the fast loop draws the overview, the plan and the he
     pytest.param("rtx5090_old_torch", ("x",), (120, 40), marks=SLOW),  # the plan, its reasons and the rejected candidates
     pytest.param("rtx5090_old_torch", ("f",), (120, 40), marks=SLOW),  # findings list and detail side by side
     ("rtx5090_old_torch", ("x",), (80, 24)),       # the plan's controls and text at the smallest size
-    ("rtx5090_old_torch", ("question_mark",), (80, 24)),   # every key and what each tab is for
+    pytest.param("rtx5090_old_torch", ("question_mark",), (80, 24), marks=SLOW),  # every key and what each tab is for
 ])
 def test_main_screens(snap_compare, fixture, keys, size):
     assert snap_compare(make_app(recorded(fixture)), terminal_size=size, run_before=showing(*keys))
