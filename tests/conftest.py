@@ -8,7 +8,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Dict, List, Mapping, Optional
+from typing import Dict, List, Mapping, Optional, Sequence
 
 import pytest
 
@@ -82,6 +82,13 @@ def all_fixture_names() -> List[str]:
     return sorted(p.stem for p in SNAPSHOTS.glob("*.json"))
 
 
+def fast_subset(names: List[str], fast: Sequence[str]) -> list:
+    """`names` for parametrize: those in `fast` run in the fast loop (-m "not slow"), the others are marked slow,
+    so CI's suite still runs every one."""
+    assert set(fast) <= set(names), set(fast) - set(names)
+    return [n if n in fast else pytest.param(n, marks=pytest.mark.slow) for n in names]
+
+
 def run_cli(args: List[str], env: Optional[Dict[str, str]] = None, timeout: float = 180,
             stdin: Optional[str] = None) -> subprocess.CompletedProcess:
     full_env = dict(os.environ)
@@ -91,6 +98,37 @@ def run_cli(args: List[str], env: Optional[Dict[str, str]] = None, timeout: floa
         full_env.update(env)
     return subprocess.run([sys.executable, "-m", "envdoctor", *args], cwd=ROOT, env=full_env, capture_output=True,
                           text=True, timeout=timeout, input=stdin)
+
+
+def run_cli_in_process(args: List[str], env: Optional[Dict[str, str]] = None,
+                       stdin: Optional[str] = None) -> subprocess.CompletedProcess:
+    """What `run_cli` returns, from `main(args)` in this process: no new interpreter to start and nothing to
+    import again. For tests of what a command says; a test of the process boundary (signals, exit on a closed
+    output, file descriptors) keeps run_cli. The environment, standard streams, working directory and SIGTERM
+    handler are put back afterwards."""
+    import io
+    import signal
+
+    from envdoctor.cli import main
+
+    saved_env, saved_cwd = dict(os.environ), os.getcwd()
+    saved_streams = sys.stdin, sys.stdout, sys.stderr
+    saved_sigterm = signal.getsignal(signal.SIGTERM)
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        os.environ.pop("NO_COLOR", None)
+        os.environ.update(env or {})
+        os.chdir(ROOT)
+        sys.stdin = io.TextIOWrapper(io.BytesIO((stdin or "").encode()), encoding="utf-8")
+        sys.stdout, sys.stderr = out, err
+        code = main(list(args))
+    finally:
+        sys.stdin, sys.stdout, sys.stderr = saved_streams
+        os.environ.clear()
+        os.environ.update(saved_env)
+        os.chdir(saved_cwd)
+        signal.signal(signal.SIGTERM, saved_sigterm)
+    return subprocess.CompletedProcess(["envdoctor", *args], code, out.getvalue(), err.getvalue())
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ import pytest
 
 from envdoctor.cli import EXIT_INTERNAL_ERROR, main
 from envdoctor.jsonschema_lite import validate_snapshot
-from tests.conftest import ROOT, fixture_path, run_cli
+from tests.conftest import ROOT, fixture_path, run_cli, run_cli_in_process
 
 
 @pytest.fixture(scope="module")
@@ -26,6 +26,7 @@ def this_machine():
     return json.loads(res.stdout)
 
 
+@pytest.mark.slow
 def test_snapshot_of_this_gpu_less_machine(this_machine):
     data = this_machine
     assert validate_snapshot(data) == []
@@ -38,6 +39,7 @@ def test_snapshot_of_this_gpu_less_machine(this_machine):
     assert records["torch"]["status"] == "ok"
 
 
+@pytest.mark.slow
 def test_snapshot_to_file_then_check_it(tmp_path):
     out = tmp_path / "me.json"
     res = run_cli(["snapshot", "-o", str(out)])
@@ -79,6 +81,7 @@ def test_healthy_machine_exits_0():
     assert res.returncode == 0 and "No problems found." in res.stdout
 
 
+@pytest.mark.slow
 def test_no_arguments_without_a_terminal_is_check():
     res = run_cli([], stdin="")
     assert "Probes" in res.stdout and res.returncode in (0, 1)
@@ -91,7 +94,7 @@ def test_bad_arguments_exit_2():
 
 
 def test_baseline_reports_drift(tmp_path):
-    res = run_cli(["check", "--snapshot", str(fixture_path("h100_fm_mismatch")),
+    res = run_cli_in_process(["check", "--snapshot", str(fixture_path("h100_fm_mismatch")),
                    "--baseline", str(fixture_path("h100_8x_nvswitch")), "--json"])
     drift = [f for f in json.loads(res.stdout)["findings"] if f["category"] == "drift"]
     assert [f["title"] for f in drift] == ["NVIDIA driver changed: 550.54.15 -> 550.90.07"]
@@ -127,11 +130,11 @@ def test_fleet_names_the_odd_node(tmp_path):
 
 
 def test_rules_list_and_explain():
-    res = run_cli(["rules", "list"])
+    res = run_cli_in_process(["rules", "list"])
     assert res.returncode == 0 and "ED101" in res.stdout
-    res = run_cli(["rules", "explain", "driver-too-old-for-torch-cuda"])
+    res = run_cli_in_process(["rules", "explain", "driver-too-old-for-torch-cuda"])
     assert res.returncode == 0 and "What it detects" in res.stdout and "Fixtures: fires on b200_driver_575" in res.stdout
-    assert run_cli(["rules", "explain", "ED999"]).returncode == 2
+    assert run_cli_in_process(["rules", "explain", "ED999"]).returncode == 2
 
 
 def test_cli_never_imports_textual_or_torch():
@@ -158,13 +161,13 @@ def test_report_removes_secrets_and_identity(tmp_path):
     data["network"]["interfaces"][1]["addresses"] = ["10.1.2.3"]
     p = tmp_path / "s.json"
     p.write_text(json.dumps(data))
-    res = run_cli(["report", "--markdown", "--snapshot", str(p)])
+    res = run_cli_in_process(["report", "--markdown", "--snapshot", str(p)])
     assert res.returncode == 0
     for secret in ("secret-host-42", "hf_abcdefghijklmnopqrstuvwxyz0123", "0123456789abcdef0123456789abcdef01234567",
                    "hunter2", "carol", "10.1.2.3"):
         assert secret not in res.stdout, secret
     assert "<host>" in res.stdout and "/home/<user>/" in res.stdout
-    kept = run_cli(["report", "--no-redact", "--snapshot", str(p)]).stdout
+    kept = run_cli_in_process(["report", "--no-redact", "--snapshot", str(p)]).stdout
     assert "secret-host-42" in kept and "hunter2" not in kept and "hf_abcdefghijklmnopqrstuvwxyz0123" not in kept
 
 
@@ -198,11 +201,11 @@ def _snapshot_with_secrets(tmp_path):
 def test_no_secret_reaches_any_output(tmp_path):
     p = str(_snapshot_with_secrets(tmp_path))
     outputs = {
-        "check --json": run_cli(["check", "--snapshot", p, "--json"]),
-        "check": run_cli(["check", "--snapshot", p]),
-        "report --no-redact": run_cli(["report", "--no-redact", "--snapshot", p]),
-        "fleet --json": run_cli(["fleet", p, str(fixture_path("h100_8x_nvswitch")), "--json"]),
-        "fix --dry-run": run_cli(["fix", "--snapshot", p, "--dry-run", "--json",
+        "check --json": run_cli_in_process(["check", "--snapshot", p, "--json"]),
+        "check": run_cli_in_process(["check", "--snapshot", p]),
+        "report --no-redact": run_cli_in_process(["report", "--no-redact", "--snapshot", p]),
+        "fleet --json": run_cli_in_process(["fleet", p, str(fixture_path("h100_8x_nvswitch")), "--json"]),
+        "fix --dry-run": run_cli_in_process(["fix", "--snapshot", p, "--dry-run", "--json",
                                   "--index-base", "https://dave:p@ssw0rd@mirror.example/whl"]),
     }
     for name, res in outputs.items():

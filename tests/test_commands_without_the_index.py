@@ -7,6 +7,8 @@ import argparse
 import contextlib
 import io
 
+import pytest
+
 from envdoctor.commands.common import write_output
 from tests.conftest import fixture_path, run_cli
 
@@ -23,6 +25,7 @@ def test_fleet_and_selftest_run_beside_a_bad_wheel_index(tmp_path):
     assert run_cli(["check", "--snapshot", a], env=env).returncode == 2
 
 
+@pytest.mark.slow
 def test_selftest_runs_beside_a_bad_wheel_index(tmp_path):
     bad = tmp_path / "index.json"
     bad.write_text("{ not json", encoding="utf-8")

@@ -15,7 +15,7 @@ from envdoctor.wheels import target
 from envdoctor.wheels.index import load_index
 from envdoctor.wheels.planner import plan
 from envdoctor.wheels.wishes import Wishes
-from tests.conftest import fixture_path
+from tests.conftest import fixture_path, run_cli_in_process
 from tests.test_install import ROOT
 
 
@@ -128,11 +128,12 @@ def run_fix(*args):
     (["-o", "x.txt"], "-o/--output goes with --format"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, message):
-    res = run_fix(*args, "--dry-run")
+    res = run_cli_in_process(["fix", *args, "--dry-run"])
     assert res.returncode == 2, res.stderr
     assert res.stderr.count("\n") == 1 and message in res.stderr and not res.stdout
 
 
+@pytest.mark.slow
 def test_cli_plans_for_a_target_snapshot_without_installing():
     res = run_fix("--target", str(fixture_path("h200_8x_healthy")), "--torch", "2.14", "--json")
     assert res.returncode == 0, res.stderr

@@ -62,6 +62,7 @@ prose = st.builds(lambda first, rest: first + "".join(f"`{s}`{p}" for s, p in re
                   st.lists(st.tuples(spans, st.sampled_from(_PLAIN)), max_size=5))
 
 
+@pytest.mark.slow
 @given(st.text())
 def test_the_text_renders_as_written_without_an_interpreter(text):
     assert render_prose(manual(text)) == text

@@ -14,7 +14,7 @@ PER_FAMILY = 24  # ~120 inputs: about 15 s on a quiet core
 SEEDS = {"snapshot": 0, "nccl": 0, "index": 0, "rules": 0, "args": 0}
 
 
-@pytest.mark.parametrize("family", list(FAMILIES))
+@pytest.mark.parametrize("family", [pytest.param(f, marks=pytest.mark.slow) if f == "rules" else f for f in FAMILIES])
 def test_hostile_inputs_end_in_a_verdict_or_exit_2(family, tmp_path):
     bad = []
     for seed in range(SEEDS[family], SEEDS[family] + PER_FAMILY):

@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import Dict
 
+import pytest
+
 from envdoctor.settings import Settings
 from envdoctor.wheels.index import bundled_path
 from tests.conftest import ROOT, USER_DIRS
@@ -31,6 +33,7 @@ def test_a_test_sees_the_bundled_wheel_index():
     assert settings.wheel_index().generated == json.loads(bundled_path().read_text(encoding="utf-8"))["generated"]
 
 
+@pytest.mark.slow
 def test_a_users_cache_and_settings_do_not_reach_the_tests(tmp_path):
     home = tmp_path / "home"
     plant_index(home / ".cache" / "envdoctor" / "wheels_index.json", "bogus-user-copy")

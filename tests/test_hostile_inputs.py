@@ -22,7 +22,7 @@ from envdoctor.probes import torch_probe
 from envdoctor.probes.base import ProbeContext
 from envdoctor.snapshot import ProbeFailed
 from envdoctor.wheels.index import bundled_path
-from tests.conftest import ROOT, fixture_path, run_cli
+from tests.conftest import ROOT, fixture_path, run_cli, run_cli_in_process
 
 OFFLINE = {"PIP_INDEX_URL": "http://127.0.0.1:9/simple", "PIP_CONFIG_FILE": os.devnull}
 
@@ -77,6 +77,7 @@ def _index_update(tmp_path, base, *extra):
     return run_cli(["index", "update", "--index-base", base, "--timeout", "5", *extra], env=env, timeout=120)
 
 
+@pytest.mark.slow
 @pytest.mark.hostile("exit 2")
 def test_index_update_has_an_overall_deadline(tmp_path):
     with serving(_trickle) as url:
@@ -93,7 +94,7 @@ def test_index_update_caps_the_page_size(tmp_path):
     assert not (tmp_path / "cache" / "envdoctor" / "wheels_index.json").exists()
 
 
-@pytest.mark.parametrize("server,deadline,says", [(_trickle, 2, "within the 2s deadline"),
+@pytest.mark.parametrize("server,deadline,says", [pytest.param(_trickle, 2, "within the 2s deadline", marks=pytest.mark.slow),
                                                   (_flood, 100, "larger than 32 MiB")], ids=["trickle", "flood"])
 @pytest.mark.hostile("exit 2", "exit 2")
 def test_fix_reads_index_pages_under_the_same_deadline_and_cap(server, deadline, says):
@@ -109,6 +110,7 @@ def test_fix_reads_index_pages_under_the_same_deadline_and_cap(server, deadline,
 # --- 9: prompts, state directory, settings, wheel index, snapshot versions --------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.hostile("exit 2")
 def test_ctrl_d_at_the_install_prompt_is_exit_2_and_installs_nothing(tmp_path):
     env = {**os.environ, **OFFLINE, "XDG_CACHE_HOME": str(tmp_path / "cache"), "ENVDOCTOR_INSTALLER": "pip",
@@ -136,6 +138,7 @@ def test_ctrl_d_at_the_install_prompt_is_exit_2_and_installs_nothing(tmp_path):
     assert not list((tmp_path / "cache").glob("envdoctor/state/*/wheelhouse"))
 
 
+@pytest.mark.slow
 @pytest.mark.hostile("exit 2", "exit 2")
 def test_state_directory_that_is_a_file_is_exit_2_naming_it(tmp_path):
     cache = tmp_path / "cache"
@@ -197,14 +200,15 @@ def test_wheel_index_with_wrongly_typed_entries(tmp_path, where, value):
     path = tmp_path / "index.json"
     path.write_text(json.dumps(data))
     snap = str(fixture_path("h200_8x_healthy"))
-    res = run_cli(["fix", "--snapshot", snap, "--dry-run", "--python", "3.11"], env={"ENVDOCTOR_WHEELS_INDEX": str(path)})
+    res = run_cli_in_process(["fix", "--snapshot", snap, "--dry-run", "--python", "3.11"],
+                             env={"ENVDOCTOR_WHEELS_INDEX": str(path)})
     assert res.returncode == 2 and str(path) in res.stderr and "Traceback" not in res.stderr, res.stderr
     # the same document as the user copy: skipped with a warning, the bundled index plans
     cache = tmp_path / "cache"
     (cache / "envdoctor").mkdir(parents=True)
     data["based_on"] = json.loads(bundled_path().read_text())["generated"]
     (cache / "envdoctor" / "wheels_index.json").write_text(json.dumps(data))
-    res = run_cli(["fix", "--snapshot", snap, "--dry-run", "--python", "3.11"], env={"XDG_CACHE_HOME": str(cache)})
+    res = run_cli_in_process(["fix", "--snapshot", snap, "--dry-run", "--python", "3.11"], env={"XDG_CACHE_HOME": str(cache)})
     assert res.returncode == 0 and "ignoring the user copy" in res.stderr, res.stderr
 
 
@@ -217,7 +221,7 @@ def test_snapshot_version_that_is_not_a_version_is_exit_2(tmp_path, field, value
     p = tmp_path / "s.json"
     p.write_text(json.dumps(data))
     for cmd in (["fix", "--snapshot", str(p), "--dry-run"], ["check", "--snapshot", str(p)]):
-        res = run_cli(cmd)
+        res = run_cli_in_process(cmd)
         assert res.returncode == 2 and f"{field[0]}.{field[1]} {value!r} is not a version" in res.stderr, res.stderr
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from envdoctor.wheels.index import bundled_path, parse_index
 from envdoctor.wheels.learn import assumed_variant, new_release
 from envdoctor.wheels.remote import refresh, torch_listing
@@ -36,6 +38,7 @@ def recorded_index():
     return files
 
 
+@pytest.mark.slow
 def test_update_learns_a_new_release_and_its_variants(tmp_path):
     with Registry(recorded_index()) as reg:
         env = env_for(tmp_path, PIP_INDEX_URL=f"{reg.url}/simple")

@@ -236,6 +236,7 @@ def assert_rolled_back(site, res, before):
     assert out.stdout.split() == ["2.13.0+cpu", "1"], out.stderr
 
 
+@pytest.mark.slow
 def test_clean_install_then_undo(site):
     site.index.add_torch(fake_torch(site.tmp, "2.14.1+cpu", requires=["fakedep>=2"]))
     before = freeze(site)
@@ -261,6 +262,7 @@ def test_clean_install_then_undo(site):
     assert res.returncode == 2 and "no fix to undo" in res.stderr
 
 
+@pytest.mark.slow
 def test_verification_failure_rolls_back(site):
     # The wheel says it is 2.14.1+cpu but the module reports a CUDA build.
     site.index.add_torch(fake_torch(site.tmp, "2.14.1+cpu", reports="2.14.1+cu130", cuda="13.0", requires=["fakedep>=2"]))
@@ -270,6 +272,7 @@ def test_verification_failure_rolls_back(site):
     assert "verification failed" in json.loads(res.stdout)["message"]
 
 
+@pytest.mark.slow
 def test_bad_hash_changes_nothing(site):
     site.index.add_torch(fake_torch(site.tmp, "2.14.1+cpu", requires=["fakedep>=2"]), hash_override="0" * 64)
     before = freeze(site)
@@ -279,6 +282,7 @@ def test_bad_hash_changes_nothing(site):
     assert "HASHES" in res.stderr.upper()
 
 
+@pytest.mark.slow
 def test_truncated_wheel_rolls_back(site):
     whl = fake_torch(site.tmp, "2.14.1+cpu", requires=["fakedep>=2"])
     whl.write_bytes(whl.read_bytes()[:200])  # a broken zip whose hash the index states correctly
@@ -287,6 +291,7 @@ def test_truncated_wheel_rolls_back(site):
     assert_rolled_back(site, fix(site, "--yes"), before)
 
 
+@pytest.mark.slow
 def test_server_dying_mid_transfer(site):
     whl = fake_torch(site.tmp, "2.14.1+cpu", requires=["fakedep>=2"], pad_files=200)
     site.index.add_torch(whl)
@@ -308,6 +313,7 @@ def _pip_install_pid(python: str):
     return None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["kill_pip", "sigint_envdoctor"])
 def test_interrupted_install_rolls_back(site, how):
     # A big wheel so that pip is still writing files when it is stopped.
@@ -335,6 +341,7 @@ def test_interrupted_install_rolls_back(site, how):
     assert "keeping the files of fakedep, torch" in err
 
 
+@pytest.mark.slow
 def test_without_yes_and_without_a_terminal_nothing_is_installed(site):
     site.index.add_torch(fake_torch(site.tmp, "2.14.1+cpu", requires=["fakedep>=2"]))
     before = freeze(site)
@@ -344,12 +351,15 @@ def test_without_yes_and_without_a_terminal_nothing_is_installed(site):
     assert freeze(site) == before
 
 
-def test_only_http_or_file_index_urls(site):
+def test_only_http_or_file_index_urls():
+    # refused before any environment is read or changed: no venv or index server is needed
     res = subprocess.run([sys.executable, "-m", "envdoctor", "fix", "--snapshot", str(ROOT / "tests/data/h100_575.json"),
-                          "--index-base", "ftp://mirror/whl"], cwd=ROOT, env=site.env, capture_output=True, text=True)
+                          "--index-base", "ftp://mirror/whl"], cwd=ROOT, env=clean_env(ENVDOCTOR_INSTALLER="pip"),
+                         capture_output=True, text=True)
     assert res.returncode == 2 and "only http://, https:// or file://" in res.stderr
 
 
+@pytest.mark.slow
 def test_kill_9_of_envdoctor_takes_pip_down_with_it(site):
     import psutil
 
@@ -368,6 +378,7 @@ def test_kill_9_of_envdoctor_takes_pip_down_with_it(site):
     assert alive == []
 
 
+@pytest.mark.slow
 def test_a_silent_installer_step_times_out_and_is_killed(tmp_path):
     import psutil
 

@@ -20,6 +20,7 @@ def _spare_system_python() -> str:
     pytest.skip("no spare system interpreter here")
 
 
+@pytest.mark.slow
 def test_fix_refuses_an_externally_managed_environment():
     python = _spare_system_python()
     stdlib = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_path('stdlib'))"],

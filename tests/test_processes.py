@@ -84,6 +84,7 @@ def tree(tmp_path: Path, mode: str) -> List[str]:
     return [PY, str(script), mode]
 
 
+@pytest.mark.slow
 def test_a_silent_child_is_killed_at_the_deadline(mark):
     res = run_command([PY, "-c", "import time; time.sleep(300)"], 2, env=env_with(mark))
     assert res.timed_out and res.error == "timed out after 2s" and not res.ok
@@ -91,6 +92,7 @@ def test_a_silent_child_is_killed_at_the_deadline(mark):
     assert marked(mark) == []
 
 
+@pytest.mark.slow
 def test_a_child_that_prints_forever_is_killed_and_its_output_capped(mark):
     cap = 64 << 10
     res = run_command([PY, "-c", "while True: print('x' * 100)"], 3, env=env_with(mark), max_bytes=cap)
@@ -100,6 +102,7 @@ def test_a_child_that_prints_forever_is_killed_and_its_output_capped(mark):
     assert marked(mark) == []
 
 
+@pytest.mark.slow
 def test_a_flood_without_line_ends_reaches_the_callback_in_bounded_pieces(mark):
     pieces: List[int] = []
     res = run_command([PY, "-c", "import sys\nwhile True: sys.stdout.write('y' * 4096)"], 3, env=env_with(mark),
@@ -109,6 +112,7 @@ def test_a_flood_without_line_ends_reaches_the_callback_in_bounded_pieces(mark):
     assert marked(mark) == []
 
 
+@pytest.mark.slow
 def test_the_deadline_kills_grandchildren_in_other_groups_and_sessions(tmp_path, mark):
     res = run_command(tree(tmp_path, "sleep"), 20, env=env_with(mark))
     assert res.timed_out and res.stdout == "started\n"
@@ -122,6 +126,7 @@ def test_processes_left_behind_by_a_finished_command_are_killed_and_counted(tmp_
     assert marked(mark) == []
 
 
+@pytest.mark.slow
 def test_a_grace_period_lets_the_command_clean_up_on_sigterm(tmp_path, mark):
     done = tmp_path / "cleaned"
     code = ("import signal, sys, time\n"
@@ -133,6 +138,7 @@ def test_a_grace_period_lets_the_command_clean_up_on_sigterm(tmp_path, mark):
     assert marked(mark) == []
 
 
+@pytest.mark.slow
 def test_sigkill_follows_when_sigterm_is_ignored_even_in_another_session(mark):
     stubborn = "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
     code = (stubborn + "import subprocess, sys\n"
@@ -259,6 +265,7 @@ def test_exit_codes_and_signals_are_reported_as_before():
     assert res.describe() == f"{Path(PY).name} was killed by signal SIGKILL"
 
 
+@pytest.mark.slow
 def test_on_tick_is_called_while_the_command_runs():
     ticks: List[int] = []
     res = run_command([PY, "-c", "import time; time.sleep(2)"], 60, on_tick=lambda: ticks.append(1))

@@ -13,7 +13,7 @@ from envdoctor.fixes import manual
 from envdoctor.present.report import render_report
 from envdoctor.redact import scrub_document, scrub_identity, scrub_secrets
 from envdoctor.snapshot import load_snapshot
-from tests.conftest import ROOT, fixture_path, run_cli
+from tests.conftest import ROOT, fixture_path, run_cli, run_cli_in_process
 
 PEM_BODY = "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gunVTLw7onLRnrq0"
 # (shape, text holding the secret, the part that must never be printed)
@@ -69,14 +69,14 @@ def _planted_snapshot(tmp_path):
 def test_no_planted_secret_reaches_any_output_in_any_mode(tmp_path):
     p = str(_planted_snapshot(tmp_path))
     outputs = {
-        "check --json": run_cli(["check", "--snapshot", p, "--json"]),
-        "check": run_cli(["check", "--snapshot", p]),
-        "report": run_cli(["report", "--snapshot", p]),
-        "report --no-redact": run_cli(["report", "--no-redact", "--snapshot", p]),
-        "fleet": run_cli(["fleet", p, str(fixture_path("h100_8x_nvswitch"))]),
+        "check --json": run_cli_in_process(["check", "--snapshot", p, "--json"]),
+        "check": run_cli_in_process(["check", "--snapshot", p]),
+        "report": run_cli_in_process(["report", "--snapshot", p]),
+        "report --no-redact": run_cli_in_process(["report", "--no-redact", "--snapshot", p]),
+        "fleet": run_cli_in_process(["fleet", p, str(fixture_path("h100_8x_nvswitch"))]),
     }
     out = tmp_path / "r.md"
-    run_cli(["report", "--no-redact", "--snapshot", p, "-o", str(out)])
+    run_cli_in_process(["report", "--no-redact", "--snapshot", p, "-o", str(out)])
     tui_export = render_report(load_snapshot(p), [], redact=True)  # what the TUI's export writes
     texts = {name: r.stdout + r.stderr for name, r in outputs.items()}
     texts.update({"report -o": out.read_text(), "tui export": tui_export})
@@ -87,6 +87,7 @@ def test_no_planted_secret_reaches_any_output_in_any_mode(tmp_path):
     assert "libcudnn.so.9" in outputs["check"].stdout
 
 
+@pytest.mark.slow
 @pytest.mark.hostile("handled")
 def test_snapshot_command_removes_secrets_from_the_probed_environment(tmp_path):
     env = {f"NCCL_PLANTED_{i}": text for i, (_s, text, _secret) in enumerate(SHAPES)}
@@ -105,8 +106,8 @@ def test_nccl_evidence_holds_no_secret(tmp_path):
              for ln in lines]
     log = tmp_path / "job.log"
     log.write_text("\n".join(lines) + "\n")
-    as_json = run_cli(["nccl", "diagnose", str(log), "--json"])
-    as_text = run_cli(["nccl", "diagnose", str(log)])
+    as_json = run_cli_in_process(["nccl", "diagnose", str(log), "--json"])
+    as_text = run_cli_in_process(["nccl", "diagnose", str(log)])
     doc = json.loads(as_json.stdout)
     assert any("posix_fallocate" in e for f in doc["findings"] for e in f["evidence"])
     for shape, _text, secret in SHAPES:
@@ -130,6 +131,7 @@ def test_host_names_are_redacted_as_whole_tokens():
     assert scrub_identity("carolina and carol", [], ["carol"]) == "carolina and <user>"
 
 
+@pytest.mark.slow
 @pytest.mark.hostile("handled", "handled", "handled", "handled", "handled")
 def test_scrubbing_hostile_text_finishes():
     # Quadratic before: 27 s at 20 KB. A hang guard, not a timing assertion.

@@ -75,6 +75,7 @@ def test_an_empty_snapshot_path_is_refused_not_a_probe_of_this_machine(argv, cap
     assert "an empty path names no file" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_a_snapshot_claiming_160000_gpus_is_refused(tmp_path, capsys):
     doc = json.loads(SNAP.read_text())
     doc["gpus"] = doc["gpus"][:1] * 160_000

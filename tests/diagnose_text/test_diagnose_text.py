@@ -347,6 +347,7 @@ def _cli(*args: str, stdin: str = "") -> subprocess.CompletedProcess:
                           text=True, env=env, timeout=120)
 
 
+@pytest.mark.slow
 def test_cli_exit_codes_and_text(tmp_path):
     bad = tmp_path / "err.txt"
     bad.write_text(POSITIVE[2][1])

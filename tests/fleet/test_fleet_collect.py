@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 
+import pytest
+
 from tests.fleet.conftest import ROOT, collect_argv, free_port, node_snapshot, run_nodes
 from tests.json_schemas import assert_valid
 
@@ -17,6 +19,7 @@ def named(i):
     return edit
 
 
+@pytest.mark.slow
 def test_three_nodes_one_different_and_one_clock_off(tmp_path):
     port = free_port()
     snaps = [node_snapshot(tmp_path, f"n{i}", named(i)) for i in range(3)]
@@ -39,6 +42,7 @@ def test_three_nodes_one_different_and_one_clock_off(tmp_path):
     assert nodes[1].stdout == nodes[2].stdout == ""  # only rank 0 prints the report
 
 
+@pytest.mark.slow
 def test_bandwidth_names_the_slowed_node(tmp_path):
     port = free_port()
     snap = node_snapshot(tmp_path, "same")  # one snapshot for all: the host names collide
@@ -61,6 +65,7 @@ def test_bandwidth_names_the_slowed_node(tmp_path):
     assert {n.returncode for n in nodes} == {0}  # warnings only
 
 
+@pytest.mark.slow
 def test_a_node_that_never_arrives_is_named_after_the_timeout(tmp_path):
     port = free_port()
     snap = node_snapshot(tmp_path, "same")
@@ -78,6 +83,7 @@ def test_a_node_that_never_arrives_is_named_after_the_timeout(tmp_path):
     assert [n.returncode for n in nodes] == [1, 1]
 
 
+@pytest.mark.slow
 def test_without_rank_0_a_node_gives_up_with_exit_2(tmp_path):
     port = free_port()
     argv = collect_argv(2, 1, port, node_snapshot(tmp_path, "s"))
@@ -116,6 +122,7 @@ def test_without_torch_collect_is_a_clear_exit_2_and_check_still_runs(tmp_path):
     assert check.returncode == 1 and "torch_broken" in {f["category"] for f in doc["findings"]}
 
 
+@pytest.mark.slow
 def test_when_rank_0_dies_the_others_exit_2_and_nothing_is_left(tmp_path):
     import signal
     import subprocess

@@ -45,6 +45,7 @@ def commands_in(yaml_text):
     return [json.loads(m) for m in re.findall(r"^\s*command: (\[.*\])\s*$", yaml_text, re.M)]
 
 
+@pytest.mark.slow
 def test_the_slurm_script_runs_under_a_fake_srun(tmp_path):
     [script] = [text for lang, text in BLOCKS if lang == "bash" and "#SBATCH" in text]
     assert "srun --ntasks-per-node=1 envdoctor fleet collect" in script
@@ -94,6 +95,7 @@ def test_the_indexed_job_agrees_with_its_own_size_and_service():
     assert f"containerPort: {rdzv.port}" in job
 
 
+@pytest.mark.slow
 def test_the_pytorchjob_command_with_the_operators_environment(tmp_path):
     [manifest] = [text for lang, text in BLOCKS if lang == "yaml" and "PyTorchJob" in text]
     argv = commands_in(manifest)[0][1:]
@@ -107,6 +109,7 @@ def test_the_pytorchjob_command_with_the_operators_environment(tmp_path):
     assert nodes[1].stdout == "" and nodes[0].returncode == nodes[1].returncode == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("nnodes", [2])
 def test_under_torchrun_the_agents_store_is_used(tmp_path, nnodes):
     port = free_port()

@@ -19,6 +19,7 @@ def keep_sigterm():
     signal.signal(signal.SIGTERM, before)
 
 
+@pytest.mark.slow
 def test_unresolvable_endpoint_fails_at_once_with_the_dns_finding_first(monkeypatch, capsys, keep_sigterm):
     looked_up = []
 
@@ -41,6 +42,7 @@ def test_unresolvable_endpoint_fails_at_once_with_the_dns_finding_first(monkeypa
     assert "firewall_blocked" not in {f["category"] for f in test["findings"]}
 
 
+@pytest.mark.slow
 def test_a_resolvable_endpoint_launches_and_a_silent_port_is_only_said(monkeypatch):
     from envdoctor.selftest.common import Target
     from envdoctor.selftest.result import TestResult

@@ -13,6 +13,8 @@ import sys
 import tarfile
 from pathlib import Path
 
+import pytest
+
 from tests.test_install import ROOT, build_wheel, fake_torch, fix, freeze
 
 BACKEND = '''
@@ -76,6 +78,7 @@ def _deepspeed(site) -> list:
     return out.stdout.split()
 
 
+@pytest.mark.slow
 def test_deepspeed_is_built_against_the_new_torch_and_adds_only_its_own_dependencies(site):
     site.index.add_torch(fake_torch(site.tmp, "2.14.1+cpu", requires=["fakedep>=1"]))
     site.index.add_simple(build_wheel(site.tmp, "hjson", "3.1.0", {"hjson/__init__.py": ""}), "hjson")
@@ -94,6 +97,7 @@ def test_deepspeed_is_built_against_the_new_torch_and_adds_only_its_own_dependen
     assert (site.venv / "bin" / "ds_report").is_file()
 
 
+@pytest.mark.slow
 def test_deepspeed_that_would_change_an_installed_package_rolls_everything_back(site):
     site.index.add_torch(fake_torch(site.tmp, "2.14.1+cpu", requires=["fakedep>=1"]))
     # It wants fakedep 2 while 1.0 is installed: the constraints keep every installed version, so pip refuses.
@@ -107,6 +111,7 @@ def test_deepspeed_that_would_change_an_installed_package_rolls_everything_back(
     assert freeze(site) == before
 
 
+@pytest.mark.slow
 def test_deepspeed_only_keeps_the_installed_torch(site):
     site.index.add_simple(fake_deepspeed_sdist(site.tmp, ["torch>=2.0.0"]), "deepspeed")
     res = _fix_keeping_torch(site)

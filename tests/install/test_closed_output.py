@@ -8,6 +8,7 @@ import pytest
 from tests.test_install import fake_torch, fix, freeze
 
 
+@pytest.mark.slow
 @pytest.mark.hostile("rolled back")
 def test_a_closed_output_does_not_skip_the_rollback_or_hide_exit_3(site):
     # Verification fails (the module reports a CUDA build): envdoctor rolls back after the reader is gone.

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from envdoctor.install.conda_env import conda_torch
 from tests.test_install import fake_torch, fix, freeze
 
@@ -20,6 +22,7 @@ def _conda_meta(prefix, records) -> None:
              "channel": "https://conda.anaconda.org/pytorch/linux-64"}))
 
 
+@pytest.mark.slow
 def test_conda_torch_is_not_pip_installed_over(site):
     _conda_meta(site.venv, [("pytorch", "2.13.0", "py3.11_cpu_0"), ("pytorch-mutex", "1.0", "cpu"),
                             ("numpy", "1.26.4", "py311h_0")])
@@ -39,6 +42,7 @@ def test_conda_torch_is_not_pip_installed_over(site):
     assert freeze(site) == before
 
 
+@pytest.mark.slow
 def test_a_conda_env_without_condas_pytorch_is_planned_as_usual(site):
     _conda_meta(site.venv, [("python", "3.11.7", "h_0"), ("pytorch-lightning", "2.5.0", "pyhd_0")])
     assert conda_torch(str(site.venv)) is None

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import socket
 
+import pytest
+
 from envdoctor.install.constraints import excluded, read_constraints
 from envdoctor.install.download_progress import DownloadMeter, progress_bar_option
 from tests.test_install import fake_torch, fix, freeze
@@ -18,6 +20,7 @@ def _closed_port() -> int:
         return s.getsockname()[1]  # closed again when the socket is: nothing listens there
 
 
+@pytest.mark.slow
 def test_an_unreachable_torch_index_is_one_line_with_the_way_out(site):
     before = freeze(site)
     url = f"http://mirror-user:s3cr3tpw@127.0.0.1:{_closed_port()}/whl"
@@ -34,6 +37,7 @@ def test_an_unreachable_torch_index_is_one_line_with_the_way_out(site):
     assert freeze(site) == before
 
 
+@pytest.mark.slow
 def test_a_pip_constraint_that_excludes_the_plan_is_named(site):
     site.index.add_torch(fake_torch(site.tmp, "2.14.1+cpu", requires=["fakedep>=2"]))
     constraints = site.tmp / "constraints.txt"
@@ -48,6 +52,7 @@ def test_a_pip_constraint_that_excludes_the_plan_is_named(site):
     assert freeze(site) == before
 
 
+@pytest.mark.slow
 def test_pip_constraint_given_as_a_requirement_not_a_file_is_named(site):
     site.index.add_torch(fake_torch(site.tmp, "2.14.1+cpu", requires=["fakedep>=2"]))
     before = freeze(site)
@@ -69,6 +74,7 @@ def test_constraints_are_read_like_pip_reads_them(tmp_path):
     assert [(pin, str(c)) for pin, c in excluded(pins, constraints)] == [("fakedep==2.0", 'fakedep==1.0; python_version >= "3"')]
 
 
+@pytest.mark.slow
 def test_an_allowing_constraint_a_line_per_wheel_and_then_nothing_to_do(site):
     # The venv's pip (the one Python 3.11 bundles) predates --progress-bar raw; tests/install/test_uv.py has raw.
     site.index.add_torch(fake_torch(site.tmp, "2.14.1+cpu", requires=["fakedep>=2"]))

@@ -42,6 +42,7 @@ def installed(python, env):
     return res.stdout.split(), res.stderr
 
 
+@pytest.mark.slow
 def test_yes_installs_the_targets_plan_here_without_a_gpu(site):
     add_cu130(site)
     res = fix(site, *TARGET, "--yes")
@@ -55,6 +56,7 @@ def test_yes_installs_the_targets_plan_here_without_a_gpu(site):
     assert installed(site.python, site.env)[0] == ["2.14.1+cu130", "13.0", "2"]
 
 
+@pytest.mark.slow
 def test_requirements_lock_pins_indexes_and_hashes_and_installs(site):
     whl = add_cu130(site)
     res = fix(site, *TARGET, "--format", "requirements", as_json=False)
@@ -74,6 +76,7 @@ def test_requirements_lock_pins_indexes_and_hashes_and_installs(site):
     assert installed(python, env)[0] == ["2.14.1+cu130", "13.0", "2"]
 
 
+@pytest.mark.slow
 def test_a_file_without_an_index_hash_drops_every_hash_and_pylock_refuses(site, wheels):
     add_cu130(site)
     site.index.simple["fakedep"] = []
@@ -85,6 +88,7 @@ def test_a_file_without_an_index_hash_drops_every_hash_and_pylock_refuses(site, 
     assert res.returncode == 1 and "no hash for fakedep" in res.stderr and not res.stdout
 
 
+@pytest.mark.slow
 def test_pylock_is_pep_751_and_installs(site):
     add_cu130(site)
     out = site.tmp / "pylock.toml"
@@ -122,6 +126,7 @@ def uv(tmp_path_factory):
     return str(d / "bin" / "uv")
 
 
+@pytest.mark.slow
 def test_uv_snippet_installs_torch_from_its_explicit_index(site, uv):
     add_cu130(site)
     res = fix(site, *TARGET, "--format", "uv", as_json=False)

@@ -3,6 +3,8 @@ plan's pins and says that hashes were left out; pylock.toml, which needs them, s
 
 from __future__ import annotations
 
+import pytest
+
 from tests.conftest import run_cli
 
 NOWHERE = {"PIP_INDEX_URL": "http://127.0.0.1:9/simple", "PIP_FIND_LINKS": "",
@@ -10,6 +12,7 @@ NOWHERE = {"PIP_INDEX_URL": "http://127.0.0.1:9/simple", "PIP_FIND_LINKS": "",
 TARGET = ["fix", "--gpu", "12.0", "--driver", "570.133.07"]
 
 
+@pytest.mark.slow
 def test_offline_requirements_lock_is_written_without_hashes():
     res = run_cli([*TARGET, "--format", "requirements"], env=NOWHERE)
     assert res.returncode == 0, res.stderr
@@ -18,6 +21,7 @@ def test_offline_requirements_lock_is_written_without_hashes():
     assert "hashes left out" in res.stderr
 
 
+@pytest.mark.slow
 def test_offline_pylock_still_refuses():
     res = run_cli([*TARGET, "--format", "pylock"], env=NOWHERE)
     assert res.returncode == 1 and "no lock:" in res.stderr and not res.stdout

@@ -40,6 +40,7 @@ def test_resolved_keeps_the_last_part_and_resolves_the_rest(tmp_path):
     assert resolved(f"{prefix}/..") == ""
 
 
+@pytest.mark.slow
 @pytest.mark.hostile("refused")
 @pytest.mark.parametrize("op", ["undo", "fix"])
 def test_undo_refuses_a_journal_reaching_out_with_dot_dot(site, op):

@@ -64,6 +64,7 @@ def torch_in(python: Path, env: dict) -> list:
     return res.stdout.split()
 
 
+@pytest.mark.slow
 def test_dockerfile_recipe(site):
     env = index_site(site)
     (dockerfile,) = blocks("dockerfile")
@@ -112,6 +113,7 @@ def check_strict_semantics(r: Runner, argv_words: list, rc: int) -> None:
     assert rc == (1 if summary["errors"] or summary["warnings"] else 0), summary
 
 
+@pytest.mark.slow
 def test_cloud_init_recipe(site):
     env = index_site(site)
     (text,) = blocks("yaml")[:1]
@@ -150,6 +152,7 @@ def test_slurm_prolog_drains_only_on_findings(tmp_path, snapshot, drains):
     assert ("could not run (exit 2)" in res.stderr) == (snapshot is None)
 
 
+@pytest.mark.slow
 def test_ci_job_recipe(site):
     env = index_site(site)
     text = next(b for b in blocks("yaml") if b.startswith("name: "))

@@ -5,6 +5,8 @@ from __future__ import annotations
 import io
 import tracemalloc
 
+import pytest
+
 from envdoctor.nccl import diagnose_streams, diagnose_text
 from envdoctor.nccl.reader import iter_lines
 
@@ -82,6 +84,7 @@ class GeneratedLog(io.RawIOBase):
         return n
 
 
+@pytest.mark.slow
 def test_50_mb_log_streams_in_bounded_memory() -> None:
     size = 50 * 1024 * 1024
     tracemalloc.start()

@@ -102,6 +102,7 @@ def test_the_property_has_material() -> None:
     assert any("unhandled cuda error" in g for g in GENERIC_LINES)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(name=st.sampled_from(sorted(DECISIVE_LOGS)),
        inserts=st.lists(st.tuples(st.floats(0, 1), st.sampled_from(GENERIC_LINES),

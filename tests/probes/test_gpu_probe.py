@@ -92,6 +92,7 @@ def test_nvidia_smi_fallback_when_nvml_library_missing(tmp_path):
     assert "libnvidia-ml.so" in out.note
 
 
+@pytest.mark.slow
 def test_nvidia_smi_hanging_becomes_timeout_record(tmp_path):
     bindir = _script(tmp_path, "nvidia-smi", "sleep 60\n")
     start = time.monotonic()

@@ -7,6 +7,8 @@ import stat
 import sys
 import time
 
+import pytest
+
 from envdoctor.probes.base import ProbeContext
 from envdoctor.probes.runner import PROBE_NAMES, PROBES, ProbeSpec, ProbingCancelled, assemble, run_probes
 from envdoctor.snapshot import ProbeFailed
@@ -14,6 +16,7 @@ from tests.probes.fake_nvml import LIBRARY_NOT_FOUND, FakeNvml
 from tests.probes.test_torch_probe import fake_torch
 
 
+@pytest.mark.slow
 def test_faults_everywhere_still_give_a_snapshot(tmp_path):
     bindir = tmp_path / "bin"
     bindir.mkdir()
@@ -39,6 +42,7 @@ def test_faults_everywhere_still_give_a_snapshot(tmp_path):
     assert snap.to_json()["schema"] == "envdoctor.snapshot/1"
 
 
+@pytest.mark.slow
 def test_a_probe_that_raises_or_hangs_becomes_a_record(monkeypatch):
     def boom(ctx):
         raise KeyError("ASCEND_HOME_PATH")  # the kind of bug ds_report ships
@@ -69,6 +73,7 @@ def test_assemble_marks_owned_sections_of_a_failed_probe():
     assert isinstance(snap.cuda_toolkit, ProbeFailed) and isinstance(snap.build_tools, ProbeFailed)
 
 
+@pytest.mark.slow
 def test_macos_and_windows_degrade_to_records(tmp_path, monkeypatch):
     import platform
 

@@ -59,6 +59,7 @@ def test_torch_whose_import_raises(tmp_path):
     assert t.importable is False and "libcudnn.so.9" in t.error and t.version == "2.4.1"
 
 
+@pytest.mark.slow
 def test_torch_import_that_hangs_times_out(tmp_path):
     site = fake_torch(tmp_path, "import time\ntime.sleep(60)\n")
     start = time.monotonic()
@@ -98,6 +99,7 @@ def fake_dist(tmp_path, name, init_body, version="0.16.0"):
     return site, pkg
 
 
+@pytest.mark.slow
 def test_deepspeed_crash_keeps_the_torch_facts(tmp_path):
     pytest.importorskip("torch")
     site, pkg = fake_dist(tmp_path, "deepspeed", "import os, signal\nos.kill(os.getpid(), signal.SIGABRT)\n")
@@ -167,6 +169,7 @@ def test_the_child_says_the_same_with_and_without_fork(tmp_path):
     assert facts(forked)[2] == {"importable": False, "error": "RuntimeError: no CUDA_HOME"}
 
 
+@pytest.mark.slow
 def test_what_deepspeed_prints_on_import_does_not_reach_the_answer(tmp_path):
     pytest.importorskip("torch")
     site, pkg = fake_dist(tmp_path, "deepspeed", "print('{\"installed\": false}')\nprint('[INFO] ds_accelerator')\n")
@@ -176,6 +179,7 @@ def test_what_deepspeed_prints_on_import_does_not_reach_the_answer(tmp_path):
     assert ds.importable is True
 
 
+@pytest.mark.slow
 def test_a_companion_that_crashes_does_not_cost_deepspeeds_answer(tmp_path):
     pytest.importorskip("torch")
     site, _ = fake_dist(tmp_path, "deepspeed", "x = 1\n")
@@ -186,6 +190,7 @@ def test_a_companion_that_crashes_does_not_cost_deepspeeds_answer(tmp_path):
     assert not tv.importable  # not reached or crashed: never "imports"
 
 
+@pytest.mark.slow
 def test_a_fork_that_fails_imports_deepspeed_in_line(tmp_path):
     """A pids limit or no memory: fork raises; torch's facts and DeepSpeed's answer are those without fork."""
     import json

@@ -5,6 +5,8 @@ from __future__ import annotations
 import io
 from contextlib import redirect_stdout
 
+import pytest
+
 from envdoctor.cli import main
 from envdoctor.nccl import load_rules as load_nccl_rules
 from envdoctor.rules.registry import load_rules
@@ -17,6 +19,7 @@ def _cli(*args: str) -> str:
     return out.getvalue()
 
 
+@pytest.mark.slow
 def test_every_rule_and_nccl_category_is_listed_and_explained():
     listing = _cli("rules", "list")
     rows = {line.split()[0]: line.split() for line in listing.splitlines()[1:]}

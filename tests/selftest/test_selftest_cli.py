@@ -13,6 +13,7 @@ from envdoctor.fixes import manual
 from envdoctor.present.selftest import render_results
 from envdoctor.present.style import Style
 from envdoctor.selftest.result import TestResult, document, exit_code
+from tests.conftest import run_cli_in_process
 
 from .conftest import ROOT, by_name, cli, doc
 
@@ -30,7 +31,7 @@ from .conftest import ROOT, by_name, cli, doc
     (["--snapshot", "/nonexistent.json"], "no such file"),
 ])
 def test_bad_arguments_exit_2_with_one_line(args, message):
-    proc = cli(["selftest", "allreduce", *args])
+    proc = run_cli_in_process(["selftest", "allreduce", *args])
     assert proc.returncode == 2
     assert proc.stdout == ""
     lines = proc.stderr.strip().splitlines()
@@ -42,6 +43,7 @@ def test_unknown_test_name_is_an_argparse_error():
     assert proc.returncode == 2 and "invalid choice" in proc.stderr
 
 
+@pytest.mark.slow
 def test_nccl_without_cuda_fails_with_a_reason():
     proc = cli(["selftest", "allreduce", "--backend", "nccl", "--json"])
     assert proc.returncode == 1

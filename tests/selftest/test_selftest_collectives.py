@@ -326,6 +326,7 @@ def test_isolation_is_not_attempted_across_nodes():
 
 # --- the TUI, from the record alone --------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_the_tui_gives_collectives_its_button_row_gist_and_the_busiest_plot(monkeypatch):
     """No TUI code names the test: its button, Run all's row, its gist and its plot come from the record."""
     import asyncio

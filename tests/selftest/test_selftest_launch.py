@@ -7,6 +7,8 @@ import sys
 import textwrap
 import time
 
+import pytest
+
 from envdoctor.selftest import launch as launch_mod
 from envdoctor.selftest.launch import RUN_ENV, launch
 
@@ -37,6 +39,7 @@ def run_tree(tmp_path, mode, marker, timeout):
     return launch([sys.executable, str(script), mode], env, timeout, tmp_path / "log.txt")
 
 
+@pytest.mark.slow
 def test_deadline_kills_ranks_in_their_own_sessions(tmp_path, marker):
     start = time.monotonic()
     res = run_tree(tmp_path, "wait", marker, timeout=3)
@@ -47,6 +50,7 @@ def test_deadline_kills_ranks_in_their_own_sessions(tmp_path, marker):
     assert "timed out after 3s" in res.describe()
 
 
+@pytest.mark.slow
 def test_processes_ignoring_sigterm_get_sigkill(tmp_path, marker, monkeypatch):
     monkeypatch.setattr(launch_mod, "TERM_GRACE", 1.0)
     start = time.monotonic()

@@ -6,6 +6,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from envdoctor.selftest.result import WORKERS
 
 SCRIPT = r"""
@@ -41,6 +43,7 @@ print(json.dumps(codes))
 """
 
 
+@pytest.mark.slow
 def test_the_scaffold_writes_the_result_whatever_the_body_does(tmp_path):
     out = tmp_path / "r"
     done = subprocess.run([sys.executable, "-c", SCRIPT, str(WORKERS), str(out)], capture_output=True, text=True,

@@ -419,6 +419,7 @@ def test_every_cause_links_a_rule_that_exists_or_carries_its_own_fix():
         assert (cause.rule in ids) if cause.rule else cause.fix, cause.key
 
 
+@pytest.mark.slow
 def test_the_tui_self_tests_tab_runs_zero3(tmp_path):
     import venv
 

@@ -41,6 +41,7 @@ async def test_overview_shows_the_machine_the_verdict_and_every_probe():
         assert app.sub_title == f"snapshot taken {snap.created}"
 
 
+@pytest.mark.slow
 @aio
 async def test_live_probes_stream_in_after_the_first_paint():
     """Real probes of this machine: the app paints before the slow torch probe answers, then fills in."""
@@ -158,6 +159,7 @@ async def test_display_only_findings_offer_no_apply():
         assert not app.query_one("#fix-finding", Button).display
 
 
+@pytest.mark.slow
 @aio
 async def test_a_bad_torch_spec_is_reported_in_the_fix_tab():
     app = make_app(recorded("rtx5090_old_torch"))
@@ -214,6 +216,7 @@ async def test_an_interpreter_printing_no_json_is_a_plan_error(tmp_path):
         assert error and "printed invalid JSON" in error
 
 
+@pytest.mark.slow
 @aio
 async def test_export_writes_the_redacted_report_and_copies_it(tmp_path):
     snap = recorded("rtx5090_old_torch")
@@ -235,6 +238,7 @@ async def test_export_writes_the_redacted_report_and_copies_it(tmp_path):
         assert app.clipboard == text
 
 
+@pytest.mark.slow
 @aio
 async def test_export_to_an_unwritable_place_says_so(tmp_path):
     (tmp_path / "file").write_text("")
@@ -248,7 +252,7 @@ async def test_export_to_an_unwritable_place_says_so(tmp_path):
         assert any("Cannot write the report" in n.message and "Not a directory" in n.message for n in app._notifications)
 
 
-@pytest.mark.parametrize("key", ["q", "ctrl+q"])
+@pytest.mark.parametrize("key", ["q", pytest.param("ctrl+q", marks=pytest.mark.slow)])
 @aio
 async def test_quits_with_checks_exit_code(key):
     app = make_app(recorded("rtx5090_old_torch"))
@@ -265,6 +269,7 @@ async def test_quits_with_checks_exit_code(key):
     assert healthy.return_code == 0
 
 
+@pytest.mark.slow
 @aio
 async def test_command_palette_jumps_to_a_finding():
     app = make_app(recorded("rtx5090_old_torch"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 
+import pytest
 from textual import events
 from textual.widgets import Input, Static, TextArea
 
@@ -125,6 +126,7 @@ async def test_a_pasted_path_opens_the_file(tmp_path):
         assert "weighed against the machine's facts on show" in plain  # the app's snapshot went with the text
 
 
+@pytest.mark.slow
 @aio
 async def test_open_a_log_file_shows_the_cause_first_and_highlights_evidence():
     expected = diagnose_text([str(LOG)], knowledge())
@@ -163,6 +165,7 @@ async def test_pasted_text_is_diagnosed():
         assert "fix:" in plain
 
 
+@pytest.mark.slow
 @aio
 async def test_a_missing_file_and_an_empty_paste_are_said_plainly(tmp_path):
     app = make_app(recorded("a100_pcie_8x"))
@@ -177,6 +180,7 @@ async def test_a_missing_file_and_an_empty_paste_are_said_plainly(tmp_path):
         assert any("Paste a text" in n.message for n in app._notifications)
 
 
+@pytest.mark.slow
 @aio
 async def test_the_tab_opens_with_the_path_box_focused_and_a_typed_path_stays_in_it(tmp_path):
     """Every printable key goes into the path box: q, d, n, e, r, o, / do not quit, switch tabs, re-probe or export."""
@@ -198,6 +202,7 @@ async def test_the_tab_opens_with_the_path_box_focused_and_a_typed_path_stays_in
         assert app.active_tab == "overview"
 
 
+@pytest.mark.slow
 @aio
 async def test_clear_empties_the_path_and_the_pasted_log():
     app = make_app(recorded("a100_pcie_8x"))
@@ -219,6 +224,7 @@ async def test_clear_empties_the_path_and_the_pasted_log():
         assert app.query_one("#diagnose-path", Input).value == ""
 
 
+@pytest.mark.slow
 @aio
 async def test_alternatives_with_evidence_of_their_own_are_one_line_each_and_a_clean_text_says_nothing_found():
     both = MIXED + "\n" + LOG.read_text()

@@ -3,6 +3,7 @@ before overwriting and falls back to the current directory when the folder is mi
 
 from __future__ import annotations
 
+import pytest
 from textual.widgets import Input
 
 from envdoctor.nccl import diagnose_paths
@@ -23,6 +24,7 @@ async def save(pilot, app) -> None:
     await settle(pilot, app)
 
 
+@pytest.mark.slow
 @aio
 async def test_the_report_holds_plan_self_tests_and_nccl_diagnosis_redacted(tmp_path):
     snap = recorded("rtx5090_old_torch")
@@ -53,6 +55,7 @@ async def test_the_report_holds_plan_self_tests_and_nccl_diagnosis_redacted(tmp_
     assert "nothing_to_do" not in text and "planned" not in text  # words, not identifiers
 
 
+@pytest.mark.slow
 @aio
 async def test_an_existing_file_is_replaced_only_when_confirmed(tmp_path):
     target = tmp_path / "report.md"
@@ -72,6 +75,7 @@ async def test_an_existing_file_is_replaced_only_when_confirmed(tmp_path):
         assert target.read_text().startswith("## envdoctor report")
 
 
+@pytest.mark.slow
 @aio
 async def test_a_missing_folder_falls_back_to_the_current_directory(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
@@ -84,6 +88,7 @@ async def test_a_missing_folder_falls_back_to_the_current_directory(tmp_path, mo
                    for n in app._notifications)
 
 
+@pytest.mark.slow
 @aio
 async def test_palette_screenshot_without_a_downloads_folder_lands_in_the_current_directory(tmp_path, monkeypatch):
     home, work = tmp_path / "home", tmp_path / "work"

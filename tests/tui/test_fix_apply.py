@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 
+import pytest
 from textual.widgets import Button, ProgressBar, RichLog, Static
 
 from envdoctor.tui import messages as msg
@@ -50,6 +51,7 @@ def site_python_in(text: str, python: str) -> bool:
     return f"Target environment: {python}" in text.replace("\n", "")
 
 
+@pytest.mark.slow
 @aio
 async def test_apply_asks_first_and_cancel_changes_nothing(site, monkeypatch):
     use_site_env(monkeypatch, site)
@@ -66,6 +68,7 @@ async def test_apply_asks_first_and_cancel_changes_nothing(site, monkeypatch):
     assert freeze(site) == before
 
 
+@pytest.mark.slow
 @aio
 async def test_apply_confirm_progress_then_rollback_on_failed_verification(site, monkeypatch):
     use_site_env(monkeypatch, site)
@@ -99,6 +102,7 @@ async def test_apply_confirm_progress_then_rollback_on_failed_verification(site,
     assert freeze(site) == before
 
 
+@pytest.mark.slow
 @aio
 async def test_apply_installs_and_reports_verification(site, monkeypatch):
     use_site_env(monkeypatch, site)

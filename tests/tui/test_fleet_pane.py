@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from textual.widgets import Input, Static
 
 from envdoctor.fleet.collect import Collected
@@ -46,6 +47,7 @@ def styles_of(text, word):
     return {str(s.style) for s in text.spans if s.start < end and word in plain[s.start:s.end]}
 
 
+@pytest.mark.slow
 @aio
 async def test_fleet_tab_highlights_the_odd_nodes_and_draws_the_heat_map(tmp_path):
     path = report(tmp_path)

@@ -3,6 +3,7 @@ letters were shortcut keys (`n` jumped to the NCCL tab, `e` wrote envdoctor-repo
 
 from __future__ import annotations
 
+import pytest
 from textual.widgets import Input
 
 from envdoctor.tui.app import make_app
@@ -11,6 +12,7 @@ from tests.tui.conftest import aio, recorded, settle
 PATH = "/data/fleet/node7-report.json"
 
 
+@pytest.mark.slow
 @aio
 async def test_the_fleet_tab_opens_in_its_path_box_and_a_typed_path_stays_text(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)

@@ -20,6 +20,7 @@ def active(app) -> str:
     return app.active_tab
 
 
+@pytest.mark.slow
 @aio
 async def test_tab_keys_work_from_every_widget_that_is_not_a_text_input():
     app = make_app(recorded("rtx5090_old_torch"))
@@ -45,6 +46,7 @@ async def test_tab_keys_work_from_every_widget_that_is_not_a_text_input():
         assert checked >= 12  # lists, tables, buttons, the checkbox and the tab bar, on every tab
 
 
+@pytest.mark.slow
 @aio
 async def test_after_clicking_a_finding_every_tab_key_still_works():
     app = make_app(recorded("rtx5090_old_torch"))
@@ -61,6 +63,7 @@ async def test_after_clicking_a_finding_every_tab_key_still_works():
             assert active(app) == tab.id
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("selector, tab", [("#diagnose-path", "diagnose"), ("#diagnose-text", "diagnose"),
                                            ("#torch-spec", "fix")])
 @aio
@@ -79,8 +82,11 @@ async def test_a_text_input_takes_every_printable_key(selector, tab):
         assert active(app) == tab and app.is_running and not app.screen.is_modal  # no tab switch, quit, export, help
 
 
-@pytest.mark.parametrize("selector, tab", [("#diagnose-path", "diagnose"), ("#diagnose-text", "diagnose"), ("#torch-spec", "fix"),
-                                           ("#finding-list", "findings"), ("#selftest-table", "selftest"),
+@pytest.mark.parametrize("selector, tab", [pytest.param("#diagnose-path", "diagnose", marks=pytest.mark.slow),
+                                           pytest.param("#diagnose-text", "diagnose", marks=pytest.mark.slow),
+                                           pytest.param("#torch-spec", "fix", marks=pytest.mark.slow),
+                                           pytest.param("#finding-list", "findings", marks=pytest.mark.slow),
+                                           ("#selftest-table", "selftest"),
                                            ("#gpu-table", "gpus")])
 @aio
 async def test_escape_leaves_any_input_or_list_and_the_keys_work_again(selector, tab):
@@ -99,6 +105,7 @@ async def test_escape_leaves_any_input_or_list_and_the_keys_work_again(selector,
         assert active(app) == "overview"
 
 
+@pytest.mark.slow
 @aio
 async def test_tab_leaves_the_findings_list():
     app = make_app(recorded("rtx5090_old_torch"))
@@ -112,7 +119,7 @@ async def test_tab_leaves_the_findings_list():
         assert not isinstance(app.focused, OptionList)
 
 
-@pytest.mark.parametrize("how", ["key", "click", "palette"])
+@pytest.mark.parametrize("how", ["key", "click", pytest.param("palette", marks=pytest.mark.slow)])
 @aio
 async def test_the_diagnose_tab_opens_with_the_path_box_focused(how):
     app = make_app(recorded("rtx5090_old_torch"))

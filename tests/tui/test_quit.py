@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import psutil
+import pytest
 
 from tests.conftest import ROOT
 from tests.probes.test_torch_probe import fake_torch
@@ -36,6 +37,7 @@ asyncio.run(main())
 """
 
 
+@pytest.mark.slow
 def test_q_while_torch_hangs_ends_the_process_and_its_torch_child_with_no_verdict(tmp_path):
     pid_file = tmp_path / "torch-child.pid"
     site = fake_torch(tmp_path, f"import os, time\nopen({str(pid_file)!r}, 'w').write(str(os.getpid()))\n"
@@ -78,6 +80,7 @@ except RuntimeError as exc:
 """
 
 
+@pytest.mark.slow
 def test_a_crash_during_a_self_test_ends_the_process_and_the_test_child(tmp_path):
     """Textual closes on an unhandled exception without App.exit: the self-test's commands end all the same."""
     pid_file = tmp_path / "torch-child.pid"

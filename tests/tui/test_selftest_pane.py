@@ -64,6 +64,7 @@ async def test_run_gpu_then_allreduce_keeps_rows_and_draws_busbw_live():
         assert not any(b.disabled for b in app.query("#selftest-controls Button").results(Button))
 
 
+@pytest.mark.slow
 @aio
 async def test_selecting_a_row_shows_its_numbers_and_the_backward_speedup_bars():
     app = make_app(recorded("cpu_only_this_machine"))
@@ -91,6 +92,7 @@ async def test_selecting_a_row_shows_its_numbers_and_the_backward_speedup_bars()
         assert app.active_tab == "overview"
 
 
+@pytest.mark.slow
 @aio
 async def test_a_recorded_snapshot_from_elsewhere_runs_nothing():
     app = make_app(recorded("h100_8x_nvswitch"))
@@ -104,6 +106,7 @@ async def test_a_recorded_snapshot_from_elsewhere_runs_nothing():
         assert app.query_one("#selftest-table", DataTable).row_count == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("deepspeed,expected", [
     (None, ["allreduce", "collectives", "backward", "compile", "gpu"]),
     ("0.19.8", ["allreduce", "collectives", "backward", "compile", "gpu", "zero3"]),
@@ -142,6 +145,7 @@ def test_run_all_runs_the_tests_selftest_all_runs(monkeypatch, capsys, deepspeed
     assert [t["name"] for t in json.loads(capsys.readouterr().out)["tests"]] == expected
 
 
+@pytest.mark.slow
 def test_a_registered_record_gets_a_button_a_row_its_gist_and_its_steps(monkeypatch):
     """The tab reads the records: a test-only one has its button, runs, and shows its summary (no TUI edit)."""
     from envdoctor.selftest import common, registry

@@ -23,21 +23,25 @@ def showing(*keys: str):
     return run_before
 
 
+SLOW = pytest.mark.slow  # the fast loop draws the overview and the plan; CI every screen
+
+
 @pytest.mark.parametrize("fixture, keys, size", [
     ("rtx5090_old_torch", (), (120, 40)),          # overview of a broken machine
     ("rtx5090_old_torch", (), (80, 24)),           # the smallest terminal we support
-    ("h100_8x_nvswitch", ("g",), (120, 40)),       # link matrix, P2P, NUMA of an NVSwitch box
-    ("rtx4090_pair", ("g",), (80, 24)),            # PCIe pair without NVLink
-    ("rtx5090_old_torch", ("f",), (80, 24)),       # findings list and detail, stacked when narrow
-    ("rtx5090_old_torch", ("x",), (120, 40)),      # the plan, its reasons and the rejected candidates
-    ("rtx5090_old_torch", ("f",), (120, 40)),      # findings list and detail side by side
+    pytest.param("h100_8x_nvswitch", ("g",), (120, 40), marks=SLOW),  # link matrix, P2P, NUMA of an NVSwitch box
+    pytest.param("rtx4090_pair", ("g",), (80, 24), marks=SLOW),  # PCIe pair without NVLink
+    pytest.param("rtx5090_old_torch", ("f",), (80, 24), marks=SLOW),  # findings list and detail, stacked when narrow
+    pytest.param("rtx5090_old_torch", ("x",), (120, 40), marks=SLOW),  # the plan, its reasons and the rejected candidates
+    pytest.param("rtx5090_old_torch", ("f",), (120, 40), marks=SLOW),  # findings list and detail side by side
     ("rtx5090_old_torch", ("x",), (80, 24)),       # the plan's controls and text at the smallest size
-    ("rtx5090_old_torch", ("question_mark",), (80, 24)),   # every key and what each tab is for
+    pytest.param("rtx5090_old_torch", ("question_mark",), (80, 24), marks=SLOW),  # every key and what each tab is for
 ])
 def test_main_screens(snap_compare, fixture, keys, size):
     assert snap_compare(make_app(recorded(fixture)), terminal_size=size, run_before=showing(*keys))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", [(120, 40), (80, 24)])
 def test_self_tests_with_results(snap_compare, size):
     async def run_before(pilot) -> None:
@@ -50,6 +54,7 @@ def test_self_tests_with_results(snap_compare, size):
     assert snap_compare(make_app(recorded("cpu_only_this_machine")), terminal_size=size, run_before=run_before)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", [(120, 40), (80, 24)])
 def test_diagnose_with_a_diagnosis(snap_compare, size):
     async def run_before(pilot) -> None:

@@ -34,6 +34,7 @@ async def opened(size: Tuple[int, int]) -> AsyncIterator[Tuple[Pilot, EnvDoctorA
         yield pilot, app, app.query_one("#tabs", TabBar)
 
 
+@pytest.mark.slow
 @aio
 async def test_left_and_right_move_between_tabs_and_wrap_and_the_pane_follows():
     async with opened((120, 40)) as (pilot, app, bar):
@@ -48,6 +49,7 @@ async def test_left_and_right_move_between_tabs_and_wrap_and_the_pane_follows():
         assert app.query_one(f"#{TABS[-1].id}-pane").display
 
 
+@pytest.mark.slow
 @aio
 async def test_right_crosses_every_tab_with_the_focus_on_the_bar_and_a_key_still_enters_a_tab():
     """Arrowing onto Findings or Diagnose leaves the focus on the bar (their list and path box would take the arrows);
@@ -70,6 +72,7 @@ def test_a_bar_refuses_a_tab_it_does_not_have():
         TabBar([TabTitle("a", "A")], "c")
 
 
+@pytest.mark.slow
 @aio
 async def test_a_click_on_a_title_opens_its_tab_and_a_click_past_the_titles_does_nothing():
     async with opened((120, 40)) as (pilot, app, bar):
@@ -84,6 +87,7 @@ async def test_a_click_on_a_title_opens_its_tab_and_a_click_past_the_titles_does
         assert app.active_tab == "gpus"
 
 
+@pytest.mark.slow
 @aio
 async def test_the_pointer_over_a_title_lights_it_until_it_leaves():
     async with opened((120, 40)) as (pilot, app, bar):
@@ -95,6 +99,7 @@ async def test_the_pointer_over_a_title_lights_it_until_it_leaves():
         assert colour_at(bar, fix) == idle
 
 
+@pytest.mark.slow
 @aio
 async def test_a_terminal_too_narrow_for_every_title_scrolls_the_active_one_into_view():
     async with opened((40, 24)) as (pilot, app, bar):
@@ -108,6 +113,7 @@ async def test_a_terminal_too_narrow_for_every_title_scrolls_the_active_one_into
         assert bar.tab_at(39 - len(" Fleet") + 2) == "fleet" and app.active_tab == "fleet"
 
 
+@pytest.mark.slow
 @aio
 async def test_the_lit_title_is_the_one_under_the_pointer_after_the_bar_scrolls():
     async with opened((40, 24)) as (pilot, app, bar):
@@ -120,6 +126,7 @@ async def test_the_lit_title_is_the_one_under_the_pointer_after_the_bar_scrolls(
         assert bar.tab_at(1) == "findings" and colour_at(bar, 1) == idle  # the title lit before, scrolled left
 
 
+@pytest.mark.slow
 @aio
 async def test_titles_that_do_not_fit_are_cut_and_never_wrap_over_the_underline():
     async with opened((64, 24)) as (pilot, app, bar):  # every title but Fleet's fits (Diagnose is 4 wider than NCCL was)

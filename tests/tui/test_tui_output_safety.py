@@ -3,6 +3,7 @@ characters escaped, and the findings' commands aim at the environment the app fi
 
 from __future__ import annotations
 
+import pytest
 from textual.widgets import RichLog
 
 from envdoctor.tui.app import make_app
@@ -15,6 +16,7 @@ def _log_text(log: RichLog) -> str:
     return "\n".join(strip.text for strip in log.lines)
 
 
+@pytest.mark.slow
 @aio
 async def test_install_log_lines_are_scrubbed_and_escaped():
     app = make_app(recorded("rtx5090_old_torch"))
@@ -58,6 +60,7 @@ async def test_findings_commands_aim_at_the_environment_the_app_fixes():
         assert all(f"--python {other}" in f for f in with_fix), with_fix
 
 
+@pytest.mark.slow
 @aio
 async def test_the_diagnose_tab_shows_a_log_without_escapes_reordering_or_secrets(tmp_path):
     """Issue 30.5: an OSC in a log retitled the terminal; SGR and U+202E rendered; tokens and user:password@ showed."""
