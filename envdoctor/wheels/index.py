@@ -317,15 +317,16 @@ def _check_unlabelled(table: Any, err: Any) -> None:
 def _check_python_wheels(pw: Any, err: Any) -> None:
     if pw is None:
         return
+    if not isinstance(pw.get("platforms"), list) or not all(isinstance(p, str) for p in pw["platforms"]):
+        err("python_wheels.platforms", "must list platform names like linux_x86_64")
+        return
     plats = set(pw["platforms"])
     for i, rel in enumerate(pw["releases"]):
         where = f"python_wheels.releases[{i}]"
         if not isinstance(rel, dict):
             err(where, "not an object")
             continue
-        try:
-            Version(str(rel.get("version")))
-        except InvalidVersion:
+        if not _is_version(rel.get("version")):
             err(where, f"version {rel.get('version')!r} is not a version")
         if not isinstance(rel.get("uploaded"), str) or not re.match(r"^\d{4}-\d{2}-\d{2}$", rel["uploaded"]):
             err(where, f"uploaded {rel.get('uploaded')!r} is not a date like 2024-10-29")
@@ -338,21 +339,33 @@ def _check_python_wheels(pw: Any, err: Any) -> None:
                 err(where, f"unknown platform {plat!r}")
             if not isinstance(vals, list) or not all(isinstance(p, str) and _ANY_PY.match(p) for p in vals):
                 err(where, f"pythons.{plat} must list versions like 3.12 or 3.13t")
-    for i, row in enumerate(pw.get("other_indexes") or []):
+    others = pw.get("other_indexes") or []
+    if not isinstance(others, list):
+        err("python_wheels.other_indexes", "must be a list")
+        return
+    for i, row in enumerate(others):
         where = f"python_wheels.other_indexes[{i}]"
-        if not isinstance(row, dict) or row.get("platform") not in plats:
+        if not isinstance(row, dict) or not isinstance(row.get("platform"), str) or row["platform"] not in plats:
             err(where, "needs a known platform")
             continue
         try:
             SpecifierSet(str(row.get("releases", "")))
         except InvalidSpecifier:
             err(where, f"releases {row.get('releases')!r} is not a version specifier")
-        if row.get("first_release") is not None:
-            try:
-                Version(str(row["first_release"]))
-            except InvalidVersion:
-                err(where, f"first_release {row['first_release']!r} is not a version")
+        if row.get("first_release") is not None and not _is_version(row["first_release"]):
+            err(where, f"first_release {row['first_release']!r} is not a version")
         _check_status(row, where, err)
+
+
+def _is_version(value: Any) -> bool:
+    """A version string (PEP 440); a number is not one: `Version(1.0)` fails where `Version(str(1.0))` passes."""
+    if not isinstance(value, str):
+        return False
+    try:
+        Version(value)
+    except InvalidVersion:
+        return False
+    return True
 
 
 def _check_status(row: Dict[str, Any], where: str, err: Any) -> None:
