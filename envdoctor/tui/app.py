@@ -176,7 +176,8 @@ class EnvDoctorApp(App[int]):
         from envdoctor.present.terminal import printable
 
         taken = f"snapshot taken {self.snapshot.created}" if self.snapshot is not None else "snapshot"
-        return f"{taken} ({printable(Path(self.source).name)})" if self.source else taken
+        # the file's name first: a narrow header cuts the end of the title
+        return f"{printable(Path(self.source).name)} ({taken})" if self.source else taken
 
     def _mark(self, what: str) -> None:
         self.timings.setdefault(what, time.monotonic())

@@ -101,7 +101,7 @@ def test_envdoctor_snapshot_file_shows_that_machine_and_quits_with_checks_code(t
     try:
         shown = t.wait_for("error(s)")
         assert f"Snapshot {snap}" in " ".join(shown.split())  # the Overview names the file
-        assert "(rtx5090_old_torch.json)" in shown and "probing" not in shown
+        assert "rtx5090_old_torch.json (snapshot taken" in shown and "probing" not in shown
         t("send-keys", "-t", "app", "q")
         assert t.exit_status() == 1  # `check --snapshot`'s code: the snapshot has errors
     finally:
