@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, List
 
 from envdoctor.present.style import Style
+from envdoctor.redact import scrub_secrets
 
 if TYPE_CHECKING:
     from envdoctor.findings import Finding
@@ -39,7 +40,7 @@ def render_diagnose(result: DiagnoseResult, style: Style) -> str:
                + f" [{top.confidence or 'low'} confidence] {top.title}")
     for ev in evidence_of(top)[:6]:
         where = f"{ev['input']}:{ev['line']}" if ev["line"] is not None else "  fact"
-        out.append(f"  {where}  {_clip(ev['text'], 160)}")
+        out.append(f"  {where}  {_clip(scrub_secrets(ev['text']), 160)}")  # scrub, then cut: a cut token is no shape
     confirm = confirm_of(top)
     if confirm:
         out.append(f"  confirm: {confirm}")
