@@ -46,6 +46,12 @@ def gpus_known_empty(s: Snapshot) -> bool:
     if not isinstance(s.gpus, list) or s.gpus or partial_reason(s.gpus) is not None:
         return False
     host = s.host if present(s.host) else None
+    nodes = host.gpu_device_nodes if host is not None else None
+    if isinstance(nodes, list) and any(re.fullmatch(r"/dev/nvidia\d+", str(n)) for n in nodes):
+        return False  # a GPU's device node is there, whatever NVML (perhaps not mounted) said
+    t = s.torch if present(s.torch) else None
+    if t is not None and t.cuda_available is True:
+        return False  # CUDA runs on one
     if host is not None and host.os == "darwin":
         return True  # macOS has had no NVIDIA driver or CUDA since 10.13
     if any(r.name == "nvml" and r.status == "ok" for r in known_list(s.probes)):

@@ -185,3 +185,20 @@ def test_a_container_whose_torch_uses_cuda_is_not_a_container_without_gpus() -> 
                   "torch": {**CUDA_TORCH, "cuda_available": True},
                   "absent": {"driver": "unavailable: NVML library not found"}})
     assert "ED211" not in ids(doc)
+
+
+
+def test_a_gpu_device_node_or_working_cuda_is_never_no_nvidia_gpu() -> None:
+    # review: a container with /dev/nvidia0 and a working torch, whose NVML listed no GPU, got "No NVIDIA GPU on
+    # this machine" (ED113)
+    base = raw("l4_container_shm64")
+    base["gpus"] = []
+    no_sign = copy.deepcopy(base)
+    no_sign["host"]["gpu_device_nodes"] = []
+    no_sign["torch"]["cuda_available"] = False
+    assert "ED113" in ids(no_sign)  # NVML answered with no GPU, and nothing says otherwise
+    with_node = copy.deepcopy(no_sign)
+    with_node["host"]["gpu_device_nodes"] = ["/dev/nvidia0", "/dev/nvidiactl"]
+    working = copy.deepcopy(no_sign)
+    working["torch"]["cuda_available"] = True
+    assert "ED113" not in ids(with_node) and "ED113" not in ids(working)
