@@ -48,18 +48,7 @@ def diagnose(snapshot: Dict[str, Any]) -> Dict[str, Any]:
         return {"failure": f"unreadable JSON: {exc}"}
 
 
-def _names() -> Dict[str, List[str]]:
-    """rule id -> the mechanism slugs tests/corpus/mechanisms.json says it names: a survey case labelled with a
-    mechanism's slug is matched by a finding of a rule that names that mechanism."""
-    table = json.loads((ROOT / "tests" / "corpus" / "mechanisms.json").read_text(encoding="utf-8"))
-    out: Dict[str, List[str]] = defaultdict(list)
-    for slug, entry in table.items():
-        for rule in entry.get("envdoctor", ()):
-            out[rule].append(slug)
-    return out
-
-
-NAMES = _names()
+NAMES = build.rule_mechanisms()  # a survey case labelled with a slug is matched by a rule naming it
 
 
 def score(case: Dict[str, Any], findings: List[Dict[str, Any]]) -> Dict[str, Any]:

@@ -31,7 +31,9 @@ from typing import Any, Callable, Dict, Iterable, List, Optional
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "diagnose" / "corpus"))
+sys.path.insert(0, str(ROOT / "tests" / "corpus"))
 
+import build  # noqa: E402  (tests/corpus/build.py: the machine corpus, and mechanisms.json)
 import corpus  # noqa: E402  (tests/diagnose/corpus/corpus.py)
 
 DEV, VALIDATION = "dev", "validation"
@@ -129,17 +131,7 @@ def pick_runner(force_cli: bool = False) -> Callable[[str, Path], Dict[str, Any]
 
 # --- scoring ---------------------------------------------------------------------------------------------
 
-def _rule_mechanisms() -> Dict[str, List[str]]:
-    """rule id -> the mechanism slugs tests/corpus/mechanisms.json says it names (as bench/accuracy.py reads it)."""
-    table = json.loads((ROOT / "tests" / "corpus" / "mechanisms.json").read_text(encoding="utf-8"))
-    out: Dict[str, List[str]] = defaultdict(list)
-    for slug, entry in table.items():
-        for rule in entry.get("envdoctor", ()):
-            out[rule].append(slug)
-    return out
-
-
-RULE_MECHANISMS = _rule_mechanisms()
+RULE_MECHANISMS = build.rule_mechanisms()
 
 
 def labels(finding: Dict[str, Any], strict: bool = False) -> List[str]:

@@ -71,7 +71,17 @@ OTHER_CATEGORIES = (
 )
 # The survey's mechanism slugs (mechanisms.json): a case rebuilt from a survey thread whose mechanism envdoctor has
 # no category for is labelled with the slug, so it measures the gap instead of being dropped.
-SURVEY_MECHANISMS = tuple(sorted(json.loads((Path(__file__).resolve().parent / "mechanisms.json").read_text(encoding="utf-8"))))
+MECHANISMS = json.loads((Path(__file__).resolve().parent / "mechanisms.json").read_text(encoding="utf-8"))
+SURVEY_MECHANISMS = tuple(sorted(MECHANISMS))
+
+
+def rule_mechanisms() -> Dict[str, List[str]]:
+    """rule id -> the mechanism slugs mechanisms.json says it names: the benches score a finding as naming them."""
+    out: Dict[str, List[str]] = {}
+    for slug, entry in MECHANISMS.items():
+        for rule in entry.get("envdoctor", ()):
+            out.setdefault(rule, []).append(slug)
+    return out
 CASE_KEYS = ("id", "source", "settled_by", "category", "expect", "also_ok", "notes", "snapshot")
 # How a partial snapshot is completed lives in envdoctor/text/complete.py (reports pasted into `envdoctor diagnose`
 # are completed the same way); these names stay here for the tests and benches that read them.
