@@ -102,30 +102,12 @@ def store_one(n: int) -> Dict[str, Any]:
     """In this process: collect n simulated nodes against one TCPStore (run as a child of the bench)."""
     import tracemalloc
 
-    from fleet_nodes import node_document
-    from fleet_sim import simulate
+    from fleet_sim import collect_simulated, messages
 
     from envdoctor.fleet.gather import Gather
-    from envdoctor.settings import Settings
-    from envdoctor.usecases.fleet import diagnose_collected
 
-    base = json.loads(SNAPSHOT.read_text())
-    know = Settings.from_env({}).knowledge()
-    raw = {r: json.dumps({"hostname": f"node{r:05d}", "file": "", "snapshot": node_document(base, r, n)}) for r in range(n)}
-    timing: Dict[str, float] = {}
-
-    def decide(got: Any) -> Any:
-        t = time.monotonic()
-        result = diagnose_collected(got, know)
-        timing["diagnose_s"] = time.monotonic() - t
-        return result
-
-    began = time.monotonic()
-
-    def progress(text: str) -> None:
-        print(f"[{time.monotonic() - began:7.1f} s] rank 0: {text}", file=sys.stderr, flush=True)
-
-    out = simulate(n, lambda r: json.loads(raw[r]), decide, timeout=900, progress=progress, gather=Gather("flat"))
+    raw = messages(n)
+    out, diagnose_s = collect_simulated(n, raw, Gather("flat"))
     got = out.collected
     tracemalloc.start()
     held = {r: json.loads(raw[r]) for r in range(n)}
@@ -137,7 +119,7 @@ def store_one(n: int) -> Dict[str, Any]:
             "gathered_s": round(got.gathered, 2) if got else None,
             "rank0_read_s": round(got.read_s, 2) if got else None,
             "clocks_s": round(got.seconds - got.gathered, 2) if got else None,
-            "diagnose_s": round(timing.get("diagnose_s", 0), 2), "total_s": round(out.seconds, 2),
+            "diagnose_s": round(diagnose_s, 2), "total_s": round(out.seconds, 2),
             "gathered_mb": round(sum(len(v) for v in raw.values()) / 1e6, 1),
             "rank0_payload_mb": round(rank0_bytes / 1e6, 1),
             "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),

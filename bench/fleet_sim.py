@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import json
 import socket
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from envdoctor.fleet import collect
 from envdoctor.fleet.endpoint import Rendezvous
@@ -226,8 +227,6 @@ def simulate(nnodes: int, payload_of: Callable[[int], Dict[str, Any]], decide: C
 def held_bytes(root: Any) -> int:
     """What `root` holds in memory: sys.getsizeof over everything reachable through dicts, lists and tuples,
     each object once (twins' shared documents count once)."""
-    import sys
-
     seen, stack, total = set(), [root], 0
     while stack:
         obj = stack.pop()
@@ -243,7 +242,33 @@ def held_bytes(root: Any) -> int:
     return total
 
 
-def _messages(n: int) -> Dict[int, str]:
+def collect_simulated(n: int, raw: Dict[int, str], gather: Gather, count: bool = False) -> Tuple[Simulated, float]:
+    """`fleet collect` of n simulated nodes whose messages are `raw` (rank -> JSON), rank 0's progress on stderr:
+    the run, and the seconds rank 0's diagnosis of what it gathered took."""
+    from envdoctor.settings import Settings
+    from envdoctor.usecases.fleet import diagnose_collected
+
+    know = Settings.from_env({}).knowledge()
+    timing: Dict[str, float] = {}
+
+    def decide(got: Any) -> Any:
+        t = time.monotonic()
+        result = diagnose_collected(got, know)
+        timing["diagnose_s"] = time.monotonic() - t
+        return result
+
+    began = time.monotonic()
+
+    def progress(text: str) -> None:
+        print(f"[{time.monotonic() - began:7.1f} s] rank 0: {text}", file=sys.stderr, flush=True)
+
+    out = simulate(n, lambda r: json.loads(raw[r]), decide, timeout=900, progress=progress, gather=gather,
+                   count=count)
+    return out, timing.get("diagnose_s", 0.0)
+
+
+def messages(n: int) -> Dict[int, str]:
+    """Each simulated node's message (rank -> JSON): the recorded 8xH100 snapshot as node r of n."""
     from pathlib import Path
 
     from fleet_nodes import node_document
@@ -259,7 +284,7 @@ def floor_one(n: int, stack_kib: int = 512) -> Dict[str, Any]:
 
     import torch.distributed as dist
 
-    raw = _messages(n)
+    raw = messages(n)
     port = free_port()
     td = datetime.timedelta(seconds=900)
     host = dist.TCPStore("127.0.0.1", port, is_master=True, timeout=td, wait_for_workers=False)
@@ -290,28 +315,9 @@ def floor_one(n: int, stack_kib: int = 512) -> Dict[str, Any]:
 def measure_one(n: int, mode: str, group: int) -> Dict[str, Any]:
     """In this process: `fleet collect` of n simulated nodes (bench/fleet_nodes.py), flat or by groups."""
     import resource
-    import sys
 
-    from envdoctor.settings import Settings
-    from envdoctor.usecases.fleet import diagnose_collected
-
-    know = Settings.from_env({}).knowledge()
-    raw = _messages(n)
-    timing: Dict[str, float] = {}
-
-    def decide(got: Any) -> Any:
-        t = time.monotonic()
-        result = diagnose_collected(got, know)
-        timing["diagnose_s"] = time.monotonic() - t
-        return result
-
-    began = time.monotonic()
-
-    def progress(text: str) -> None:
-        print(f"[{time.monotonic() - began:7.1f} s] rank 0: {text}", file=sys.stderr, flush=True)
-
-    out = simulate(n, lambda r: json.loads(raw[r]), decide, timeout=900, progress=progress,
-                   gather=Gather(mode, group), count=True)
+    raw = messages(n)
+    out, diagnose_s = collect_simulated(n, raw, Gather(mode, group), count=True)
     got, tally = out.collected, out.tally
     assert tally is not None
     fails = {r: c for r, c in out.follower_codes.items() if c != 0}
@@ -324,7 +330,7 @@ def measure_one(n: int, mode: str, group: int) -> Dict[str, Any]:
             "gathered_s": round(got.gathered, 2) if got else None,
             "rank0_read_s": round(got.read_s, 3) if got else None,
             "clocks_s": round(got.seconds - got.gathered, 2) if got else None,
-            "diagnose_s": round(timing.get("diagnose_s", 0), 2), "total_s": round(out.seconds, 2),
+            "diagnose_s": round(diagnose_s, 2), "total_s": round(out.seconds, 2),
             "message_mb": round(sum(len(v) for v in raw.values()) / 1e6, 1),
             "rank0_holds_mb": round(held / 1e6, 2),
             "store_peak_mb": round(tally.peak_held / 1e6, 2), "store_peak_keys": tally.peak_keys,
