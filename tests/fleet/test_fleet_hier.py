@@ -270,8 +270,9 @@ def _store():
 
     from torch.distributed import TCPStore
 
-    sim = _bench("fleet_sim")
-    return TCPStore("127.0.0.1", sim.free_port(), 1, True, timeout=datetime.timedelta(seconds=2))
+    from tests.fleet.conftest import free_port
+
+    return TCPStore("127.0.0.1", free_port(), 1, True, timeout=datetime.timedelta(seconds=2))
 
 
 def test_a_leader_posting_after_the_cutoff_leaves_its_members_messages_for_rank_0(messages):
