@@ -21,6 +21,15 @@ APP = ("import sys, pathlib; from envdoctor.snapshot import load_snapshot; from 
        "pathlib.Path(sys.argv[2]).write_text(str(app.return_code)); sys.exit(app.return_code)")
 
 
+def app_env() -> dict:
+    """The app's environment in the pane: its size is the pane's (-x, -y), not a COLUMNS or LINES the test run
+    inherited, which Textual would take first (a CI runner's COLUMNS=80 wraps the Overview)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TERM": "xterm-256color", "TEXTUAL_ANIMATIONS": "none"}
+    for name in ("NO_COLOR", "COLUMNS", "LINES"):
+        env.pop(name, None)
+    return env
+
+
 class Tmux:
     def __init__(self, socket: str, status_file) -> None:
         self.socket = socket
@@ -55,8 +64,7 @@ class Tmux:
 @pytest.fixture
 def tmux(tmp_path):
     t = Tmux(f"envdoctor-test-{uuid.uuid4().hex[:8]}", tmp_path / "return-code")
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "TERM": "xterm-256color", "TEXTUAL_ANIMATIONS": "none"}
-    env.pop("NO_COLOR", None)
+    env = app_env()
     command = [sys.executable, "-c", APP, str(fixture_path("a100_pcie_8x")), str(t.status_file)]
     subprocess.run(["tmux", "-L", t.socket, "-f", os.devnull, "new-session", "-d", "-s", "app", "-x", "100", "-y", "30",
                     "--", *command],
@@ -93,8 +101,7 @@ def test_envdoctor_snapshot_file_shows_that_machine_and_quits_with_checks_code(t
     """The real command line in a terminal: the app starts over the file (no probing) and names it."""
     snap = fixture_path("rtx5090_old_torch")
     t = Tmux(f"envdoctor-test-{uuid.uuid4().hex[:8]}", tmp_path / "return-code")
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "TERM": "xterm-256color", "TEXTUAL_ANIMATIONS": "none"}
-    env.pop("NO_COLOR", None)
+    env = app_env()
     script = f'"{sys.executable}" -m envdoctor --snapshot "{snap}"; echo $? > "{t.status_file}"'
     subprocess.run(["tmux", "-L", t.socket, "-f", os.devnull, "new-session", "-d", "-s", "app", "-x", "120", "-y", "30",
                     "--", "sh", "-c", script], env=env, cwd=tmp_path, check=True, timeout=20)
