@@ -87,6 +87,10 @@ _LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 # (one slash or three as well: a path made of a URL, "https:/user:pw@host", keeps its credentials; and "//" without
 # its scheme's colon: "https:\ufffd//user:pw@host", a log with a byte lost in it)
 _URL_CREDENTIALS = re.compile(r"(?::/{1,3}|//)(?!<redacted>@)([^/\s\"'<>]*)@")
+# user:password@host without its scheme (a URL whose start was cut or broken apart): the password, up to the last
+# '@' before a host name.
+_USERINFO = re.compile(r"(:)(?<=[^\s:/@\"'<>]:)(?!<redacted>@)([^\s/:\"'<>]{1,256})"
+                       r"@(?=(?:[a-z0-9-]+\.)+[a-z][a-z0-9-]+|\d{1,3}(?:\.\d{1,3}){3}|localhost\b|\[[0-9a-f:.]+\])")
 _PEM_BEGIN = re.compile(r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
 _PEM_END = re.compile(r"-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
 # What a PEM body holds: base64, line breaks (real or JSON-escaped), and header lines such as Proc-Type.
@@ -176,7 +180,7 @@ def _union(spans: List[Tuple[int, int]], lower: str) -> List[Tuple[int, int]]:
 # The shapes read a blanked copy of the text, the value patterns its lowercased form (group 2 is the value).
 SHAPE_PATTERNS = ((_URL_CREDENTIALS, 1), (_SHAPES, 0), (_GLUED_SHAPES, 0))
 VALUE_PATTERNS = (_LOGIN_KEY, _NETRC, _SIGNATURE, _DOCKER_AUTH, _WEBHOOK, _AUTH_HEADER, _FLAG, _NAMED, _KEY, _SCHEME,
-                  _REDACTED_NAME_VALUE)
+                  _USERINFO, _REDACTED_NAME_VALUE)
 
 
 # A CSI sequence whose final byte (not SGR's `m`) is glued to a word: it may be that word's first letter.

@@ -39,6 +39,9 @@ SHAPES = [
      "dozjgNryP4J3jVmNHl0w5N"),
     ("bearer", "Authorization: Bearer abcdef0123456789xyz", "abcdef0123456789xyz"),
     ("url", "https://alice:pa55w0rd@mirror.example/simple", "pa55w0rd"),
+    # a URL broken apart before its credentials (a fuzzed log: "https://fuzzuse{'a': None}r:PW@mirror.example")
+    ("userinfo", "peer https://ali{'a': None}ce:pa5@5w0rd@mirror.example/simple", "5w0rd"),
+    ("userinfo-ip", "ssh admin:Secr3tPw@10.0.0.5", "Secr3tPw"),
 ]
 
 
@@ -53,6 +56,13 @@ def test_every_shape_is_removed_from_text_and_documents(shape, text, secret):
 
 def test_ordinary_words_survive():
     text = "tokenizer: gpt2 max_tokens: 512 NVML basic setup keyboard"
+    assert scrub_secrets(text) == text
+
+
+@pytest.mark.parametrize("text", ["git clone git@github.com:org/repo.git", "mail bob@lab.example.org",
+                                  "node1:1234:1234 [0] NCCL INFO rank 0 nranks 8", "12:30:45 job@node1 started",
+                                  "user:none@mirror.example"])
+def test_an_at_sign_after_a_colon_without_a_password_survives(text):
     assert scrub_secrets(text) == text
 
 
