@@ -8,6 +8,8 @@ is an InputError that names the variable (exit 2).
     ENVDOCTOR_RULES_DIR      another rules database (rule authors, tests)
     ENVDOCTOR_TORCH_TIMEOUT  seconds the torch probe may take (default 90)
     ENVDOCTOR_TORCH_INDEX    the PyTorch wheel index or mirror (what --index-base overrides)
+    ENVDOCTOR_RELEASE_MIRROR a mirror of the hosts of release wheels outside the index (flash-attn's GitHub
+                             releases): its URL replaces the files' scheme and host, their path is kept
     ENVDOCTOR_INSTALLER      `pip` to never use uv; `uv` or `auto` (default) to use uv when it is on PATH
     ENVDOCTOR_SELFTEST_DIR   where self-test run directories go (default: the system temp directory)
     PIP_INDEX_URL            the package index `index update` reads DeepSpeed releases from
@@ -25,6 +27,7 @@ from envdoctor.errors import InputError
 from envdoctor.install.indexes import TORCH_INDEX_ENV
 
 DEFAULT_TORCH_TIMEOUT = 90.0
+RELEASE_MIRROR_ENV = "ENVDOCTOR_RELEASE_MIRROR"
 INSTALLERS = ("auto", "uv", "pip")
 
 
@@ -38,6 +41,7 @@ class Settings:
     installer: str = "auto"
     selftest_dir: Optional[Path] = None
     pip_index_url: Optional[str] = None
+    release_mirror: Optional[str] = None
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str], platform: str = sys.platform) -> Settings:
@@ -58,6 +62,7 @@ class Settings:
             installer=installer,
             selftest_dir=path("ENVDOCTOR_SELFTEST_DIR"),
             pip_index_url=environ.get("PIP_INDEX_URL") or None,
+            release_mirror=_release_mirror(environ),
         )
 
     @property
@@ -165,7 +170,7 @@ class Settings:
 
         return FixSetup(wheel_index=lambda: self.wheel_index(warn), state_root=self.state_root,
                         writable_state_root=self.writable_state_root, use_uv=self.use_uv, torch_index=self.torch_index,
-                        knowledge=lambda: self.knowledge(warn), probe=self.probe)
+                        knowledge=lambda: self.knowledge(warn), probe=self.probe, release_mirror=self.release_mirror)
 
     def probe(self, python: str) -> Any:
         """A fresh snapshot of the environment at `python` (what `check --python` probes)."""
@@ -200,6 +205,16 @@ def writable_dir(path: Path) -> Path:
         raise InputError(f"{path}: envdoctor's state directory cannot be written ({exc.strerror}); "
                          "free it, or point XDG_CACHE_HOME elsewhere. Nothing was changed") from None
     return path
+
+
+def _release_mirror(environ: Mapping[str, str]) -> Optional[str]:
+    """ENVDOCTOR_RELEASE_MIRROR checked as an index URL is (http or https, a host); None when unset."""
+    value = environ.get(RELEASE_MIRROR_ENV)
+    if not value:
+        return None
+    from envdoctor.install.resolve import check_index_url
+
+    return check_index_url(value, RELEASE_MIRROR_ENV)
 
 
 def _seconds(environ: Mapping[str, str], name: str, default: float) -> float:

@@ -24,10 +24,12 @@ def test_each_variable_lands_in_its_field():
         "HOME": "/h", "XDG_CACHE_HOME": "/xdg", "ENVDOCTOR_WHEELS_INDEX": "/i.json", "ENVDOCTOR_RULES_DIR": "/r",
         "ENVDOCTOR_TORCH_TIMEOUT": "12.5", "ENVDOCTOR_TORCH_INDEX": "https://m.example/whl", "ENVDOCTOR_INSTALLER": "PIP",
         "ENVDOCTOR_SELFTEST_DIR": "/runs", "PIP_INDEX_URL": "https://pypi.example/simple",
+        "ENVDOCTOR_RELEASE_MIRROR": "https://proxy.example/github",
     }, platform="linux")
     assert s.cache_dir == Path("/xdg/envdoctor") and s.wheels_index == Path("/i.json") and s.rules_dir == Path("/r")
     assert s.torch_timeout == 12.5 and s.torch_index == "https://m.example/whl" and not s.use_uv
     assert s.selftest_dir == Path("/runs") and s.pip_index_url == "https://pypi.example/simple"
+    assert s.release_mirror == "https://proxy.example/github" and s.fix_setup().release_mirror == s.release_mirror
 
 
 @pytest.mark.parametrize("platform,env,expect", [
@@ -40,7 +42,9 @@ def test_cache_folder_per_platform(platform, env, expect):
 
 
 @pytest.mark.parametrize("name,value", [("ENVDOCTOR_TORCH_TIMEOUT", "abc"), ("ENVDOCTOR_TORCH_TIMEOUT", "-3"),
-                                        ("ENVDOCTOR_TORCH_TIMEOUT", "nan"), ("ENVDOCTOR_INSTALLER", "conda")])
+                                        ("ENVDOCTOR_TORCH_TIMEOUT", "nan"), ("ENVDOCTOR_INSTALLER", "conda"),
+                                        ("ENVDOCTOR_RELEASE_MIRROR", "ftp://proxy.example/"),
+                                        ("ENVDOCTOR_RELEASE_MIRROR", "http://[::1")])
 def test_a_bad_value_names_the_variable(name, value):
     with pytest.raises(InputError, match=name):
         Settings.from_env({"HOME": "/h", name: value})

@@ -31,6 +31,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
+from urllib.parse import unquote, urlsplit
 
 from packaging.utils import (
     InvalidSdistFilename,
@@ -175,6 +176,10 @@ def build_commands(plan: Plan, python: str, wheelhouse: str, uv: Optional[str], 
         commands.append(constrained + [p for p in built if p not in built_repairs])
     if built_repairs:
         commands.append(constrained + reinstall + built_repairs)
+    if plan.files:  # release wheels from outside the index, built for the torch in place: by their files, as they are
+        commands.insert(len([c for c in commands if is_download(c)]),
+                        download + (["--only-binary=:all:"] if not has_pip else []) + ["--no-deps", *plan.files])
+        commands.append(install + reinstall + [str(Path(wheelhouse) / file_name(u)) for u in plan.files])
     if rebuilds:  # from the user's own index, compiled against the torch in place: last, and only with --unsafe
         if uv:
             rebuild = [uv, "pip", "install", "--python", python, "--no-build-isolation", "--no-cache", "--reinstall",
@@ -184,6 +189,11 @@ def build_commands(plan: Plan, python: str, wheelhouse: str, uv: Optional[str], 
                        "--no-deps", "--progress-bar", "off"]
         commands.append(rebuild + held + rebuilds)
     return commands
+
+
+def file_name(url: str) -> str:
+    """The name a download saves the file at `url` under."""
+    return unquote(urlsplit(url).path.rsplit("/", 1)[-1])
 
 
 def held_text(before: Mapping[str, str], pins: List[str]) -> str:
@@ -542,7 +552,9 @@ def _execute(plan: Plan, python: str, ccs: List[str], progress: Progress, sdir: 
         moved = sorted(n for n in after if after.get(n) != before_versions.get(n)
                        and not any(canonicalize_name(p.partition("==")[0]) == n for p in pins))
         extra = [f"{n} {after[n]}" for n in moved] if plan.requirements or plan.rebuilds else []
-        outcome.message = "installed " + ", ".join(pins + extra) + (f" (reinstalled {', '.join(repairs)})" if repairs else "")
+        files = [file_name(u) for u in plan.files]
+        outcome.message = "installed " + ", ".join(pins + extra + files)
+        outcome.message += f" (reinstalled {', '.join(repairs)})" if repairs else ""
         if plan.rebuilds:
             outcome.message += f" (rebuilt {', '.join(plan.rebuilds)})"
         return outcome

@@ -31,7 +31,7 @@ def attach_commands(plan: Plan, snapshot: Snapshot, python_path: Optional[str], 
     """Set `plan.commands`: for the interpreter at `python_path`, or (a snapshot from elsewhere, python_path None)
     with the snapshot's interpreter and a WHEELHOUSE placeholder. The environment of a uv project gets the
     project's commands, a conda environment with conda's torch the switch to pip's first (and a note why)."""
-    if not (plan.packages or plan.requirements or plan.rebuilds):
+    if not (plan.packages or plan.requirements or plan.rebuilds or plan.files):
         return
     if python_path:
         desc = describe_env(python_path)
@@ -69,8 +69,36 @@ def install_report(plan: Plan, python_path: str, environ: Mapping[str, str], pip
     whether the index page's link carries a hash (pip's report hashes every file it fetched, so it cannot
     tell); None when no index page showed the file. Credentials in URLs are never shown."""
     pins = [p.pin for p in plan.packages]
+    files, file_notes = release_file_entries(plan.files)
     if not pins and not plan.requirements:
-        return [], []
+        return files, file_notes
+    installs, notes = _resolved(plan, pins, python_path, environ, pip_index, timeout)
+    return installs + files, notes + file_notes
+
+
+def release_file_entries(urls: List[str]) -> Tuple[List[Dict[str, Any]], List[str]]:
+    """The release wheels a plan installs by their files (no resolution: --no-deps), as install_report lists them,
+    each with its note: no index page gives their hash."""
+    from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+
+    from envdoctor.install.installer import file_name
+
+    entries, notes = [], []
+    for url in urls:
+        try:
+            name, version, _build, _tags = parse_wheel_filename(file_name(url))
+        except InvalidWheelFilename:
+            name, version = file_name(url), "?"
+        entry = {"name": str(name), "version": str(version), "url": scrub_secrets(url), "hashed": False,
+                 "requested": True, "release_file": True}
+        entries.append(entry)
+        notes.append(f"{name} {version}: a release file from outside the package index ({entry['url']}); its "
+                     "host publishes no hash, so pip cannot check the download against one")
+    return entries, notes
+
+
+def _resolved(plan: Plan, pins: List[str], python_path: str, environ: Mapping[str, str], pip_index: Optional[str],
+              timeout: float) -> Tuple[List[Dict[str, Any]], List[str]]:
     if plan.requirements:  # resolved with torch held, as the install does
         import tempfile
 

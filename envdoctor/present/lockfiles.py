@@ -55,8 +55,23 @@ def _indexes(plan: Plan) -> List[str]:
 
 
 def _pins(plan: Plan) -> List[str]:
-    """Every pin of the plan's install steps: the exact packages, then the requirements pip resolves with torch held."""
-    return list(dict.fromkeys([p.pin for p in plan.packages] + list(plan.requirements)))
+    """Every pin of the plan's install steps: the exact packages, the requirements pip resolves with torch held, then
+    the release files (`flash-attn @ URL`)."""
+    return list(dict.fromkeys([p.pin for p in plan.packages] + list(plan.requirements)
+                              + [release_pin(u) for u in plan.files]))
+
+
+def release_pin(url: str) -> str:
+    """A release file as a requirement: 'flash-attn @ https://...whl'."""
+    from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+
+    from envdoctor.install.installer import file_name
+
+    try:
+        name = str(parse_wheel_filename(file_name(url))[0])
+    except InvalidWheelFilename:
+        return public_url(url)
+    return f"{name} @ {public_url(url)}"
 
 
 def not_lockable(plan: Plan) -> List[str]:
@@ -122,7 +137,7 @@ def requirements(plan: Plan, installs: Sequence[Dict[str, Any]], pip_index: Opti
     if unhashed:
         lines.append(f"# no --hash lines: the index gives no hash for {', '.join(unhashed)}")
     for i in sorted(installs, key=lambda i: (not i["requested"], i["name"])):
-        pin = f"{i['name']}=={i['version']}"
+        pin = f"{i['name']} @ {public_url(i['url'])}" if i.get("release_file") else f"{i['name']}=={i['version']}"
         if not unhashed:
             pin += "".join(f" \\\n    --hash={algo}:{digest}" for algo, digest in sorted(i["hashes"].items()))
         lines.append(pin)

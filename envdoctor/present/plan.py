@@ -68,7 +68,9 @@ def _steps(steps: List[Dict[str, Any]]) -> List[str]:
     for s in steps:
         answers = ", ".join(s["findings"]) or "no finding (asked for)"
         what = " ".join(_quote(i) for i in s["installs"]) or "-"
-        held = " with torch held" if s["kind"] in ("requirements", "extension") and s["status"] == "planned" else ""
+        by_file = any("://" in i for i in s["installs"])  # a release file: installed as it is, without resolution
+        held = " by its file, without its dependencies" if by_file else \
+            " with torch held" if s["kind"] in ("requirements", "extension") and s["status"] == "planned" else ""
         unsafe = "  [UNSAFE: compiles; needs --unsafe]" if s["applicability"] == "unsafe" else ""
         lines.append(f"    [{s['id']}] {s['kind']} for {answers}: {what}{held}{unsafe}")
         lines.append(f"      {_STEP_STATES.get(s['status'], s['status'] + ': ')}{s['why'] or s['reason']}")

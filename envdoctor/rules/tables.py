@@ -16,12 +16,14 @@ from types import MappingProxyType
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
 
 from envdoctor import data_schemas
 from envdoctor.compat import parse_cc
 from envdoctor.data_files import read_json
 from envdoctor.errors import InputError
-from envdoctor.snapshot import distribution_key as canonicalize_name  # PEP 503, without importing packaging.tags
+from envdoctor.snapshot import distribution_key as canonicalize_name
+from envdoctor.wheels.release_files import ReleaseBuilds  # PEP 503, without importing packaging.tags
 
 _MINOR = re.compile(r"^\d+\.\d+$")
 TEXT_REF = re.compile(r"\{table:([a-z_]+)\.([a-z0-9_]+)\}")
@@ -143,6 +145,7 @@ class Tables:
         return next((r for r in self.torch_cxx11_abi if r.torch.contains(version, prereleases=True)
                      and (not r.variants or variant in r.variants)), None)
     gpu_peaks: Tuple[GpuPeak, ...] = ()  # the first whose pattern a device name contains applies
+    extension_wheels: Tuple[ReleaseBuilds, ...] = ()  # oldest release first, per extension
 
     def peak_for(self, device_name: str) -> Optional[GpuPeak]:
         """The gpu_peaks.json row of a device ('NVIDIA H100 80GB HBM3' -> H100 SXM); None when not listed."""
@@ -365,6 +368,37 @@ def _torch_cxx11_abi(path: Path) -> Tuple[Tuple[TorchAbi, ...], List[str]]:
     return tuple(out), problems
 
 
+def _extension_wheels(path: Path) -> Tuple[Tuple[ReleaseBuilds, ...], List[str]]:
+    if not path.exists():  # an older rules database without the table: no release files known
+        return (), []
+    doc, problems = _doc(path)
+    files = doc.get("files") if isinstance(doc, dict) else None
+    urls: Dict[str, str] = {}
+    for name, entry in (files if isinstance(files, dict) else {}).items():
+        bad = data_schemas.fields(entry, SCHEMA, "extension_wheel_file")
+        if bad:
+            problems.append(f"{path}: files.{name}: bad or missing {', '.join(bad)}")
+            continue
+        urls[name] = entry["url"]
+    out = []
+    for at, row in _good_rows(path, doc, "extension_wheel_row", problems):
+        url = urls.get(row["extension"])
+        if url is None:
+            problems.append(f"{at}: no files.{row['extension']} says where its files are")
+            continue
+        try:
+            Version(row["release"])
+        except InvalidVersion:
+            problems.append(f"{at}: release {row['release']!r} is no version")
+            continue
+        out.append(ReleaseBuilds(row["extension"], row["release"], tuple(row["torch"]),
+                                 MappingProxyType(dict(row["cuda"])), tuple(row["python"]), tuple(row["cxx11_abi"]),
+                                 tuple(row["platforms"]), tuple(MappingProxyType(dict(e)) for e in row.get("exclude", ())),
+                                 url, row["source"]))
+    out.sort(key=lambda r: (r.extension, Version(r.release)))
+    return tuple(out), problems
+
+
 def _gpu_peaks(path: Path) -> Tuple[Tuple[GpuPeak, ...], List[str]]:
     if not path.exists():  # an older rules database without the table: no peaks known
         return (), []
@@ -405,10 +439,11 @@ def load_tables(directory: Path) -> Tables:
     dynamo_python, p8 = _dynamo_python(directory / "dynamo_python.json")
     torch_abi, p9 = _torch_cxx11_abi(directory / "torch_cxx11_abi.json")
     gpu_peaks, p10 = _gpu_peaks(directory / "gpu_peaks.json")
-    problems = p1 + p2 + p3 + p4 + p5 + p6 + p7 + p8 + p9 + p10
+    extension_wheels, p11 = _extension_wheels(directory / "extension_wheels.json")
+    problems = p1 + p2 + p3 + p4 + p5 + p6 + p7 + p8 + p9 + p10 + p11
     if problems:
         raise InputError("invalid compatibility tables: " + "; ".join(problems))
     return Tables(triton_pins=pins, nccl_min_for_gpu=floors, nccl_min_for_feature=features,
                   shm_min_mib=shm_min, shm_per_gpu_mib=shm_per_gpu, ecosystem=ecosystem,
                   numpy_builds=numpy_builds, runtime_errors=runtime_errors, dynamo_python=dynamo_python,
-                  torch_cxx11_abi=torch_abi, gpu_peaks=gpu_peaks)
+                  torch_cxx11_abi=torch_abi, gpu_peaks=gpu_peaks, extension_wheels=extension_wheels)

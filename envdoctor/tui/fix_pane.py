@@ -50,6 +50,10 @@ def plan_text(plan: Any, target: Optional[str], notes: Sequence[str] = (), sourc
         text.append("  install ", style="bold")
         text.append(r, style="bold cyan")
         text.append("  with torch held, from your pip index\n", style="dim")
+    for u in getattr(plan, "files", None) or []:
+        text.append("  install ", style="bold")
+        text.append(u.rsplit("/", 1)[-1], style="bold cyan")
+        text.append(f"  the release file, from {scrub_secrets(u)}\n", style="dim")
     for p in plan.packages:
         text.append("  install ", style="bold")
         text.append(p.pin, style="bold cyan")

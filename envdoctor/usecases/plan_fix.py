@@ -14,9 +14,11 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, 
 if TYPE_CHECKING:
     from envdoctor.findings import Finding
     from envdoctor.knowledge import Knowledge
+    from envdoctor.rules.tables import Tables
     from envdoctor.snapshot import Snapshot
     from envdoctor.wheels.index import WheelIndex
-    from envdoctor.wheels.planner import Plan
+    from envdoctor.wheels.planner import MachineFacts, Plan
+    from envdoctor.wheels.release_files import TorchBuild
     from envdoctor.wheels.target import Target
 
 TARGET_NOTE = ("planned for the target's GPUs and driver: the GPU check runs at the first `envdoctor check` there "
@@ -35,6 +37,7 @@ class FixSetup:
     torch_index: Optional[str] = None
     knowledge: Optional[Callable[[], Knowledge]] = None  # the rules the diagnosis is made with (None: torch plan only)
     probe: Optional[Callable[[str], Snapshot]] = None  # a fresh snapshot of an interpreter (the verifier's check)
+    release_mirror: Optional[str] = None  # ENVDOCTOR_RELEASE_MIRROR: the host of release wheels outside the index
 
 
 @dataclass(frozen=True)
@@ -141,7 +144,7 @@ def plan_fix(snapshot: Snapshot, setup: FixSetup, wishes: FixWishes, python: Opt
             ids = ", ".join(s.id for s in the_plan.steps) or "none"
             raise InputError(f"--only/--skip {unknown[0]!r} names no step of this plan (its steps: {ids})")
         if python:
-            choose_extension_builds(the_plan, python, snapshot)
+            choose_extension_builds(the_plan, python, snapshot, setup.knowledge().tables, setup.release_mirror)
     attach_commands(the_plan, snapshot, python, setup.state_root, setup.use_uv)
     return PlanResult(the_plan, snapshot, python, base, target)
 
@@ -155,27 +158,63 @@ def diagnosis(snapshot: Snapshot, setup: FixSetup, python: Optional[str]) -> Lis
     return check(snapshot, setup.knowledge(), python=python).findings
 
 
-def choose_extension_builds(the_plan: Plan, python: str, snapshot: Snapshot) -> None:
-    """Each extension step: the release built for the torch in place where the user's index has one (pip's
-    resolver, torch held), else a rebuild without build isolation (unsafe: it compiles)."""
+def choose_extension_builds(the_plan: Plan, python: str, snapshot: Snapshot, tables: Tables,
+                            mirror: Optional[str] = None) -> None:
+    """Each extension step: the release wheel the extension published for the torch kept or planned
+    (extension_wheels.json: flash-attn's), else the release built for it on the user's index (pip's resolver,
+    torch held), else a rebuild without build isolation (unsafe: it compiles)."""
     import os
 
     from envdoctor.install.preview import extension_release
-    from envdoctor.wheels.steps import make_rebuild, make_release, settle
+    from envdoctor.wheels.planner import facts_from_snapshot
+    from envdoctor.wheels.release_files import release_file
+    from envdoctor.wheels.steps import make_rebuild, make_release, make_release_file, settle
 
     torch = the_plan.torch
     held = [torch.pin] if torch else []
+    facts = facts_from_snapshot(snapshot)
+    build = torch_build(the_plan, facts, tables)
     for step in the_plan.steps:
         if step.kind != "extension" or step.status != "planned":
             continue
+        installed = snapshot.package(step.subject)
+        installed = installed if isinstance(installed, str) else None
+        no_file = ""
+        if any(r.extension == step.subject for r in tables.extension_wheels):
+            found, no_file = (release_file(tables.extension_wheels, step.subject, build, facts.python, facts.platform,
+                                           installed, mirror) if build else
+                              (None, "torch's release and build are unknown"))
+            if found is not None:
+                make_release_file(step, found.release, found.url, build.version)
+                continue
         version, why = extension_release(python, step.subject, held, os.environ,
                                          [torch.index_url] if torch and torch.index_url else [])
         if version:
             make_release(step, version)
         else:
-            installed = snapshot.package(step.subject)
-            make_rebuild(step, installed if isinstance(installed, str) else None, why)
+            make_rebuild(step, installed, f"{no_file}; {why}" if no_file else why)
     settle(the_plan)
+
+
+def torch_build(the_plan: Plan, facts: MachineFacts, tables: Tables) -> Optional[TorchBuild]:
+    """The torch the extensions must fit: the one the plan installs (its C++ ABI that of PyTorch's binaries of its
+    release and variant, torch_cxx11_abi.json), else the one in place (its own ABI where the probe read it, else
+    PyTorch's for a build of PyTorch's index, named by its +cpu / +cuXXX); None when no torch is known."""
+    from envdoctor.compat import variant_cuda
+    from envdoctor.wheels.release_files import TorchBuild
+
+    planned = the_plan.torch
+    if planned is not None:
+        row = tables.torch_abi(planned.version, planned.variant)
+        return TorchBuild(planned.version, variant_cuda(planned.variant), row.cxx11_abi if row else None)
+    if not facts.torch_version:
+        return None
+    abi = facts.torch_cxx11_abi
+    local = facts.torch_version.partition("+")[2].lower()
+    if abi is None and (local == "cpu" or local.startswith("cu")):
+        row = tables.torch_abi(facts.torch_version.partition("+")[0], local)
+        abi = row.cxx11_abi if row else None
+    return TorchBuild(facts.torch_version, facts.torch_cuda, abi)
 
 
 @dataclass(frozen=True)

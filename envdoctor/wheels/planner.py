@@ -63,6 +63,7 @@ class MachineFacts:
     ninja: Optional[bool] = None
     libaio: Optional[bool] = None
     deepspeed_healthy: Optional[bool] = None  # False: it does not import, or its prebuilt ops are for another torch
+    torch_cxx11_abi: Optional[bool] = None  # torch._C._GLIBCXX_USE_CXX11_ABI; None when not read
 
     @property
     def platform(self) -> Optional[str]:
@@ -120,6 +121,7 @@ class Plan:
     steps: List[Any] = field(default_factory=list)  # wheels.steps.FixStep: the findings each install answers
     requirements: List[str] = field(default_factory=list)  # specs pip's resolver installs with torch held
     rebuilds: List[str] = field(default_factory=list)  # name==version rebuilt without build isolation (unsafe)
+    files: List[str] = field(default_factory=list)  # URLs of release wheels from outside the index (flash-attn's)
 
     @property
     def torch(self) -> Optional[PlannedPackage]:
@@ -148,6 +150,8 @@ class Plan:
             out["requirements"] = list(self.requirements)
         if self.rebuilds:
             out["rebuilds"] = list(self.rebuilds)
+        if self.files:
+            out["files"] = list(self.files)
         return out
 
 
@@ -174,6 +178,7 @@ def facts_from_snapshot(snapshot: Snapshot, python: Optional[str] = None) -> Mac
                 f.torch_cuda_unknown = str(getattr(t.cuda, "error", None) or "not reported")
             f.torch_arch_list = list(t.arch_list) if present(t.arch_list) else None
             f.torch_cuda_available = bool(t.cuda_available) if present(t.cuda_available) else None
+            f.torch_cxx11_abi = bool(t.cxx11_abi) if present(t.cxx11_abi) and t.cxx11_abi is not None else None
         elif not t.importable and t.error:
             f.torch_broken = str(t.error)
     if present(snapshot.python.packages):

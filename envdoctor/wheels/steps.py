@@ -51,6 +51,7 @@ class FixStep:
     packages: List[PlannedPackage] = field(default_factory=list)  # the exact pins it adds to the plan
     requirements: List[str] = field(default_factory=list)  # the specs pip resolves with torch held
     rebuilds: List[str] = field(default_factory=list)  # name==version rebuilt without build isolation
+    files: List[str] = field(default_factory=list)  # URLs of release wheels from outside the index
 
     def to_json(self) -> Dict[str, Any]:
         return {"id": self.id, "kind": self.kind, "findings": list(self.findings), "reason": self.reason,
@@ -287,9 +288,10 @@ def settle(plan: Plan) -> None:
     plan.packages = [p for s in running for p in s.packages]
     plan.requirements = list(dict.fromkeys(r for s in running for r in s.requirements))
     plan.rebuilds = list(dict.fromkeys(r for s in running for r in s.rebuilds))
+    plan.files = list(dict.fromkeys(u for s in running for u in s.files))
     if plan.status == "impossible":
         return
-    plan.status = "planned" if (plan.packages or plan.requirements or plan.rebuilds) else "nothing_to_do"
+    plan.status = "planned" if (plan.packages or plan.requirements or plan.rebuilds or plan.files) else "nothing_to_do"
 
 
 def select(plan: Plan, only: Sequence[str] = (), skip: Sequence[str] = ()) -> List[str]:
@@ -322,6 +324,14 @@ def make_rebuild(step: FixStep, installed: Optional[str], why: str) -> None:
     pin = f"{step.subject}=={installed}"
     step.installs, step.rebuilds = [pin], [pin]
     step.reason = f"{step.reason}: {why}; rebuilt from source against the torch in place (compiles: --unsafe)"
+
+
+def make_release_file(step: FixStep, release: str, url: str, torch_version: str) -> None:
+    """The extension's release wheel built for the torch kept or planned, from outside the package index: installed
+    by its file, without its dependencies (what the installed release needed is in place)."""
+    step.installs, step.files, step.requirements = [url], [url], []
+    step.reason = (f"{step.reason}: {step.subject} {release}'s release file built for torch {torch_version}, "
+                   f"its CUDA and C++ ABI")
 
 
 def make_release(step: FixStep, version: str) -> None:
