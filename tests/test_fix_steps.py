@@ -297,6 +297,21 @@ def test_triton_comes_from_the_index_torch_came_from(snapshot_of, tmp_path):
     assert p.status == "UNVERIFIED"  # a series, not one release
 
 
+def test_a_missing_triton_is_installed_at_torchs_pin_or_said_unplannable(snapshot_of, tmp_path):
+    """ED310: torch 2.5.1+cu124 and no Triton at all. The step installs the Triton torch 2.5.1 pins (the wheel index
+    read triton==3.1.0 from its metadata) from the index of its build; for a torch release triton_pins.json does not
+    know, the finding stays and its step says it cannot be planned, and why."""
+    result = _plan(snapshot_of, tmp_path, "h100_no_triton", index_base="https://mirror.example/whl")
+    s = _step(result, "ED310:triton")
+    assert (s.kind, s.status, s.applicability, s.installs) == ("companion", "planned", "safe", ["triton==3.1.0"])
+    assert [(p.pin, p.index_url) for p in result.plan.packages] == [("triton==3.1.0", "https://mirror.example/whl/cu124")]
+    snap = snapshot_of("h100_no_triton")
+    unknown = dataclasses.replace(snap, torch=dataclasses.replace(snap.torch, version="2.11.0+cu128", cuda="12.8"))
+    assert "ED310" in {f.id for f in diagnose_bundled(unknown)}
+    s = _step(plan_fix(unknown, _setup(tmp_path), FixWishes(), None), "ED310:triton")
+    assert s.status == "cannot_plan" and "which Triton torch 2.11.0+cu128 pins is unknown" in s.why
+
+
 def test_torch_own_triton_pin_names_the_package_and_the_rest_waits_for_it(snapshot_of, tmp_path):
     """torch's installed metadata pins pytorch-triton (the older CUDA builds on the PyTorch index do): that name and
     version, from torch's index; the requirements step of the same finding installs the rest and depends on it."""

@@ -188,12 +188,16 @@ def _step_for(f: Finding, plan: Plan, machine: MachineFacts, index: WheelIndex, 
     after = [TORCH_STEP] if torch_changes else []
     if f.category == "companion_mismatch" and changes and changes[0] in COMPANIONS:
         return _companion_step(f, changes[0], plan, machine, index, base, torch_changes)
-    if f.category == "compile_unready" and changes == ["triton"] and f.remedy.requirements:  # ED313
+    if f.category == "compile_unready" and changes == ["triton"]:  # ED310 (none installed), ED313 (another release)
+        step = FixStep(f"{f.id}:triton", "companion", [f.id], f.title, subject="triton")
+        if not f.remedy.requirements:
+            step.status = "cannot_plan"
+            step.why = f"which Triton torch {machine.torch_version} pins is unknown (rules/tables/triton_pins.json)"
+            return step
         name = "pytorch-triton" if "pytorch-triton" in machine.packages and "triton" not in machine.packages \
             else "triton"  # the rule names Triton's release; the package is the one torch's index paired it with
         spec = _spec(f.remedy.requirements[0]).replace("triton", name, 1)
-        return _triton_step(FixStep(f"{f.id}:triton", "companion", [f.id], f.title, subject="triton"), spec,
-                            plan, machine, index, base, torch_changes)
+        return _triton_step(step, spec, plan, machine, index, base, torch_changes)
     if f.category == "extension_torch_mismatch" and changes:
         name = changes[0]
         return FixStep(f"{f.id}:{name}", "extension", [f.id], f.title, [name], applicability="safe",
