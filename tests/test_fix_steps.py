@@ -312,6 +312,20 @@ def test_a_missing_triton_is_installed_at_torchs_pin_or_said_unplannable(snapsho
     assert s.status == "cannot_plan" and "which Triton torch 2.11.0+cu128 pins is unknown" in s.why
 
 
+def test_ninja_for_deepspeed_is_a_step_that_a_new_torch_does_not_cover(snapshot_of, tmp_path):
+    """ED307 (DeepSpeed without ninja): ninja through pip's resolver with torch held. A new torch brings its own
+    requirements, not ninja: with a torch step the ninja step still runs, after it."""
+    result = _plan(snapshot_of, tmp_path, "a100_sxm_shadowed_cudnn")
+    s = _step(result, "ED307")
+    assert (s.kind, s.status, s.applicability, s.installs, s.depends_on) == ("requirements", "planned", "safe",
+                                                                             ["ninja"], [])
+    assert result.plan.requirements == ["ninja"]
+    moved = _plan(snapshot_of, tmp_path, "a100_sxm_shadowed_cudnn", torch="2.5.1")
+    assert moved.plan.torch is not None
+    s = _step(moved, "ED307")
+    assert (s.status, s.depends_on) == ("planned", ["torch"]) and "ninja" in moved.plan.requirements
+
+
 def test_torch_own_triton_pin_names_the_package_and_the_rest_waits_for_it(snapshot_of, tmp_path):
     """torch's installed metadata pins pytorch-triton (the older CUDA builds on the PyTorch index do): that name and
     version, from torch's index; the requirements step of the same finding installs the rest and depends on it."""

@@ -32,6 +32,9 @@ KINDS = ("torch", "companion", "requirements", "extension")
 STATUSES = ("planned", "cannot_plan", "skipped", "covered")
 COMPANIONS = ("torchvision", "torchaudio")
 TRITONS = ("triton", "pytorch-triton")  # torch's CUDA builds pin one of them: its metadata says which
+# Findings whose requirements are torch's own (its Requires-Dist, the NumPy it was built against, its nvidia-* pins):
+# a new torch brings its own, so a torch step answers them. Others (ninja for DeepSpeed's JIT) are installed after it.
+TORCH_OWN = ("requirement_conflict", "numpy_incompatible", "nvidia_wheel_mismatch")
 
 
 @dataclass
@@ -204,10 +207,11 @@ def _step_for(f: Finding, plan: Plan, machine: MachineFacts, index: WheelIndex, 
                        depends_on=after, subject=name, requirements=[name])
     if f.remedy.requirements:
         specs = [_spec(r) for r in f.remedy.requirements]
-        if torch_changes:  # the new torch brings its own requirements: its step answers the finding
+        if torch_changes and f.category in TORCH_OWN:  # the new torch brings its own: its step answers the finding
             return FixStep(f.id, "requirements", [f.id], f.title, specs, status="covered",
                            why="the torch step installs a new torch with its own requirements", depends_on=after)
-        return FixStep(f.id, "requirements", [f.id], f.title, specs, requirements=specs, subject=" ".join(changes))
+        return FixStep(f.id, "requirements", [f.id], f.title, specs, requirements=specs, subject=" ".join(changes),
+                       depends_on=after)
     if f.category == "nvidia_wheel_mismatch":  # a library loaded from outside the wheels: not pip's to change
         return FixStep(f.id, "requirements", [f.id], f.title, status="cannot_plan",
                        why="a CUDA library is loaded from outside torch's nvidia-* wheels (LD_LIBRARY_PATH, a system "
