@@ -405,3 +405,48 @@ def test_an_installer_that_cannot_start_is_a_failure_not_a_traceback(tmp_path):
     assert verify(missing, Plan("planned"), {}, [], 60) == ["verification could not run: no-such-python: not found"]
     with pytest.raises(InputError, match="cannot describe the environment: no-such-python: not found"):
         describe_env(missing)
+
+# Importing the real torchvision registers its C++ operators in torch.ops (the probe looks for torchvision::nms);
+# the stand-in of the right build does so, the wrong build's do not load.
+REGISTERS = ("import torch\n"
+             "torch.ops = type('ops', (), {'torchvision': type('torchvision', (), {'nms': staticmethod(len)})})\n")
+
+
+def _torchvision(out, version: str, says: str, loads: bool):
+    init = (REGISTERS if loads else "") + f"__version__ = {says!r}\n"
+    return build_wheel(out, "torchvision", version, {"torchvision/__init__.py": init,
+                                                     "torchvision/version.py": f"__version__ = {says!r}\ncuda = None\n"},
+                       requires=["torch==2.13.0"])
+
+
+def _check_json(site) -> dict:
+    res = subprocess.run([sys.executable, "-m", "envdoctor", "check", "--python", site.python, "--json"], cwd=ROOT,
+                         env=site.env, capture_output=True, text=True, timeout=300)
+    assert res.returncode in (0, 1), res.stderr[-3000:]
+    return json.loads(res.stdout)
+
+
+@pytest.mark.slow
+def test_a_companion_of_the_wrong_build_is_replaced_by_the_right_one(site, wheels, tmp_path):
+    """The right variant of a companion, installed for real: torchvision of torch's release but another build (its
+    version.py says +cu130 beside a +cpu torch) is replaced by the +cpu build from the index torch came from, and the
+    verifier's fresh check no longer finds ED502 (no CPU torchvision can be had from the registry here)."""
+    wrong = _torchvision(tmp_path, "0.28.0", "0.28.0+cu130", loads=False)  # PyPI's shape: the dist says 0.28.0, the file +cu130
+    subprocess.run([site.python, "-m", "pip", "install", "-q", "--no-index", "--no-deps", str(wrong)], check=True,
+                   env=site.env, capture_output=True, timeout=300)
+    site.index.add_torch(wheels["old_torch"], "cpu")  # the torch index serves the torch in place too, as PyTorch's does
+    right = _torchvision(site.index.files, "0.28.0+cpu", "0.28.0+cpu", loads=True)
+    write_page(site.index.root / "whl" / "cpu" / "torchvision",
+               [(f"/files/{right.name.replace('+', '%2B')}#sha256={sha256(right)}", right.name)])
+    [finding] = [f for f in _check_json(site)["findings"] if f["id"] == "ED502"]
+    assert "0.28.0+cu130" in finding["title"] + finding["detail"]
+
+    res = subprocess.run([sys.executable, "-m", "envdoctor", "fix", "--python", site.python, "--index-base",
+                          f"{site.url}/whl", "--yes", "--json"], cwd=ROOT, env=site.env, capture_output=True, text=True,
+                         timeout=300)
+    assert res.returncode == 0, (res.stdout[-3000:], res.stderr[-3000:])
+    doc = json.loads(res.stdout)
+    assert doc["status"] == "installed" and "torchvision==0.28.0+cpu" in doc["message"], doc["message"]
+    after = _check_json(site)
+    assert "ED502" not in {f["id"] for f in after["findings"]}
+    assert after["snapshot"]["torch"]["companions"]["torchvision"]["build_version"] == "0.28.0+cpu"

@@ -418,7 +418,9 @@ def _execute(plan: Plan, python: str, ccs: List[str], progress: Progress, sdir: 
 
     # Exact versions, read from the variant index where it answers.
     exact = {p.name: p.version for p in plan.packages}
-    wants = {p.name: (series(p.version) or p.version, p.variant) for p in plan.packages if p.variant and p.index_url}
+    # a companion planned as a series ('0.28.*') is read as its series too: its exact build is the index's to say
+    wants = {p.name: (series(p.version.removesuffix(".*")) or p.version, p.variant) for p in plan.packages
+             if p.variant and p.index_url}
     base = next((p.index_url.rsplit("/", 1)[0] for p in plan.packages if p.index_url), "")
     if wants and base:
         try:
