@@ -89,8 +89,12 @@ _LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 _URL_CREDENTIALS = re.compile(r"(?::/{1,3}|//)(?!<redacted>@)([^/\s\"'<>]*)@")
 # user:password@host without its scheme (a URL whose start was cut or broken apart): the password, up to the last
 # '@' before a host name.
-_USERINFO = re.compile(r"(:)(?<=[^\s:/@\"'<>]:)(?!<redacted>@)([^\s/:\"'<>]{1,256})"
-                       r"@(?=(?:[a-z0-9-]+\.)+[a-z][a-z0-9-]+|\d{1,3}(?:\.\d{1,3}){3}|localhost\b|\[[0-9a-f:.]+\])")
+# Not: mailto:/email: addresses, a value of digits and commas (DeepSpeed's --include=10.0.0.1:0,1@10.0.0.2), code
+# (q[:,:d]@k.transpose(...)): the host must end where a host ends.
+_USERINFO = re.compile(r"(:)(?<=[^\s:/@\"'<>]:)(?<!mailto:)(?<!email:)(?!<redacted>@)(?![\d,]+@)"
+                       r"([^\s/:\"'<>()\[\]{}]{1,256})"
+                       r"@(?=(?:(?:[a-z0-9-]+\.)+[a-z][a-z0-9-]+|\d{1,3}(?:\.\d{1,3}){3}|localhost)(?![\w.(-])"
+                       r"|\[[0-9a-f:.]+\])")
 _PEM_BEGIN = re.compile(r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
 _PEM_END = re.compile(r"-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
 # What a PEM body holds: base64, line breaks (real or JSON-escaped), and header lines such as Proc-Type.

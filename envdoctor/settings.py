@@ -212,9 +212,16 @@ def _release_mirror(environ: Mapping[str, str]) -> Optional[str]:
     value = environ.get(RELEASE_MIRROR_ENV)
     if not value:
         return None
+    from urllib.parse import urlsplit
+
     from envdoctor.install.resolve import check_index_url
 
-    return check_index_url(value, RELEASE_MIRROR_ENV)
+    url = check_index_url(value, RELEASE_MIRROR_ENV)
+    parts = urlsplit(url)
+    if parts.username or parts.password or parts.query or parts.fragment:
+        raise InputError(f"{RELEASE_MIRROR_ENV}: a base URL without credentials, query or fragment (the files' paths "
+                         "go under it; pip reads a mirror's credentials from ~/.netrc, never from a command line)")
+    return url
 
 
 def _seconds(environ: Mapping[str, str], name: str, default: float) -> float:

@@ -61,7 +61,9 @@ def test_ordinary_words_survive():
 
 @pytest.mark.parametrize("text", ["git clone git@github.com:org/repo.git", "mail bob@lab.example.org",
                                   "node1:1234:1234 [0] NCCL INFO rank 0 nranks 8", "12:30:45 job@node1 started",
-                                  "user:none@mirror.example"])
+                                  "user:none@mirror.example", "mailto:bob@lab.example.org", "Author-email:bob@x.org",
+                                  "deepspeed --include=10.0.0.1:0,1@10.0.0.2:0 train.py",
+                                  "    scores = q[:,:d]@k.transpose(-2, -1)"])
 def test_an_at_sign_after_a_colon_without_a_password_survives(text):
     assert scrub_secrets(text) == text
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -18,7 +19,20 @@ GH = "https://github.com/Dao-AILab/flash-attention/releases/download"
 
 
 def _file(torch: TorchBuild, python: str = "3.12", platform="linux_x86_64", installed=None, mirror=None):
+    if torch.glibc is None:
+        torch = dataclasses.replace(torch, glibc="2.39")  # Ubuntu 24.04's
     return release_file(ROWS, "flash-attn", torch, python, platform, installed, mirror)
+
+
+def test_a_file_built_on_a_newer_glibc_is_not_chosen():
+    """2.8.3 was built on Ubuntu 22.04 (glibc 2.35): on glibc 2.31 its files may not load ('GLIBC_2.32 not found');
+    2.7.4.post1, built on 20.04, is chosen where it has a file for the torch; an unknown glibc chooses none."""
+    found, why = _file(TorchBuild("2.8.0+cu128", "12.8", True, glibc="2.31"))
+    assert found is None and "built on glibc 2.35; this machine's glibc is 2.31" in why
+    found, _ = _file(TorchBuild("2.6.0+cu124", "12.4", False, glibc="2.31"))
+    assert found.release == "2.7.4.post1"
+    found, why = release_file(ROWS, "flash-attn", TorchBuild("2.8.0", "12.8", True), "3.12", "linux_x86_64")
+    assert found is None and "glibc is unknown" in why
 
 
 def test_the_newest_release_with_a_file_for_the_torch_is_chosen():
@@ -48,7 +62,10 @@ def test_the_cuda_tag_is_the_releases_own():
     (TorchBuild("2.4.1+cu124", "12.4", False), "3.13", "linux_x86_64", "torch 2.4, CUDA 12, Python 3.13"),
     (TorchBuild("2.0.1+cu117", "12.1", False), "3.12", "linux_x86_64", "torch 2.0, CUDA 12"),
     (TorchBuild("2.8.0+cu128", "12.8", True), "3.12", "linux_aarch64", "linux_aarch64"),
-    (TorchBuild("2.8.0+cpu", None, True), "3.12", "linux_x86_64", "a CPU build"),
+    (TorchBuild("2.8.0+cpu", None, True), "3.12", "linux_x86_64", "a build without CUDA"),
+    (TorchBuild("2.8.0+rocm6.3", None, True), "3.12", "linux_x86_64", "a ROCm build"),
+    (TorchBuild("2.8.0", None, True, "not reported"), "3.12", "linux_x86_64", "CUDA version is unknown (not reported)"),
+    (TorchBuild("2.6.0a0+ecf3bae40a.nv25.01", "12.8", True), "3.12", "linux_x86_64", "is a prerelease"),
     (TorchBuild("2.8.0", "12.8", None), "3.12", "linux_x86_64", "C++ ABI of torch 2.8.0 is unknown"),
     (TorchBuild("2.8.0", "12.8", True), "3.13t", "linux_x86_64", "not 3.13t"),
     (TorchBuild("2.8.0", "12.8", True), "3.12", None, "not this platform"),

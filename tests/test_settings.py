@@ -44,7 +44,9 @@ def test_cache_folder_per_platform(platform, env, expect):
 @pytest.mark.parametrize("name,value", [("ENVDOCTOR_TORCH_TIMEOUT", "abc"), ("ENVDOCTOR_TORCH_TIMEOUT", "-3"),
                                         ("ENVDOCTOR_TORCH_TIMEOUT", "nan"), ("ENVDOCTOR_INSTALLER", "conda"),
                                         ("ENVDOCTOR_RELEASE_MIRROR", "ftp://proxy.example/"),
-                                        ("ENVDOCTOR_RELEASE_MIRROR", "http://[::1")])
+                                        ("ENVDOCTOR_RELEASE_MIRROR", "http://[::1"),
+                                        ("ENVDOCTOR_RELEASE_MIRROR", "https://u:tok@proxy.example/gh"),
+                                        ("ENVDOCTOR_RELEASE_MIRROR", "https://proxy.example/gh?token=1")])
 def test_a_bad_value_names_the_variable(name, value):
     with pytest.raises(InputError, match=name):
         Settings.from_env({"HOME": "/h", name: value})

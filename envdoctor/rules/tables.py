@@ -394,7 +394,7 @@ def _extension_wheels(path: Path) -> Tuple[Tuple[ReleaseBuilds, ...], List[str]]
         out.append(ReleaseBuilds(row["extension"], row["release"], tuple(row["torch"]),
                                  MappingProxyType(dict(row["cuda"])), tuple(row["python"]), tuple(row["cxx11_abi"]),
                                  tuple(row["platforms"]), tuple(MappingProxyType(dict(e)) for e in row.get("exclude", ())),
-                                 url, row["source"]))
+                                 row["glibc"], url, row["source"]))
     out.sort(key=lambda r: (r.extension, Version(r.release)))
     return tuple(out), problems
 

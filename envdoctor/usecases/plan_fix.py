@@ -163,9 +163,11 @@ def choose_extension_builds(the_plan: Plan, python: str, snapshot: Snapshot, tab
     """Each extension step: the release wheel the extension published for the torch kept or planned
     (extension_wheels.json: flash-attn's), else the release built for it on the user's index (pip's resolver,
     torch held), else a rebuild without build isolation (unsafe: it compiles)."""
+    import dataclasses
     import os
 
     from envdoctor.install.preview import extension_release
+    from envdoctor.snapshot import present
     from envdoctor.wheels.planner import facts_from_snapshot
     from envdoctor.wheels.release_files import release_file
     from envdoctor.wheels.steps import make_rebuild, make_release, make_release_file, settle
@@ -174,6 +176,8 @@ def choose_extension_builds(the_plan: Plan, python: str, snapshot: Snapshot, tab
     held = [torch.pin] if torch else []
     facts = facts_from_snapshot(snapshot)
     build = torch_build(the_plan, facts, tables)
+    glibc = snapshot.host.glibc if present(snapshot.host.glibc) and isinstance(snapshot.host.glibc, str) else None
+    build = dataclasses.replace(build, glibc=glibc) if build else None
     for step in the_plan.steps:
         if step.kind != "extension" or step.status != "planned":
             continue
@@ -214,7 +218,7 @@ def torch_build(the_plan: Plan, facts: MachineFacts, tables: Tables) -> Optional
     if abi is None and (local == "cpu" or local.startswith("cu")):
         row = tables.torch_abi(facts.torch_version.partition("+")[0], local)
         abi = row.cxx11_abi if row else None
-    return TorchBuild(facts.torch_version, facts.torch_cuda, abi)
+    return TorchBuild(facts.torch_version, facts.torch_cuda, abi, facts.torch_cuda_unknown)
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ class ReleaseBuilds:
     cxx11_abi: Tuple[bool, ...]
     platforms: Tuple[str, ...]  # wheel platform tags: linux_x86_64
     exclude: Tuple[Mapping[str, str], ...]  # combinations the matrix skipped: {"torch": "2.4", "python": "3.13"}
+    glibc: str  # the glibc of the runner that built the files: an older one may not load them
     url: str  # the template: {release} {cuda} {torch} {abi} {py} {platform}
     source: str
 
@@ -67,6 +68,8 @@ class TorchBuild:
     version: str
     cuda: Optional[str]
     cxx11_abi: Optional[bool]
+    cuda_unknown: str = ""  # why torch.version.cuda is unknown ('' when it was read: None is then a build without CUDA)
+    glibc: Optional[str] = None  # the machine's glibc ('2.35'); None when unknown
 
 
 def _mm(version: str) -> Optional[str]:
@@ -91,7 +94,15 @@ def release_file(rows: Sequence[ReleaseBuilds], extension: str, torch: TorchBuil
     if torch_mm is None:
         return None, f"torch {torch.version!r} is no version"
     if not torch.cuda:
-        return None, f"torch {torch.version} is a CPU build: {extension}'s release files are CUDA builds"
+        if torch.cuda_unknown:
+            return None, f"torch {torch.version}'s CUDA version is unknown ({torch.cuda_unknown})"
+        kind = "a ROCm build" if "rocm" in torch.version.partition("+")[2].lower() else "a build without CUDA"
+        return None, f"torch {torch.version} is {kind}: {extension}'s release files are CUDA builds"
+    try:
+        if Version(torch.version).is_prerelease:  # an NGC or nightly torch: X.Y alone does not say its C++ symbols
+            return None, f"torch {torch.version} is a prerelease: {extension}'s files are built for released torch"
+    except InvalidVersion:
+        pass
     cuda_major = torch.cuda.split(".", 1)[0]
     if torch.cxx11_abi is None:
         return None, f"the C++ ABI of torch {torch.version} is unknown: which {extension} file fits it is too"
@@ -100,6 +111,11 @@ def release_file(rows: Sequence[ReleaseBuilds], extension: str, torch: TorchBuil
     if platform is None:
         return None, f"{extension}'s release files are for Linux x86_64, not this platform"
     fitting = [r for r in mine if r.builds(torch_mm, cuda_major, python, torch.cxx11_abi, platform)]
+    loadable = [r for r in fitting if torch.glibc and _ver(torch.glibc) >= _ver(r.glibc)]
+    if fitting and not loadable:
+        return None, (f"{extension}'s release files for torch {torch_mm} were built on glibc {fitting[-1].glibc}; this "
+                      f"machine's glibc is {torch.glibc or 'unknown'}, and an older one may not load them")
+    fitting = loadable
     if not fitting:
         covered = sorted({t for r in mine for t in r.torch}, key=lambda t: tuple(int(p) for p in t.split(".")))
         return None, (f"no {extension} release up to {newest} has a file for torch {torch_mm}, CUDA {cuda_major}, "
@@ -111,6 +127,10 @@ def release_file(rows: Sequence[ReleaseBuilds], extension: str, torch: TorchBuil
         parts = urlsplit(url)
         url = mirror.rstrip("/") + parts.path
     return ReleaseFile(extension, chosen.release, url, chosen.source), ""
+
+
+def _ver(text: str) -> Tuple[int, ...]:
+    return tuple(int(p) for p in re.findall(r"\d+", text)[:2])
 
 
 def _same(release: str, installed: str) -> bool:
