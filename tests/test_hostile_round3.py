@@ -183,6 +183,26 @@ def test_a_len_condition_with_an_unhashable_comparison_is_a_rules_error_not_a_cr
     assert problems and "'len' takes" in problems[0]
 
 
+def test_a_some_condition_whose_name_is_no_string_is_a_rules_error_not_a_crash():
+    """fuzz rules/4023688: {"some": {"in": ..., "as": [], "where": ...}} was a TypeError (exit 70)."""
+    from envdoctor.rules.conditions import check_condition
+
+    problems = check_condition({"some": {"in": "gpus", "as": ["g"], "where": {"present": "g.name"}}}, {}, {})
+    assert problems and "'some' takes" in problems[0]
+
+
+def test_a_gpu_whose_name_is_unknown_beside_named_ones_is_compared_not_a_crash():
+    """fuzz snapshot/4045516: one GPU's name unknown among named ones made the drift comparison sort a str with an
+    unknown (TypeError, exit 70)."""
+    from envdoctor.rules.drift import _gpus
+    from envdoctor.snapshot import NOT_RECORDED, load_snapshot
+    from tests.conftest import fixture_path
+
+    snap = load_snapshot(fixture_path("a100_pcie_8x"))
+    snap.gpus[0].name = NOT_RECORDED
+    assert _gpus(snap) == "7x NVIDIA A100 80GB PCIe, 1x unknown"
+
+
 def test_a_fleet_node_nested_too_deep_is_refused_not_a_recursion_error(tmp_path, capsys):
     """fuzz snapshot/959: a recorded snapshot with a 600-deep value among fleet nodes was a RecursionError (exit 70)."""
     import json

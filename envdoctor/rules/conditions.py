@@ -258,7 +258,7 @@ def check_condition(cond: Any, roots: Dict[str, Any], predicates: Mapping[str, A
             return ["'len' takes [path, lt|le|eq|ge|gt, integer]"]
         errors += _opt(check_path(arg[0], roots))
     elif op == "some":
-        if not isinstance(arg, dict) or set(arg) != {"in", "as", "where"}:
+        if not isinstance(arg, dict) or set(arg) != {"in", "as", "where"} or not isinstance(arg["as"], str):
             return ["'some' takes {in: path, as: name, where: condition}"]
         err = check_path(arg["in"], roots)
         if err:

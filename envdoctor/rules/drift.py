@@ -37,7 +37,7 @@ def _torch(attr: str) -> Callable[[Snapshot], str]:
 def _gpus(s: Snapshot) -> str:
     if not isinstance(s.gpus, list):  # the GPU list itself unknown (gpus: null)
         return UNKNOWN
-    names = Counter(g.name for g in s.gpus)
+    names = Counter(_val(g.name) for g in s.gpus)  # a name unknown on one GPU is "unknown", not a value
     return ", ".join(f"{n}x {name}" for name, n in sorted(names.items())) or "none"
 
 
