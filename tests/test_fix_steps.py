@@ -326,6 +326,28 @@ def test_ninja_for_deepspeed_is_a_step_that_a_new_torch_does_not_cover(snapshot_
     assert (s.status, s.depends_on) == ("planned", ["torch"]) and "ninja" in moved.plan.requirements
 
 
+def _rule_fixture(rule_id: str):
+    """The first snapshot a rule's own fixtures say it fires on (a derived one in the rule file, as written there)."""
+    from envdoctor.rules.registry import load_rules
+    from tests.rules.test_rules_fixtures import fixture_snapshot
+
+    [rule] = [r for r in load_rules() if r.id == rule_id]
+    return fixture_snapshot(rule.fixtures["fires"][0])
+
+
+@pytest.mark.parametrize("rule_id,step_id,installs", [
+    ("ED517", "ED517", ["bitsandbytes>=0.43.0"]),  # bitsandbytes before Windows CUDA binaries
+    ("ED318", "ED318:triton-windows", ["triton-windows==3.2.*"]),  # torch 2.6 on Windows pins Triton 3.2
+])
+def test_windows_installs_are_steps_through_the_users_index_with_torch_held(tmp_path, rule_id, step_id, installs):
+    snap = _rule_fixture(rule_id)
+    result = plan_fix(snap, _setup(tmp_path), FixWishes(), None)
+    assert_valid(result.to_json())
+    s = _step(result, step_id)
+    assert (s.status, s.applicability, s.installs) == ("planned", "safe", installs)
+    assert result.plan.requirements == installs and result.plan.packages == []
+
+
 def test_torch_own_triton_pin_names_the_package_and_the_rest_waits_for_it(snapshot_of, tmp_path):
     """torch's installed metadata pins pytorch-triton (the older CUDA builds on the PyTorch index do): that name and
     version, from torch's index; the requirements step of the same finding installs the rest and depends on it."""

@@ -328,7 +328,7 @@ def bitsandbytes_cuda_setup_failed(ctx: Context) -> Result:
             "evidence": [f"import bitsandbytes: {_short(text)}", f"meaning: {m.source}"]}
 
 
-@predicate("release", "said", reads=("runtime_errors",))
+@predicate("release", "said", "bnb_requirement", reads=("runtime_errors",))
 def bitsandbytes_without_windows_binaries(ctx: Context) -> Result:
     """bitsandbytes older than 0.43 on Windows: its wheels carry no Windows CUDA library, so its CUDA setup fails
     and it loads the CPU library."""
@@ -342,5 +342,5 @@ def bitsandbytes_without_windows_binaries(ctx: Context) -> Result:
     if not _bnb_before_windows_support(ext, text):
         return None
     release = ext.version if present(ext.version) and ext.version else f"before {_BNB_WINDOWS_SINCE}"
-    return {"release": str(release), "said": _short(text),
+    return {"release": str(release), "said": _short(text), "bnb_requirement": f"bitsandbytes>={_BNB_WINDOWS_SINCE}",
             "evidence": [f"host: {host.os}", f"import bitsandbytes: {_short(text)}", f"meaning: {m.source}"]}

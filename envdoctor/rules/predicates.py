@@ -627,14 +627,16 @@ def fabric_manager_mismatch(ctx: Context) -> Result:
             and present(fm.version) and fm.version != s.driver.version)
 
 
-@predicate("triton_requirement", reads=("triton_pins",))
+@predicate("triton_requirement", "triton_windows_requirement", reads=("triton_pins",))
 def triton_pin_of_torch(ctx: Context) -> Result:
-    """The Triton requirement torch's release pins ('triton==3.4.*', triton_pins.json), for the fix of a missing
-    Triton; '' when the table does not know the release (the fix then cannot be planned, the finding stands)."""
+    """The Triton requirement torch's release pins ('triton==3.4.*', triton_pins.json), and its Windows build's
+    (triton-windows, released per Triton X.Y), for the fix of a missing Triton; '' when the table does not know the
+    release (the fix then cannot be planned, the finding stands)."""
     t = ctx.snapshot.torch
     mm = major_minor(t.version) if present(t) and present(t.version) else None
     want = ctx.tables.triton_pins.get(_mm(mm)) if mm else None
-    return {"triton_requirement": f"triton=={want}.*" if want else ""}
+    return {"triton_requirement": f"triton=={want}.*" if want else "",
+            "triton_windows_requirement": f"triton-windows=={want}.*" if want else ""}
 
 
 @predicate("triton", "expected_triton", reads=("triton_pins",))

@@ -191,11 +191,21 @@ def _step_for(f: Finding, plan: Plan, machine: MachineFacts, index: WheelIndex, 
     after = [TORCH_STEP] if torch_changes else []
     if f.category == "companion_mismatch" and changes and changes[0] in COMPANIONS:
         return _companion_step(f, changes[0], plan, machine, index, base, torch_changes)
-    if f.category == "compile_unready" and changes == ["triton"]:  # ED310 (none installed), ED313 (another release)
-        step = FixStep(f"{f.id}:triton", "companion", [f.id], f.title, subject="triton")
+    if f.category == "compile_unready" and changes in (["triton"], ["triton-windows"]):
+        # ED310 (none installed), ED313 (another release), ED318 (Windows: triton-windows, from the user's index)
+        step = FixStep(f"{f.id}:{changes[0]}", "companion", [f.id], f.title, subject=changes[0], depends_on=after)
         if not f.remedy.requirements:
             step.status = "cannot_plan"
             step.why = f"which Triton torch {machine.torch_version} pins is unknown (rules/tables/triton_pins.json)"
+            return step
+        if changes == ["triton-windows"]:
+            if torch_changes:
+                step.status, step.why = "cannot_plan", ("the new torch pins another Triton: run `envdoctor fix` again "
+                                                        "once it is in place")
+                return step
+            spec = _spec(f.remedy.requirements[0])
+            step.installs, step.requirements = [spec], [spec]
+            step.reason = f"no Triton installed, torch {machine.torch_version} pins Triton {spec.split('==')[-1]}"
             return step
         name = "pytorch-triton" if "pytorch-triton" in machine.packages and "triton" not in machine.packages \
             else "triton"  # the rule names Triton's release; the package is the one torch's index paired it with
