@@ -51,7 +51,8 @@ def test_requirements_without_every_hash_has_none_and_pip_default_index_is_not_n
     rows = installs()
     del rows[1]["hashes"]
     text = lockfiles.requirements(a_plan(), rows, None)
-    assert "--hash=" not in text and "no hash for filelock" in text and "--index-url" not in text.replace("--extra-index-url", "")
+    assert "--hash=" not in text and "no hash is published for filelock" in text
+    assert "--index-url" not in text.replace("--extra-index-url", "")
 
 
 def test_pylock_is_pep_751():

@@ -11,7 +11,7 @@ import pytest
 
 from envdoctor.errors import InputError
 from envdoctor.rules.tables import load_tables
-from envdoctor.wheels.release_files import TorchBuild, release_file
+from envdoctor.wheels.release_files import TorchBuild, file_name, name_and_version, release_file
 from tests.conftest import ROOT
 
 ROWS = load_tables(ROOT / "rules" / "tables").extension_wheels
@@ -39,7 +39,8 @@ def test_the_newest_release_with_a_file_for_the_torch_is_chosen():
     found, why = _file(TorchBuild("2.8.0+cu128", "12.8", True))
     assert why == "" and found.release == "2.8.3"
     assert found.url == f"{GH}/v2.8.3/flash_attn-2.8.3+cu12torch2.8cxx11abiTRUE-cp312-cp312-linux_x86_64.whl"
-    assert found.file_name == "flash_attn-2.8.3+cu12torch2.8cxx11abiTRUE-cp312-cp312-linux_x86_64.whl"
+    assert file_name(found.url) == "flash_attn-2.8.3+cu12torch2.8cxx11abiTRUE-cp312-cp312-linux_x86_64.whl"
+    assert name_and_version(found.url) == ("flash-attn", "2.8.3+cu12torch2.8cxx11abitrue")
 
 
 def test_the_installed_release_is_kept_where_it_has_a_file_for_the_torch():
@@ -92,6 +93,9 @@ def test_an_extension_without_release_files():
     (lambda d: d["rows"][0].update(torch=["2"]), "rows[0]: bad or missing torch"),
     (lambda d: d["rows"][0].update(extension="xformers"), "no files.xformers says where its files are"),
     (lambda d: d["files"]["flash-attn"].update(url="ftp://x/{release}"), "files.flash-attn: bad or missing url"),
+    (lambda d: d["files"]["flash-attn"].update(url="https://h/{release}/{cuda_tag}.whl"),
+     "url names {cuda_tag}; it may name {abi}, {cuda}"),
+    (lambda d: d["rows"].append(dict(d["rows"][0])), "flash-attn 2.6.3 has a row already"),
     (lambda d: d["rows"][0]["exclude"].append({"gpu": "x"}), "rows[0]: bad or missing unknown key 'exclude[3].gpu'"),
 ])
 def test_a_bad_table_is_refused_with_what_is_wrong(tmp_path, change, says):

@@ -31,7 +31,6 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
-from urllib.parse import unquote, urlsplit
 
 from packaging.utils import (
     InvalidSdistFilename,
@@ -79,6 +78,7 @@ from envdoctor.processes import run_command, sigterm_as_interrupt
 from envdoctor.redact import scrub_secrets
 from envdoctor.versions import series
 from envdoctor.wheels.planner import Plan
+from envdoctor.wheels.release_files import file_name
 
 Progress = Callable[[str], None]
 CONSTRAINTS = "constraints.txt"
@@ -189,11 +189,6 @@ def build_commands(plan: Plan, python: str, wheelhouse: str, uv: Optional[str], 
                        "--no-deps", "--progress-bar", "off"]
         commands.append(rebuild + held + rebuilds)
     return commands
-
-
-def file_name(url: str) -> str:
-    """The name a download saves the file at `url` under."""
-    return unquote(urlsplit(url).path.rsplit("/", 1)[-1])
 
 
 def held_text(before: Mapping[str, str], pins: List[str]) -> str:

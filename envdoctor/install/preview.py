@@ -79,16 +79,11 @@ def install_report(plan: Plan, python_path: str, environ: Mapping[str, str], pip
 def release_file_entries(urls: List[str]) -> Tuple[List[Dict[str, Any]], List[str]]:
     """The release wheels a plan installs by their files (no resolution: --no-deps), as install_report lists them,
     each with its note: no index page gives their hash."""
-    from packaging.utils import InvalidWheelFilename, parse_wheel_filename
-
-    from envdoctor.install.installer import file_name
+    from envdoctor.wheels.release_files import name_and_version
 
     entries, notes = [], []
     for url in urls:
-        try:
-            name, version, _build, _tags = parse_wheel_filename(file_name(url))
-        except InvalidWheelFilename:
-            name, version = file_name(url), "?"
+        name, version = name_and_version(url)
         entry = {"name": str(name), "version": str(version), "url": scrub_secrets(url), "hashed": False,
                  "requested": True, "release_file": True}
         entries.append(entry)

@@ -63,15 +63,10 @@ def _pins(plan: Plan) -> List[str]:
 
 def release_pin(url: str) -> str:
     """A release file as a requirement: 'flash-attn @ https://...whl'."""
-    from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+    from envdoctor.wheels.release_files import name_and_version
 
-    from envdoctor.install.installer import file_name
-
-    try:
-        name = str(parse_wheel_filename(file_name(url))[0])
-    except InvalidWheelFilename:
-        return public_url(url)
-    return f"{name} @ {public_url(url)}"
+    name, version = name_and_version(url)
+    return f"{name} @ {public_url(url)}" if version != "?" else public_url(url)
 
 
 def not_lockable(plan: Plan) -> List[str]:
@@ -135,7 +130,8 @@ def requirements(plan: Plan, installs: Sequence[Dict[str, Any]], pip_index: Opti
     lines += [f"--extra-index-url {u}" for u in _indexes(plan)]
     unhashed = [i["name"] for i in installs if not i.get("hashes")]
     if unhashed:
-        lines.append(f"# no --hash lines: the index gives no hash for {', '.join(unhashed)}")
+        lines.append(f"# no --hash lines: no hash is published for {', '.join(unhashed)} (pip's hash-checking mode "
+                     "takes all or none)")
     for i in sorted(installs, key=lambda i: (not i["requested"], i["name"])):
         pin = f"{i['name']} @ {public_url(i['url'])}" if i.get("release_file") else f"{i['name']}=={i['version']}"
         if not unhashed:
@@ -178,8 +174,10 @@ def pylock(plan: Plan, installs: Sequence[Dict[str, Any]], created_by: str = "en
     """A PEP 751 lock (lock-version 1.0): one wheel or sdist per package, each with its index's hash."""
     unhashed = [i["name"] for i in installs if not i.get("hashes")]
     if unhashed:
-        raise LockError(f"the index gives no hash for {', '.join(unhashed)}, and pylock.toml needs one for every "
-                        "file; use --format requirements")
+        files = [i["name"] for i in installs if i.get("release_file")]
+        whose = "the index gives" if not files else "the release host of " + ", ".join(files) + " publishes"
+        raise LockError(f"{whose} no hash for {', '.join(unhashed)}, and pylock.toml needs one for every file; use "
+                        "--format requirements")
     lines = _header(plan, "pylock")
     local = local_links(installs)
     if local:

@@ -24,7 +24,8 @@ def render_plan(result: Union[PlanResult, ApplyResult]) -> str:
     if doc.get("installs"):
         lines.append("  pip will install (with the dependencies):")
         for i in doc["installs"]:
-            mark = {False: "  [no hash on the index]", None: "  [not found on an index page]"}.get(i["hashed"], "")
+            mark = "  [a release file, by itself: its host publishes no hash]" if i.get("release_file") else \
+                {False: "  [no hash on the index]", None: "  [not found on an index page]"}.get(i["hashed"], "")
             lines.append(f"    {i['name']} {i['version']}{mark}")
     for k in doc.get("kept") or []:
         lines.append(f"  keep {k}")

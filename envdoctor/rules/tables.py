@@ -368,6 +368,10 @@ def _torch_cxx11_abi(path: Path) -> Tuple[Tuple[TorchAbi, ...], List[str]]:
     return tuple(out), problems
 
 
+FILE_FIELDS = frozenset({"release", "cuda", "torch", "abi", "py", "platform"})  # what a release file's URL names
+_PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
+
+
 def _extension_wheels(path: Path) -> Tuple[Tuple[ReleaseBuilds, ...], List[str]]:
     if not path.exists():  # an older rules database without the table: no release files known
         return (), []
@@ -379,13 +383,23 @@ def _extension_wheels(path: Path) -> Tuple[Tuple[ReleaseBuilds, ...], List[str]]
         if bad:
             problems.append(f"{path}: files.{name}: bad or missing {', '.join(bad)}")
             continue
+        unknown = sorted(set(_PLACEHOLDER.findall(entry["url"])) - FILE_FIELDS)
+        if unknown:
+            problems.append(f"{path}: files.{name}: url names {', '.join('{' + u + '}' for u in unknown)}; it may name "
+                            f"{', '.join('{' + f + '}' for f in sorted(FILE_FIELDS))}")
+            continue
         urls[name] = entry["url"]
     out = []
+    seen = set()
     for at, row in _good_rows(path, doc, "extension_wheel_row", problems):
         url = urls.get(row["extension"])
         if url is None:
             problems.append(f"{at}: no files.{row['extension']} says where its files are")
             continue
+        if (row["extension"], row["release"]) in seen:
+            problems.append(f"{at}: {row['extension']} {row['release']} has a row already")
+            continue
+        seen.add((row["extension"], row["release"]))
         try:
             Version(row["release"])
         except InvalidVersion:

@@ -16,6 +16,7 @@ from envdoctor.present.terminal import printable
 from envdoctor.present.words import word
 from envdoctor.redact import scrub_secrets
 from envdoctor.tui import messages as msg
+from envdoctor.wheels.release_files import file_name
 
 INDEX_BASE = "Index base"  # the Fix tab's box for --index-base: its errors name it so
 INDEX_BASE_BOX = "the Index base box of the Fix tab"
@@ -52,7 +53,7 @@ def plan_text(plan: Any, target: Optional[str], notes: Sequence[str] = (), sourc
         text.append("  with torch held, from your pip index\n", style="dim")
     for u in getattr(plan, "files", None) or []:
         text.append("  install ", style="bold")
-        text.append(u.rsplit("/", 1)[-1], style="bold cyan")
+        text.append(file_name(u), style="bold cyan")
         text.append(f"  the release file, from {scrub_secrets(u)}\n", style="dim")
     for p in plan.packages:
         text.append("  install ", style="bold")

@@ -133,9 +133,10 @@ def plan_fix(snapshot: Snapshot, setup: FixSetup, wishes: FixWishes, python: Opt
     index = setup.wheel_index()
     base = torch_index_base(wishes.index_base, setup.torch_index, index.default_index_base, wishes.index_base_name)
     # The diagnosis of this environment: every applicable fix becomes a step (another machine's plan: torch only).
-    findings = diagnosis(snapshot, setup, python) if target is None else []
+    know = setup.knowledge() if setup.knowledge is not None and target is None else None
+    findings = diagnosis(snapshot, know, python)
     the_plan = plan(snapshot, index, Wishes.from_options(wishes.torch, wishes.deepspeed, wishes.python_version, base))
-    if setup.knowledge is not None and target is None:
+    if know is not None:
         gather(the_plan, findings, facts_from_snapshot(snapshot, wishes.python_version), index, base)
         unknown = select(the_plan, wishes.only, wishes.skip)
         if unknown:
@@ -144,18 +145,18 @@ def plan_fix(snapshot: Snapshot, setup: FixSetup, wishes: FixWishes, python: Opt
             ids = ", ".join(s.id for s in the_plan.steps) or "none"
             raise InputError(f"--only/--skip {unknown[0]!r} names no step of this plan (its steps: {ids})")
         if python:
-            choose_extension_builds(the_plan, python, snapshot, setup.knowledge().tables, setup.release_mirror)
+            choose_extension_builds(the_plan, python, snapshot, know.tables, setup.release_mirror)
     attach_commands(the_plan, snapshot, python, setup.state_root, setup.use_uv)
     return PlanResult(the_plan, snapshot, python, base, target)
 
 
-def diagnosis(snapshot: Snapshot, setup: FixSetup, python: Optional[str]) -> List[Finding]:
+def diagnosis(snapshot: Snapshot, know: Optional[Knowledge], python: Optional[str]) -> List[Finding]:
     """The findings of `check` on the snapshot ([] without the rules: a torch plan only)."""
     from envdoctor.usecases.check import check
 
-    if setup.knowledge is None:
+    if know is None:
         return []
-    return check(snapshot, setup.knowledge(), python=python).findings
+    return check(snapshot, know, python=python).findings
 
 
 def choose_extension_builds(the_plan: Plan, python: str, snapshot: Snapshot, tables: Tables,

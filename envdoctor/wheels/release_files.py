@@ -48,17 +48,27 @@ class ReleaseBuilds:
 
 @dataclass(frozen=True)
 class ReleaseFile:
-    """One release wheel: the extension, its release, where it is and its file name."""
+    """One release wheel: its release and where it is."""
 
-    extension: str
     release: str
     url: str
-    source: str  # where the table learned the build matrix
 
-    @property
-    def file_name(self) -> str:
-        """The wheel's file name, as the download saves it."""
-        return unquote(urlsplit(self.url).path.rsplit("/", 1)[-1])
+
+def file_name(url: str) -> str:
+    """The name a download saves the file at `url` under (its last path segment, unquoted)."""
+    return unquote(urlsplit(url).path.rsplit("/", 1)[-1])
+
+
+def name_and_version(url: str) -> Tuple[str, str]:
+    """('flash-attn', '2.8.3+cu12torch2.8cxx11abitrue') from a release file's URL; (its file name, '?') when the name
+    is no wheel's."""
+    from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+
+    try:
+        name, version, _build, _tags = parse_wheel_filename(file_name(url))
+    except InvalidWheelFilename:
+        return file_name(url), "?"
+    return str(name), str(version)
 
 
 @dataclass(frozen=True)
@@ -126,7 +136,7 @@ def release_file(rows: Sequence[ReleaseBuilds], extension: str, torch: TorchBuil
     if mirror:
         parts = urlsplit(url)
         url = mirror.rstrip("/") + parts.path
-    return ReleaseFile(extension, chosen.release, url, chosen.source), ""
+    return ReleaseFile(chosen.release, url), ""
 
 
 def _ver(text: str) -> Tuple[int, ...]:

@@ -102,6 +102,10 @@ def test_the_release_file_for_the_torch_in_place_is_planned_installed_and_verifi
     [entry] = [i for i in plan["installs"] if i.get("release_file")]
     assert (entry["name"], entry["version"], entry["hashed"]) == ("flash-attn", "2.8.3+cu12torch2.8cxx11abitrue", False)
     assert any("--no-deps" in c and url in c for c in plan["commands"])  # downloaded before anything changes
+    lock = _envdoctor(site, "fix", "--dry-run", "--format", "requirements")
+    assert lock.returncode == 0 and f"\nflash-attn @ {url}\n" in lock.stdout, lock.stderr[-2000:]
+    pylock = _envdoctor(site, "fix", "--dry-run", "--format", "pylock")
+    assert pylock.returncode != 0 and "the release host of flash-attn publishes no hash" in pylock.stderr
 
     res = _envdoctor(site, "fix", "--yes", "--json")
     assert res.returncode == 0, (res.stdout[-3000:], res.stderr[-3000:])
