@@ -114,3 +114,40 @@ def test_every_row_names_a_source_and_a_file_template_that_fills():
         assert row.source.startswith("https://github.com/Dao-AILab/flash-attention/blob/v" + row.release)
         for cuda in row.cuda:
             assert row.file_url(row.torch[-1], cuda, row.python[-1], True, "linux_x86_64").endswith(".whl")
+
+
+def test_a_release_file_is_downloaded_first_and_installed_by_its_file_with_pip_or_uv():
+    """Before anything changes, the file is downloaded with --no-deps (by envdoctor's own pip, for the target's
+    Python, in a venv without pip); then the saved file, not the URL, is installed over the old build."""
+    import sys
+
+    from envdoctor.install.installer import build_commands
+    from envdoctor.wheels.planner import Plan
+
+    url = f"{GH}/v2.8.3/flash_attn-2.8.3+cu12torch2.8cxx11abiTRUE-cp312-cp312-linux_x86_64.whl"
+    saved = "/wh/flash_attn-2.8.3+cu12torch2.8cxx11abiTRUE-cp312-cp312-linux_x86_64.whl"
+    plan = Plan("planned", python="3.12", files=[url])
+    download, install = build_commands(plan, "/v/bin/python", "/wh", None, [])
+    assert download[:4] == ["/v/bin/python", "-m", "pip", "download"] and download[-2:] == ["--no-deps", url]
+    assert install[:3] == ["/v/bin/python", "-m", "pip"] and install[-3:] == ["--force-reinstall", "--no-deps", saved]
+    download, install = build_commands(plan, "/v/bin/python", "/wh", "/bin/uv", [], has_pip=False)
+    assert download[0] == sys.executable and "--python-version" in download and "--only-binary=:all:" in download
+    assert install[:4] == ["/bin/uv", "pip", "install", "--python"] and install[-3:] == ["--reinstall", "--no-deps", saved]
+
+
+def test_the_torch_an_extension_must_fit():
+    """The torch the plan installs (its ABI that of PyTorch's binaries of its release and variant), else the one in
+    place: its own ABI where it was read, else PyTorch's for a build named +cpu / +cuXXX, else unknown."""
+    from envdoctor.usecases.plan_fix import torch_build
+    from envdoctor.wheels.planner import MachineFacts, Plan, PlannedPackage
+
+    tables = load_tables(ROOT / "rules" / "tables")
+    planned = Plan("planned", packages=[PlannedPackage("torch", "2.8.0", "cu128", "https://i/cu128", "", "torch==2.8.0")])
+    assert torch_build(planned, MachineFacts(torch_version="2.5.1+cu124"), tables) == TorchBuild("2.8.0", "12.8", True)
+    keep = Plan("nothing_to_do")
+    assert torch_build(keep, MachineFacts(torch_version="2.6.0+cu124", torch_cuda="12.4"), tables).cxx11_abi is False
+    assert torch_build(keep, MachineFacts(torch_version="2.6.0+cu126", torch_cuda="12.6"), tables).cxx11_abi is True
+    assert torch_build(keep, MachineFacts(torch_version="2.6.0", torch_cuda="12.4"), tables).cxx11_abi is None
+    read = MachineFacts(torch_version="2.6.0", torch_cuda="12.4", torch_cxx11_abi=True)
+    assert torch_build(keep, read, tables).cxx11_abi is True
+    assert torch_build(keep, MachineFacts(), tables) is None
