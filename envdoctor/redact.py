@@ -91,7 +91,7 @@ _URL_CREDENTIALS = re.compile(r"(?::/{1,3}|//)(?!<redacted>@)([^/\s\"'<>]*)@")
 # '@' before a host name.
 # Not: mailto:/email: addresses, a value of digits and commas (DeepSpeed's --include=10.0.0.1:0,1@10.0.0.2), code
 # (q[:,:d]@k.transpose(...)): the host must end where a host ends.
-_USERINFO = re.compile(r"(:)(?<=[^\s:/@\"'<>]:)(?<!mailto:)(?<!email:)(?!<redacted>@)(?![\d,]+@)"
+_USERINFO = re.compile(r"(:)(?<=[^\s:/\"'<>]:)(?<!mailto:)(?<!email:)(?!<redacted>@)(?![\d,]+@)"
                        r"([^\s/:\"'<>()\[\]{}]{1,256})"
                        r"@(?=(?:(?:[a-z0-9-]+\.)+[a-z][a-z0-9-]+|\d{1,3}(?:\.\d{1,3}){3}|localhost)(?![\w.(-])"
                        r"|\[[0-9a-f:.]+\])")

@@ -203,6 +203,22 @@ def test_a_gpu_whose_name_is_unknown_beside_named_ones_is_compared_not_a_crash()
     assert _gpus(snap) == "7x NVIDIA A100 80GB PCIe, 1x unknown"
 
 
+@pytest.mark.parametrize("command", [["check", "--json"], ["fix", "--dry-run", "--json"]])
+def test_deepspeeds_installed_ops_that_are_no_mapping_are_unknown_not_a_crash(tmp_path, capsys, command):
+    """fuzz snapshot/5019406: `installed_ops` a string made `fix --snapshot` an AttributeError (exit 70)."""
+    import json
+
+    from envdoctor import cli
+    from tests.conftest import fixture_path
+
+    doc = json.loads(fixture_path("deepspeed_stale_ops").read_text())
+    doc["deepspeed"]["installed_ops"] = "cpu_adam"
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(doc))
+    code = cli.main([command[0], "--snapshot", str(path), *command[1:]])
+    assert code in (0, 1), capsys.readouterr().err[-2000:]
+
+
 def test_a_fleet_node_nested_too_deep_is_refused_not_a_recursion_error(tmp_path, capsys):
     """fuzz snapshot/959: a recorded snapshot with a 600-deep value among fleet nodes was a RecursionError (exit 70)."""
     import json

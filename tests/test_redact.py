@@ -42,6 +42,9 @@ SHAPES = [
     # a URL broken apart before its credentials (a fuzzed log: "https://fuzzuse{'a': None}r:PW@mirror.example")
     ("userinfo", "peer https://ali{'a': None}ce:pa5@5w0rd@mirror.example/simple", "5w0rd"),
     ("userinfo-ip", "ssh admin:Secr3tPw@10.0.0.5", "Secr3tPw"),
+    # the same, cut after an '@' (fuzz nccl/5039595: "https://fuzzuserAuthorization: Bearer X@DEEP@:PW@mirror.example")
+    ("userinfo-after-at", "peer https://uAuthorization: Bearer <redacted>@DEEP@:FuzzLikePw9@mirror.example/simple",
+     "FuzzLikePw9"),
 ]
 
 

@@ -271,8 +271,8 @@ def deepspeed_built_for_other_torch(ctx: Context) -> Result:
     ds, t = s.deepspeed, s.torch
     if not (present(ds) and present(ds.torch_info) and present(t) and t.importable):
         return None
-    ops = ds.extra.get("installed_ops") or {}
-    if ops and not any(ops.values()):
+    ops = ds.extra.get("installed_ops")  # op -> prebuilt; anything else is unknown
+    if isinstance(ops, dict) and ops and not any(ops.values()):
         return None  # nothing prebuilt: JIT builds against the torch that is there
     built = major_minor(ds.torch_info.get("version"))
     running = major_minor(t.version)

@@ -196,7 +196,8 @@ def facts_from_snapshot(snapshot: Snapshot, python: Optional[str] = None) -> Mac
         if present(ds.version):
             f.packages["deepspeed"] = str(ds.version)
         built = ds.torch_info.get("version") if present(ds.torch_info) else None
-        prebuilt = any((ds.extra.get("installed_ops") or {}).values())
+        ops = ds.extra.get("installed_ops")  # kept as the snapshot gave it: a dict of op -> prebuilt, else unknown
+        prebuilt = isinstance(ops, dict) and any(ops.values())
         stale = bool(built and prebuilt and f.torch_version and
                      series(built) != series(f.torch_version))
         f.deepspeed_healthy = not (ds.importable is False or stale)
