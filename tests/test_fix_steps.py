@@ -326,13 +326,13 @@ def test_ninja_for_deepspeed_is_a_step_that_a_new_torch_does_not_cover(snapshot_
     assert (s.status, s.depends_on) == ("planned", ["torch"]) and "ninja" in moved.plan.requirements
 
 
-def _rule_fixture(rule_id: str):
-    """The first snapshot a rule's own fixtures say it fires on (a derived one in the rule file, as written there)."""
+def _rule_fixture_at(rule_id: str, n: int = 0):
+    """The n-th snapshot a rule's own fixtures say it fires on (a derived one in the rule file, as written there)."""
     from envdoctor.rules.registry import load_rules
     from tests.rules.test_rules_fixtures import fixture_snapshot
 
     [rule] = [r for r in load_rules() if r.id == rule_id]
-    return fixture_snapshot(rule.fixtures["fires"][0])
+    return fixture_snapshot(rule.fixtures["fires"][n])
 
 
 @pytest.mark.parametrize("rule_id,step_id,installs", [
@@ -340,12 +340,27 @@ def _rule_fixture(rule_id: str):
     ("ED318", "ED318:triton-windows", ["triton-windows==3.2.*"]),  # torch 2.6 on Windows pins Triton 3.2
 ])
 def test_windows_installs_are_steps_through_the_users_index_with_torch_held(tmp_path, rule_id, step_id, installs):
-    snap = _rule_fixture(rule_id)
+    snap = _rule_fixture_at(rule_id)
     result = plan_fix(snap, _setup(tmp_path), FixWishes(), None)
     assert_valid(result.to_json())
     s = _step(result, step_id)
     assert (s.status, s.applicability, s.installs) == ("planned", "safe", installs)
     assert result.plan.requirements == installs and result.plan.packages == []
+
+
+def test_an_extension_of_the_other_abi_gets_the_release_file_of_pytorchs(tmp_path):
+    """ED518: flash-attn built cxx11abiFALSE beside torch 2.7.1+cu126, whose own ABI was not read; PyTorch's binaries
+    of 2.7 use the new ABI (torch_cxx11_abi.json), so the step installs the file built for it (a file is found
+    before any index is asked: no interpreter runs here)."""
+    from envdoctor.usecases.plan_fix import choose_extension_builds
+
+    snap = _rule_fixture_at("ED518", 1)
+    result = plan_fix(snap, _setup(tmp_path), FixWishes(), None)
+    choose_extension_builds(result.plan, "/nonexistent/bin/python", snap, bundled_knowledge().tables)
+    s = _step(result, "ED518:flash-attn")
+    assert (s.kind, s.status, s.applicability) == ("extension", "planned", "safe")
+    assert s.installs == ["https://github.com/Dao-AILab/flash-attention/releases/download/v2.8.3/"
+                          "flash_attn-2.8.3+cu12torch2.7cxx11abiTRUE-cp310-cp310-linux_x86_64.whl"]
 
 
 def test_torch_own_triton_pin_names_the_package_and_the_rest_waits_for_it(snapshot_of, tmp_path):
