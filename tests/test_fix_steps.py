@@ -363,6 +363,21 @@ def test_an_extension_of_the_other_abi_gets_the_release_file_of_pytorchs(tmp_pat
                           "flash_attn-2.8.3+cu12torch2.7cxx11abiTRUE-cp310-cp310-linux_x86_64.whl"]
 
 
+def test_an_extension_without_kernels_for_the_gpu_is_an_unsafe_rebuild_for_its_compute_capability(snapshot_of, tmp_path):
+    """ED309: flash-attn 2.6.3 without sm_120 kernels on an RTX 5090. No release is known to have them: the step
+    rebuilds the installed release from source (--no-binary: not its wheel again) with TORCH_CUDA_ARCH_LIST set to
+    the GPUs' compute capabilities, after the torch step; unsafe, so refused without --unsafe."""
+    result = _plan(snapshot_of, tmp_path, "rtx5090_flash_attn")
+    s = _step(result, "ED309:flash-attn")
+    assert (s.kind, s.status, s.applicability, s.rebuilds, s.depends_on) == ("extension", "planned", "unsafe",
+                                                                             ["flash-attn==2.6.3"], ["torch"])
+    assert result.plan.env["TORCH_CUDA_ARCH_LIST"] == "12.0"
+    [rebuild] = [c for c in result.plan.commands if "flash-attn==2.6.3" in c]
+    assert rebuild[rebuild.index("--no-binary") + 1] == "flash-attn" and "--no-build-isolation" in rebuild
+    with pytest.raises(InputError, match="ED309:flash-attn"):
+        refuse_unsafe(result, unsafe=False)
+
+
 def test_torch_own_triton_pin_names_the_package_and_the_rest_waits_for_it(snapshot_of, tmp_path):
     """torch's installed metadata pins pytorch-triton (the older CUDA builds on the PyTorch index do): that name and
     version, from torch's index; the requirements step of the same finding installs the rest and depends on it."""

@@ -187,7 +187,9 @@ def build_commands(plan: Plan, python: str, wheelhouse: str, uv: Optional[str], 
         else:
             rebuild = [python, "-m", "pip", "install", "--no-build-isolation", "--no-cache-dir", "--force-reinstall",
                        "--no-deps", "--progress-bar", "off"]
-        commands.append(rebuild + held + rebuilds)
+        # from source even where the index has a wheel of that version: the wheel is the build that does not fit
+        no_binary = [a for r in rebuilds for a in ("--no-binary", canonicalize_name(r.partition("==")[0]))]
+        commands.append(rebuild + no_binary + held + rebuilds)
     return commands
 
 

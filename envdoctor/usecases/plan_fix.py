@@ -180,8 +180,8 @@ def choose_extension_builds(the_plan: Plan, python: str, snapshot: Snapshot, tab
     glibc = snapshot.host.glibc if present(snapshot.host.glibc) and isinstance(snapshot.host.glibc, str) else None
     build = dataclasses.replace(build, glibc=glibc) if build else None
     for step in the_plan.steps:
-        if step.kind != "extension" or step.status != "planned":
-            continue
+        if step.kind != "extension" or step.status != "planned" or step.rebuilds:
+            continue  # a rebuild already chosen (ED309: no release has kernels for the GPU)
         installed = snapshot.package(step.subject)
         installed = installed if isinstance(installed, str) else None
         no_file = ""

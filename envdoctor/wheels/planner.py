@@ -185,6 +185,9 @@ def facts_from_snapshot(snapshot: Snapshot, python: Optional[str] = None) -> Mac
         known = {str(k).lower(): str(v) for k, v in snapshot.python.packages.items()}
         why = partial_reason(snapshot.python.packages)
         f.packages = as_partial(known, why) if why is not None else known
+    for ext in snapshot.extensions if isinstance(snapshot.extensions, list) else []:
+        if present(ext.name) and present(ext.version) and isinstance(ext.version, str) and ext.version:
+            f.packages.setdefault(str(ext.name).lower(), ext.version)  # the torch probe's list, where pip's is short
     if present(snapshot.cuda_toolkit) and present(snapshot.cuda_toolkit.nvcc_version) \
             and major_minor(snapshot.cuda_toolkit.nvcc_version) is not None:  # junk is no nvcc version: unknown
         f.nvcc = str(snapshot.cuda_toolkit.nvcc_version)

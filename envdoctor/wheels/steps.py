@@ -55,6 +55,7 @@ class FixStep:
     requirements: List[str] = field(default_factory=list)  # the specs pip resolves with torch held
     rebuilds: List[str] = field(default_factory=list)  # name==version rebuilt without build isolation
     files: List[str] = field(default_factory=list)  # URLs of release wheels from outside the index
+    env: Dict[str, str] = field(default_factory=dict)  # what its install needs in the environment (a rebuild's arch list)
 
     def to_json(self) -> Dict[str, Any]:
         return {"id": self.id, "kind": self.kind, "findings": list(self.findings), "reason": self.reason,
@@ -211,6 +212,17 @@ def _step_for(f: Finding, plan: Plan, machine: MachineFacts, index: WheelIndex, 
             else "triton"  # the rule names Triton's release; the package is the one torch's index paired it with
         spec = _spec(f.remedy.requirements[0]).replace("triton", name, 1)
         return _triton_step(step, spec, plan, machine, index, base, torch_changes)
+    if f.category == "extension_arch_unsupported" and changes:  # ED309: no release gives it kernels for this GPU
+        step = FixStep(f"{f.id}:{changes[0]}", "extension", [f.id], f.title, depends_on=after, subject=changes[0])
+        ccs = sorted({g.cc for g in machine.gpus}, key=lambda c: tuple(int(p) for p in c.split(".") if p.isdigit()))
+        installed = machine.packages.get(changes[0])
+        make_rebuild(step, installed if isinstance(installed, str) else None, "no release is known to have kernels "
+                     f"for this machine's GPUs (compute capability {', '.join(ccs) or 'unknown'})")
+        if ccs:
+            step.env = {"TORCH_CUDA_ARCH_LIST": ";".join(ccs)}
+        else:
+            step.status, step.why = "cannot_plan", "the GPUs' compute capabilities are unknown: which kernels to build is too"
+        return step
     if f.category == "extension_torch_mismatch" and changes:
         name = changes[0]
         return FixStep(f"{f.id}:{name}", "extension", [f.id], f.title, [name], applicability="safe",
@@ -307,6 +319,8 @@ def settle(plan: Plan) -> None:
     plan.requirements = list(dict.fromkeys(r for s in running for r in s.requirements))
     plan.rebuilds = list(dict.fromkeys(r for s in running for r in s.rebuilds))
     plan.files = list(dict.fromkeys(u for s in running for u in s.files))
+    for s in running:
+        plan.env.update(s.env)
     if plan.status == "impossible":
         return
     plan.status = "planned" if (plan.packages or plan.requirements or plan.rebuilds or plan.files) else "nothing_to_do"
