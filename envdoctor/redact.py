@@ -158,6 +158,9 @@ def _find_spans(view: str, pattern: re.Pattern, group: int, spans: List[Tuple[in
 # What follows a redaction as a value follows a name ("ghp_...HF_TOKEN=VALUE": the token's pattern took the name
 # with it, so its value no longer follows a secret name): "<redacted>=VALUE" loses VALUE too.
 _AFTER_REDACTION = re.compile(r"[ \t]{0,8}[=:][ \t]{0,8}[\"']?(?!<redacted>)([^\s\"'&;,\\\]]+)")
+# What is glued to a redaction up to the '@' before a host: the rest of a URL's credentials whose start the redaction
+# took ("https://u:https://h/?sig=<redacted>&a=1PW@mirror.example").
+_BEFORE_HOST = re.compile(r"([^\s/@\"'<>]{1,256})@(?:(?:[a-z0-9-]+\.)+[a-z][a-z0-9-]+|\d{1,3}(?:\.\d{1,3}){3})(?![\w.(-])")
 _REDACTED_NAME_VALUE = re.compile(r"(<redacted>" + _AFTER_REDACTION.pattern + ")")
 
 
@@ -177,6 +180,9 @@ def _union(spans: List[Tuple[int, int]], lower: str) -> List[Tuple[int, int]]:
             if after is None or _NOT_A_VALUE.fullmatch(after.group(1)):
                 break
             end = after.end()
+        userinfo = _BEFORE_HOST.match(lower, end)  # "<redacted>&a=1PW@host": the rest of one credential
+        if userinfo is not None:
+            end = userinfo.end(1)
         merged.append((start, end))
     return merged
 

@@ -43,6 +43,9 @@ SHAPES = [
     ("userinfo", "peer https://ali{'a': None}ce:pa5@5w0rd@mirror.example/simple", "5w0rd"),
     ("userinfo-ip", "ssh admin:Secr3tPw@10.0.0.5", "Secr3tPw"),
     # the same, cut after an '@' (fuzz nccl/5039595: "https://fuzzuserAuthorization: Bearer X@DEEP@:PW@mirror.example")
+    # a URL inserted into another's password (fuzz nccl/6003144): the rest up to '@host' goes with the redaction
+    ("userinfo-after-redaction", "peer https://u:https://h/b?X-Amz-Signature=abcdef123456&a=1Pw9Secret@mirror.example/s",
+     "Pw9Secret"),
     ("userinfo-after-at", "peer https://uAuthorization: Bearer <redacted>@DEEP@:FuzzLikePw9@mirror.example/simple",
      "FuzzLikePw9"),
 ]
@@ -66,7 +69,8 @@ def test_ordinary_words_survive():
                                   "node1:1234:1234 [0] NCCL INFO rank 0 nranks 8", "12:30:45 job@node1 started",
                                   "user:none@mirror.example", "mailto:bob@lab.example.org", "Author-email:bob@x.org",
                                   "deepspeed --include=10.0.0.1:0,1@10.0.0.2:0 train.py",
-                                  "    scores = q[:,:d]@k.transpose(-2, -1)"])
+                                  "    scores = q[:,:d]@k.transpose(-2, -1)",
+                                  "HF_TOKEN=<redacted> sent by bob@lab.example.org"])
 def test_an_at_sign_after_a_colon_without_a_password_survives(text):
     assert scrub_secrets(text) == text
 
