@@ -95,6 +95,9 @@ _USERINFO = re.compile(r"(:)(?<=[^\s:/\"'<>]:)(?<!mailto:)(?<!email:)(?!<redacte
                        r"([^\s/:\"'<>()\[\]{}]{1,256})"
                        r"@(?=(?:(?:[a-z0-9-]+\.)+[a-z][a-z0-9-]+|\d{1,3}(?:\.\d{1,3}){3}|localhost)(?![\w.(-])"
                        r"|\[[0-9a-f:.]+\])")
+# scheme://user:password with its '@host' cut off (an excerpt, a truncated line): a port is digits, a password is not.
+_CUT_USERINFO = re.compile(r"(://[^/\s:@\"'<>\[\]]{1,64}:)(?![0-9]{1,5}(?![^\s/;,)\"']))(?!<redacted>)"
+                           r"([^/\s@\"'<>;,]{6,256})(?![^\s/@]*@)")
 _PEM_BEGIN = re.compile(r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
 _PEM_END = re.compile(r"-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
 # What a PEM body holds: base64, line breaks (real or JSON-escaped), and header lines such as Proc-Type.
@@ -161,6 +164,11 @@ _AFTER_REDACTION = re.compile(r"[ \t]{0,8}[=:][ \t]{0,8}[\"']?(?!<redacted>)([^\
 # What is glued to a redaction up to the '@' before a host: the rest of a URL's credentials whose start the redaction
 # took ("https://u:https://h/?sig=<redacted>&a=1PW@mirror.example").
 _BEFORE_HOST = re.compile(r"([^\s/@\"'<>]{1,256})@(?:(?:[a-z0-9-]+\.)+[a-z][a-z0-9-]+|\d{1,3}(?:\.\d{1,3}){3})(?![\w.(-])")
+# A word of 16 or more letters and digits right after a secret (one blank between): a second key where a header or a
+# login took one ("Authorization: Bearer <redacted> KEY", "login <redacted> KEY"), not prose.
+_TOKEN_AFTER = re.compile(r"[ \t]([a-z0-9_.-]{16,256})(?=[\s,;\"')\]]|$)")
+_LETTER = re.compile(r"[a-z]")
+_DIGIT = re.compile(r"[0-9]")
 _REDACTED_NAME_VALUE = re.compile(r"(<redacted>" + _AFTER_REDACTION.pattern + ")")
 
 
@@ -183,6 +191,9 @@ def _union(spans: List[Tuple[int, int]], lower: str) -> List[Tuple[int, int]]:
         userinfo = _BEFORE_HOST.match(lower, end)  # "<redacted>&a=1PW@host": the rest of one credential
         if userinfo is not None:
             end = userinfo.end(1)
+        token = _TOKEN_AFTER.match(lower, end)  # "Bearer <redacted> TOKEN": a key-like word right after a secret
+        if token is not None and _LETTER.search(token.group(1)) and _DIGIT.search(token.group(1)):
+            end = token.end(1)
         merged.append((start, end))
     return merged
 
@@ -190,7 +201,7 @@ def _union(spans: List[Tuple[int, int]], lower: str) -> List[Tuple[int, int]]:
 # The shapes read a blanked copy of the text, the value patterns its lowercased form (group 2 is the value).
 SHAPE_PATTERNS = ((_URL_CREDENTIALS, 1), (_SHAPES, 0), (_GLUED_SHAPES, 0))
 VALUE_PATTERNS = (_LOGIN_KEY, _NETRC, _SIGNATURE, _DOCKER_AUTH, _WEBHOOK, _AUTH_HEADER, _FLAG, _NAMED, _KEY, _SCHEME,
-                  _USERINFO, _REDACTED_NAME_VALUE)
+                  _USERINFO, _CUT_USERINFO, _REDACTED_NAME_VALUE)
 
 
 # A CSI sequence whose final byte (not SGR's `m`) is glued to a word: it may be that word's first letter.

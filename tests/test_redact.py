@@ -46,6 +46,12 @@ SHAPES = [
     # a URL inserted into another's password (fuzz nccl/6003144): the rest up to '@host' goes with the redaction
     ("userinfo-after-redaction", "peer https://u:https://h/b?X-Amz-Signature=abcdef123456&a=1Pw9Secret@mirror.example/s",
      "Pw9Secret"),
+    # a second key right after one a header or a login took (fuzz nccl/6095477, 6097814)
+    ("token-after-bearer", "Authorization: Bearer abcdef0123456789xyz Fuzz9Like7Key3Token12.0 WARN",
+     "Fuzz9Like7Key3Token"),
+    ("token-after-login", "wandb login 0123456789abcdef0123 Fuzz9Like7Key3Tokene2a-9c1b,MIG-2a4d", "Fuzz9Like7Key3Token"),
+    # URL credentials cut before their '@' (fuzz rules/6024805: an excerpt of a rules file)
+    ("cut-userinfo", "got {'<redacted>': 'https://fuzzuser:Fuzz9CutPw; /tmp/rules/x.json", "Fuzz9CutPw"),
     ("userinfo-after-at", "peer https://uAuthorization: Bearer <redacted>@DEEP@:FuzzLikePw9@mirror.example/simple",
      "FuzzLikePw9"),
 ]
@@ -70,7 +76,9 @@ def test_ordinary_words_survive():
                                   "user:none@mirror.example", "mailto:bob@lab.example.org", "Author-email:bob@x.org",
                                   "deepspeed --include=10.0.0.1:0,1@10.0.0.2:0 train.py",
                                   "    scores = q[:,:d]@k.transpose(-2, -1)",
-                                  "HF_TOKEN=<redacted> sent by bob@lab.example.org"])
+                                  "HF_TOKEN=<redacted> sent by bob@lab.example.org",
+                                  "see http://localhost:8080/x and https://pypi.org:443/simple",
+                                  "HF_TOKEN=<redacted> NCCL version 2.21.5+cuda12.4 ready"])
 def test_an_at_sign_after_a_colon_without_a_password_survives(text):
     assert scrub_secrets(text) == text
 

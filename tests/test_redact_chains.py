@@ -18,6 +18,7 @@ SAMPLES = {
     "_PEM": ("-----BEGIN RSA PRIVATE KEY-----\n", "MIIE" + C + "PemBody0123456789abcdef", "\n-----END RSA PRIVATE KEY-----"),
     "_URL_CREDENTIALS": ("https://", "user:" + C + "UrlPw", "@mirror.example/simple"),
     "_USERINFO": ("peer u{'a': None}ser:", C + "UserinfoPw", "@mirror.example/simple"),
+    "_CUT_USERINFO": ("https://user:", C + "CutPw", ""),
     "_SHAPES": ("", "sk-" + C + "Shape0123456789abcdefXYZ", ""),
     "_GLUED_SHAPES": ("", "hf_" + C + "Glued0123456789abcdefXYZ", ""),
     "_LOGIN_KEY": ("wandb login ", C + "Login0123456789abcdef0123456789", ""),
