@@ -96,7 +96,7 @@ _USERINFO = re.compile(r"(:)(?<=[^\s:/\"'<>]:)(?<!mailto:)(?<!email:)(?!<redacte
                        r"@(?=(?:(?:[a-z0-9-]+\.)+[a-z][a-z0-9-]+|\d{1,3}(?:\.\d{1,3}){3}|localhost)(?![\w.(-])"
                        r"|\[[0-9a-f:.]+\])")
 # scheme://user:password with its '@host' cut off (an excerpt, a truncated line): a port is digits, a password is not.
-_CUT_USERINFO = re.compile(r"(://[^/\s:@\"'<>\[\]]{1,64}:)(?![0-9]{1,5}(?![^\s/;,)\"']))(?!<redacted>)"
+_CUT_USERINFO = re.compile(r"(://[^/\s:@\"'<>\[\]]{1,64}:)(?![0-9]{1,5}(?![0-9a-z_]))(?!<redacted>)"
                            r"([^/\s@\"'<>;,]{6,256})(?![^\s/@]*@)")
 _PEM_BEGIN = re.compile(r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
 _PEM_END = re.compile(r"-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
@@ -164,11 +164,12 @@ _AFTER_REDACTION = re.compile(r"[ \t]{0,8}[=:][ \t]{0,8}[\"']?(?!<redacted>)([^\
 # What is glued to a redaction up to the '@' before a host: the rest of a URL's credentials whose start the redaction
 # took ("https://u:https://h/?sig=<redacted>&a=1PW@mirror.example").
 _BEFORE_HOST = re.compile(r"([^\s/@\"'<>]{1,256})@(?:(?:[a-z0-9-]+\.)+[a-z][a-z0-9-]+|\d{1,3}(?:\.\d{1,3}){3})(?![\w.(-])")
-# A word of 16 or more letters and digits right after a secret (one blank between): a second key where a header or a
-# login took one ("Authorization: Bearer <redacted> KEY", "login <redacted> KEY"), not prose.
-_TOKEN_AFTER = re.compile(r"[ \t]([a-z0-9_.-]{16,256})(?=[\s,;\"')\]]|$)")
-_LETTER = re.compile(r"[a-z]")
-_DIGIT = re.compile(r"[0-9]")
+# A word of 16 or more letters, digits and '_' with three of each, right after a secret (one blank between): a second
+# key where a header or a login took one ("Authorization: Bearer <redacted> KEY", "login <redacted> KEY"). A model
+# id (Llama-3.1-8B-Instruct), a triple (x86_64-linux-gnu) or a word (sm_90a_compute_capability) is none.
+_TOKEN_AFTER = re.compile(r"[ \t]([a-z0-9_]{16,256})(?=[\s,;\"')\].-]|$)")
+_LETTER = re.compile(r"(?:[^a-z]*[a-z]){3}")  # at least three letters and three digits: a key, not a name
+_DIGIT = re.compile(r"(?:[^0-9]*[0-9]){3}")
 _REDACTED_NAME_VALUE = re.compile(r"(<redacted>" + _AFTER_REDACTION.pattern + ")")
 
 

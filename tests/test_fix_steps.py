@@ -364,17 +364,23 @@ def test_an_extension_of_the_other_abi_gets_the_release_file_of_pytorchs(tmp_pat
 
 
 def test_an_extension_without_kernels_for_the_gpu_is_an_unsafe_rebuild_for_its_compute_capability(snapshot_of, tmp_path):
-    """ED309: flash-attn 2.6.3 without sm_120 kernels on an RTX 5090. No release is known to have them: the step
-    rebuilds the installed release from source (--no-binary: not its wheel again) with TORCH_CUDA_ARCH_LIST set to
-    the GPUs' compute capabilities, after the torch step; unsafe, so refused without --unsafe."""
+    """ED309: an extension without sm_120 kernels on an RTX 5090, no release known to have them: the step rebuilds
+    the installed release from source (--no-binary: not its wheel again) with TORCH_CUDA_ARCH_LIST set to the GPUs'
+    compute capabilities, after the torch step; unsafe, so refused without --unsafe. flash-attn's build picks its
+    kernels itself (TORCH_CUDA_ARCH_LIST does nothing there): its step cannot be planned, and says why."""
     result = _plan(snapshot_of, tmp_path, "rtx5090_flash_attn")
     s = _step(result, "ED309:flash-attn")
+    assert s.status == "cannot_plan" and "chooses its kernels itself" in s.why
+    snap = snapshot_of("rtx5090_flash_attn")
+    snap.extensions[0].name, snap.extensions[0].version = "xformers", "0.0.28"
+    result = plan_fix(snap, _setup(tmp_path), FixWishes(), None)
+    s = _step(result, "ED309:xformers")
     assert (s.kind, s.status, s.applicability, s.rebuilds, s.depends_on) == ("extension", "planned", "unsafe",
-                                                                             ["flash-attn==2.6.3"], ["torch"])
+                                                                             ["xformers==0.0.28"], ["torch"])
     assert result.plan.env["TORCH_CUDA_ARCH_LIST"] == "12.0"
-    [rebuild] = [c for c in result.plan.commands if "flash-attn==2.6.3" in c]
-    assert rebuild[rebuild.index("--no-binary") + 1] == "flash-attn" and "--no-build-isolation" in rebuild
-    with pytest.raises(InputError, match="ED309:flash-attn"):
+    [rebuild] = [c for c in result.plan.commands if "xformers==0.0.28" in c]
+    assert rebuild[rebuild.index("--no-binary") + 1] == "xformers" and "--no-build-isolation" in rebuild
+    with pytest.raises(InputError, match="ED309:xformers"):
         refuse_unsafe(result, unsafe=False)
 
 

@@ -78,7 +78,10 @@ def test_ordinary_words_survive():
                                   "    scores = q[:,:d]@k.transpose(-2, -1)",
                                   "HF_TOKEN=<redacted> sent by bob@lab.example.org",
                                   "see http://localhost:8080/x and https://pypi.org:443/simple",
-                                  "HF_TOKEN=<redacted> NCCL version 2.21.5+cuda12.4 ready"])
+                                  "HF_TOKEN=<redacted> NCCL version 2.21.5+cuda12.4 ready",
+                                  "init_method=tcp://10.0.0.1:29500?timeout=30", "Connecting to tcp://master:29500.",
+                                  "redis://cache:6379?db=0", "HF_TOKEN=<redacted> Llama-3.1-8B-Instruct",
+                                  "HF_TOKEN=<redacted> x86_64-linux-gnu-gcc", "HF_TOKEN=<redacted> sm_90a_compute_capability"])
 def test_an_at_sign_after_a_colon_without_a_password_survives(text):
     assert scrub_secrets(text) == text
 

@@ -23,6 +23,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from envdoctor.findings import Finding, current_id
+from envdoctor.versions import major_minor
 from envdoctor.wheels.index import WheelIndex
 from envdoctor.wheels.planner import MachineFacts, Plan, PlannedPackage, known_variant
 
@@ -213,16 +214,8 @@ def _step_for(f: Finding, plan: Plan, machine: MachineFacts, index: WheelIndex, 
         spec = _spec(f.remedy.requirements[0]).replace("triton", name, 1)
         return _triton_step(step, spec, plan, machine, index, base, torch_changes)
     if f.category == "extension_arch_unsupported" and changes:  # ED309: no release gives it kernels for this GPU
-        step = FixStep(f"{f.id}:{changes[0]}", "extension", [f.id], f.title, depends_on=after, subject=changes[0])
-        ccs = sorted({g.cc for g in machine.gpus}, key=lambda c: tuple(int(p) for p in c.split(".") if p.isdigit()))
-        installed = machine.packages.get(changes[0])
-        make_rebuild(step, installed if isinstance(installed, str) else None, "no release is known to have kernels "
-                     f"for this machine's GPUs (compute capability {', '.join(ccs) or 'unknown'})")
-        if ccs:
-            step.env = {"TORCH_CUDA_ARCH_LIST": ";".join(ccs)}
-        else:
-            step.status, step.why = "cannot_plan", "the GPUs' compute capabilities are unknown: which kernels to build is too"
-        return step
+        return _arch_rebuild(FixStep(f"{f.id}:{changes[0]}", "extension", [f.id], f.title, depends_on=after,
+                                     subject=changes[0]), machine)
     if f.category == "extension_torch_mismatch" and changes:
         name = changes[0]
         return FixStep(f"{f.id}:{name}", "extension", [f.id], f.title, [name], applicability="safe",
@@ -246,6 +239,37 @@ def _step_for(f: Finding, plan: Plan, machine: MachineFacts, index: WheelIndex, 
         return FixStep(f.id, "torch", [f.id], f.title, status="cannot_plan",
                        why=f"the planner keeps the installed torch: {plan.reason or 'nothing in the index answers it'}")
     return None
+
+
+# Extensions whose build chooses its kernels itself, not from TORCH_CUDA_ARCH_LIST: flash-attn's setup.py fixes its
+# gencode list (FLASH_ATTN_CUDA_ARCHS from 2.8) and fetches the prebuilt release wheel unless FLASH_ATTENTION_FORCE_BUILD
+# (https://github.com/Dao-AILab/flash-attention/blob/v2.8.3/setup.py)
+OWN_ARCH_LIST = ("flash-attn",)
+
+
+def _arch_rebuild(step: FixStep, machine: MachineFacts) -> FixStep:
+    """ED309: rebuild the installed release from source for the machine's GPUs (TORCH_CUDA_ARCH_LIST), unsafe."""
+    from envdoctor.compat import parse_cc
+
+    try:
+        ccs = sorted({g.cc for g in machine.gpus}, key=parse_cc)
+    except ValueError:
+        ccs = []
+    installed = machine.packages.get(step.subject)
+    make_rebuild(step, installed if isinstance(installed, str) else None,
+                 f"no release is known to have kernels for this machine's GPUs (compute capability {', '.join(ccs)})")
+    old = [c for c in ccs if parse_cc(c) < (7, 5)]
+    if step.subject in OWN_ARCH_LIST:
+        step.status, step.why = "cannot_plan", (f"{step.subject}'s build chooses its kernels itself, not from "
+                                                "TORCH_CUDA_ARCH_LIST: install a release whose kernels cover this GPU")
+    elif not ccs:
+        step.status, step.why = "cannot_plan", "the GPUs' compute capabilities are unknown: which kernels to build is too"
+    elif old and machine.nvcc and (major_minor(machine.nvcc) or (0, 0))[0] >= 13:
+        step.status, step.why = "cannot_plan", (f"nvcc {machine.nvcc} cannot compile for compute capability "
+                                                f"{', '.join(old)}: a CUDA 12.x toolkit is needed (CUDA_HOME)")
+    elif step.status == "planned":
+        step.env = {"TORCH_CUDA_ARCH_LIST": ";".join(ccs)}
+    return step
 
 
 def _spec(text: str) -> str:
