@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import shlex
-from typing import TYPE_CHECKING, Any, Dict, List, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Set, Union
 
 from envdoctor.present.words import word
 
@@ -17,7 +17,7 @@ def render_plan(result: Union[PlanResult, ApplyResult]) -> str:
     the rejected candidates and the exact commands."""
     doc = result.to_json()
     lines = [f"plan: {word(doc['status'])} - {doc.get('reason', '')}"]
-    lines += _steps(doc.get("steps") or [])
+    lines += _steps(doc.get("steps") or [], set(doc.get("files") or []))
     for p in doc["packages"]:
         lines.append(f"  install {p['pin']}" + (f"  from {p['index_url']}" if p["index_url"] else "  from your pip index"))
         lines.append(f"    because {p['reason']}" + (f" [{word(p['status'])}]" if p["status"] != "verified" else ""))
@@ -60,7 +60,7 @@ def render_plan(result: Union[PlanResult, ApplyResult]) -> str:
 _STEP_STATES = {"planned": "", "cannot_plan": "CANNOT BE PLANNED: ", "skipped": "skipped: ", "covered": "covered: "}
 
 
-def _steps(steps: List[Dict[str, Any]]) -> List[str]:
+def _steps(steps: List[Dict[str, Any]], files: Set[str]) -> List[str]:
     """Each step of the fix with the findings it answers, what it installs, its safety and, when it does not
     run, why."""
     if not steps:
@@ -69,7 +69,7 @@ def _steps(steps: List[Dict[str, Any]]) -> List[str]:
     for s in steps:
         answers = ", ".join(s["findings"]) or "no finding (asked for)"
         what = " ".join(_quote(i) for i in s["installs"]) or "-"
-        by_file = any("://" in i for i in s["installs"])  # a release file: installed as it is, without resolution
+        by_file = bool(files.intersection(s["installs"]))  # a release file: installed as it is, without resolution
         held = " by its file, without its dependencies" if by_file else \
             " with torch held" if s["kind"] in ("requirements", "extension") and s["status"] == "planned" else ""
         unsafe = "  [UNSAFE: compiles; needs --unsafe]" if s["applicability"] == "unsafe" else ""
