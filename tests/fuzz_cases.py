@@ -31,14 +31,15 @@ RULES = ROOT / "rules"
 # The planted secrets: none may reach the output. Put together at run time (no scanner mistakes this file).
 CANARY = "FuzzCanary" + "Q7x9Z2"
 PLANTED = ["hf_" + CANARY + "abcdefghij", "ghp_" + CANARY + "abcdefghijklmnopqrst",
-           f"https://fuzzuser:{CANARY}pw@mirror.example/simple", f"HF_TOKEN={CANARY}tok",
+           f"https://fuzzuser:{CANARY}upw@mirror.example/simple", f"HF_TOKEN={CANARY}tok",
            f"--password {CANARY}pw", f"Authorization: Bearer {CANARY}bearer",
            "nvapi-" + CANARY + "abcdefghijklmnop", f"https://h/b?X-Amz-Signature={CANARY}sig&a=1",
            f"wandb login {CANARY}0123456789abcdef0123456789"]
-# The secret part of each planted secret. A leak is one of these in the output whose planted secret is whole in the
-# input: the mutators may cut a planted secret apart (a hostile value inserted mid-token), and what is left is no
-# secret of any shape a scanner knows.
+# The secret part of each planted secret, each distinct from the others. A leak is a secret part in the output whose
+# planted secret is whole in the input: the mutators may cut a planted secret apart (a hostile value inserted
+# mid-token), and what is left is no secret of any shape a scanner knows.
 SECRET_PARTS = {p: re.search(r"[\w-]*" + CANARY + r"\w*", p).group(0) for p in PLANTED}
+assert len(set(SECRET_PARTS.values())) == len(PLANTED), "two planted secrets share a secret part"
 # Secrets one after another: a redaction must not consume the next one's name (`Authorization: --password X`).
 CHAINED = ["Authorization: " + PLANTED[4], PLANTED[8] + PLANTED[3], PLANTED[5] + " " + PLANTED[4],
            "HF_TOKEN=" + PLANTED[4], PLANTED[0] + PLANTED[5], PLANTED[4] + PLANTED[8]]
@@ -368,8 +369,19 @@ def _input_text(case: Case) -> str:
 
 def leaked(case: Case, text: str) -> bool:
     """Whether the output holds the secret part of a planted secret that the input holds whole."""
-    given = _input_text(case)
-    return any(part in text for secret, part in SECRET_PARTS.items() if secret in given)
+    return any(value in text for value in planted_values(_input_text(case)))
+
+
+def planted_values(given: str) -> List[str]:
+    """The secret values of the planted secrets that `given` holds whole. A secret part that word characters go on
+    after is a longer value (`--password Xrd`), and that longer value is the secret to look for."""
+    values = []
+    for secret, part in SECRET_PARTS.items():
+        offset = secret.index(part)
+        for m in re.finditer(re.escape(secret), given):
+            end = m.start() + offset + len(part)
+            values.append(part + re.match(r"\w*", given[end:]).group(0))
+    return values
 
 
 def _first_frame(path: Optional[str]) -> str:

@@ -33,3 +33,17 @@ def test_the_cases_are_a_function_of_their_seed():
     a, b = make_case("snapshot", 7), make_case("snapshot", 7)
     assert a.argv == b.argv and a.files == b.files
     assert make_case("nccl", 1).files != make_case("nccl", 2).files or make_case("nccl", 1).stdin != make_case("nccl", 2).stdin
+
+
+def test_a_leak_is_a_whole_planted_secret_in_the_output_not_a_cut_remnant():
+    from tests.fuzz_cases import CANARY, planted_values
+
+    password = f"--password {CANARY}pw"
+    # fuzz nccl/8068901: a chained secret inserted into `--password`, glued to its tail: the whole secret there is
+    # `{CANARY}pwrd`, and the remnant `rd {CANARY}pw` is no secret.
+    given = f"--passwoAuthorization: Bearer {CANARY}bearer {password}rd {CANARY}pw/dev/zero"
+    assert sorted(planted_values(given)) == sorted([f"{CANARY}bearer", f"{CANARY}pwrd"])
+    # fuzz nccl/8019547: a whole URL password and a cut `--password` no longer share a secret part
+    given = f"https://fuzzuser:{CANARY}upw@mirror.example/simple --pas\u2066sword {CANARY}pw"
+    assert planted_values(given) == [f"{CANARY}upw"]
+    assert planted_values(f"x {password}\n") == [f"{CANARY}pw"]
