@@ -3,9 +3,13 @@ the end and the exit code is still 3 (issue 30.1)."""
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import time
+
 import pytest
 
-from tests.test_install import fake_torch, fix, freeze
+from tests.test_install import _pip_install_pid, fake_torch, fix, freeze
 
 
 @pytest.mark.slow
@@ -27,3 +31,31 @@ def test_a_closed_output_does_not_skip_the_rollback_or_hide_exit_3(site):
     assert freeze(site) == before
     out = site.venv.glob("lib/python3.*/site-packages/~*")
     assert not list(out), "pip left a half-installed distribution"
+
+
+@pytest.mark.slow
+@pytest.mark.hostile("rolled back")
+def test_ctrl_c_with_the_pipe_gone_rolls_back_and_exits_3(site):
+    # `envdoctor fix --yes | tee fix.log`, then Ctrl-C: the terminal's SIGINT ends tee too, so envdoctor is
+    # interrupted while pip writes the new torch, and every line it prints after meets a closed pipe.
+    site.index.add_torch(fake_torch(site.tmp, "2.14.1+cpu", requires=["fakedep>=2"], pad_files=4000))
+    before = freeze(site)
+    proc = fix(site, "--yes", popen=True, as_json=False)
+    old_dist = next((site.venv / "lib").glob("python3.*/site-packages/torch-2.13.0+cpu.dist-info"))
+    deadline = time.monotonic() + 120
+    pid = None
+    while time.monotonic() < deadline and proc.poll() is None:
+        pid = pid or _pip_install_pid(site.python)
+        if pid and not old_dist.exists():  # pip has removed the old torch and is writing the new one
+            break
+        time.sleep(0.002)
+    assert pid, "pip install never started"
+    proc.stdout.close()
+    proc.stderr.close()
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=300) == 3
+    assert freeze(site) == before
+    assert not list(site.venv.glob("lib/python3.*/site-packages/~*")), "pip left a half-installed distribution"
+    out = subprocess.run([site.python, "-c", "import torch, fakedep; print(torch.__version__, fakedep.V)"],
+                         capture_output=True, text=True, env=site.env)
+    assert out.stdout.split() == ["2.13.0+cpu", "1"], out.stderr
