@@ -239,3 +239,31 @@ def test_a_fleet_node_nested_too_deep_is_refused_not_a_recursion_error(tmp_path,
     code = cli.main(["fleet", str(tmp_path / "s.json"), str(tmp_path / "b.json")])
     assert code in (1, 2)
     assert "internal error" not in capsys.readouterr().err
+
+
+ARABIC_INDIC = str.maketrans("0123456789", "\u0660\u0661\u0662\u0663\u0664\u0665\u0666\u0667\u0668\u0669")
+
+
+@pytest.mark.parametrize("path", ["driver.version", "driver.cuda_driver_version", "python.version",
+                                  "python.packages.torch", "python.packages.deepspeed", "torch.version", "torch.cuda",
+                                  "torch.nccl", "cuda_toolkit.nvcc_version", "deepspeed.version", "host.glibc"])
+def test_arabic_indic_digits_in_a_version_are_no_crash_of_the_deepspeed_plan(tmp_path, capsys, path):
+    """Item 10: a version written in Arabic-Indic digits (which str.isdigit() and int() take) under
+    `fix --deepspeed --dry-run` was exit 70."""
+    doc = json.loads((ROOT / "tests" / "fixtures" / "snapshots" / "deepspeed_stale_ops.json").read_text())
+    *parents, leaf = path.split(".")
+    node = doc
+    for key in parents:
+        node = node.setdefault(key, {})
+    node[leaf] = str(node.get(leaf) or "2.14.1").translate(ARABIC_INDIC)
+    code, out, err = _run(capsys, ["fix", "--snapshot", _write(tmp_path, "s.json", doc), "--dry-run", "--deepspeed"])
+    assert code in (0, 1, 2), err
+    assert "internal error" not in err and "Traceback" not in err + out
+    if code == 2:
+        assert err.strip(), "exit 2 without a message"
+
+
+@pytest.mark.parametrize("spec", ["\u0661\u0662", "\u0662.\u0661\u0664", "==\u0660.\u0661\u0664.\u0662"])
+def test_an_arabic_indic_deepspeed_version_wish_is_exit_2(spec, capsys):
+    code, _out, err = _run(capsys, ["fix", "--snapshot", str(SNAP), "--dry-run", "--deepspeed", spec])
+    assert code == 2 and "not a version specifier" in err
