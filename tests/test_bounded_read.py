@@ -52,7 +52,9 @@ def test_a_file_over_the_cap_is_refused_before_it_is_read(tmp_path):
     ["check", "--snapshot", SNAPSHOT, "--baseline", "{fifo}"],
     ["fleet", SNAPSHOT, "{fifo}"],
     ["fix", "--snapshot", "{fifo}", "--dry-run"],
-], ids=["snapshot-fifo", "snapshot-dev-zero", "baseline-fifo", "fleet-fifo", "fix-fifo"])
+    ["fleet", "collect", "--nnodes", "2", "--node-rank", "1", "--rdzv-endpoint", "127.0.0.1:9", "--timeout", "30",
+     "--snapshot", "{fifo}"],
+], ids=["snapshot-fifo", "snapshot-dev-zero", "baseline-fifo", "fleet-fifo", "fix-fifo", "fleet-collect-fifo"])
 def test_a_special_file_given_as_input_is_exit_2_not_a_hang(args, fifo):
     res = run_cli([a.replace("{fifo}", fifo) for a in args], timeout=60)
     assert res.returncode == 2 and "not a regular file" in res.stderr, res.stderr
