@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import io
+import itertools
 import json
 import os
 import random
@@ -35,11 +36,11 @@ PLANTED = ["hf_" + CANARY + "abcdefghij", "ghp_" + CANARY + "abcdefghijklmnopqrs
            f"--password {CANARY}pw", f"Authorization: Bearer {CANARY}bearer",
            "nvapi-" + CANARY + "abcdefghijklmnop", f"https://h/b?X-Amz-Signature={CANARY}sig&a=1",
            f"wandb login {CANARY}0123456789abcdef0123456789"]
-# The secret part of each planted secret, each distinct from the others. A leak is a secret part in the output whose
-# planted secret is whole in the input: the mutators may cut a planted secret apart (a hostile value inserted
-# mid-token), and what is left is no secret of any shape a scanner knows.
+# The secret part of each planted secret; none holds another's. A leak is a secret part in the output whose planted
+# secret is whole in the input (see judged_parts: the mutators may cut a planted secret apart, and what is left of
+# it is no secret of any shape a scanner knows).
 SECRET_PARTS = {p: re.search(r"[\w-]*" + CANARY + r"\w*", p).group(0) for p in PLANTED}
-assert len(set(SECRET_PARTS.values())) == len(PLANTED), "two planted secrets share a secret part"
+assert not any(a in b for a, b in itertools.permutations(SECRET_PARTS.values(), 2)), "a secret part holds another"
 # Secrets one after another: a redaction must not consume the next one's name (`Authorization: --password X`).
 CHAINED = ["Authorization: " + PLANTED[4], PLANTED[8] + PLANTED[3], PLANTED[5] + " " + PLANTED[4],
            "HF_TOKEN=" + PLANTED[4], PLANTED[0] + PLANTED[5], PLANTED[4] + PLANTED[8]]
@@ -361,27 +362,42 @@ def run_case(case: Case, work: Path, deadline_s: float = 20.0) -> Outcome:
     return outcome
 
 
+def _decoded(blob: bytes) -> str:
+    """An input file's text as envdoctor's log reader decodes it (UTF-16 with or without its byte-order mark)."""
+    from envdoctor.evidence.reader import sniff_encoding
+
+    codec, skip = sniff_encoding(blob[:4096])
+    return blob[skip:].decode(codec or "utf-8", "replace")
+
+
 def _input_text(case: Case) -> str:
     blobs = [*case.files.values(), case.stdin or b"", *(b for d in case.dirs.values() for b in d.values())]
-    texts = [b.decode("utf-16" if b[:2] in (b"\xff\xfe", b"\xfe\xff") else "utf-8", "replace") for b in blobs]
+    texts = [_decoded(b) for b in blobs]
     return "\n".join([*case.argv, *case.env.values(), *texts])
 
 
 def leaked(case: Case, text: str) -> bool:
     """Whether the output holds the secret part of a planted secret that the input holds whole."""
-    return any(value in text for value in planted_values(_input_text(case)))
+    return leaked_from(_input_text(case), text)
 
 
-def planted_values(given: str) -> List[str]:
-    """The secret values of the planted secrets that `given` holds whole. A secret part that word characters go on
-    after is a longer value (`--password Xrd`), and that longer value is the secret to look for."""
-    values = []
+def leaked_from(given: str, text: str) -> bool:
+    """Whether `text` (an output) holds a secret part that `judged_parts(given)` judges."""
+    return any(part in text for part in judged_parts(given))
+
+
+def judged_parts(given: str) -> List[str]:
+    """The secret parts whose reaching the output is a leak: those of the planted secrets `given` holds whole, each
+    of whose occurrences in `given` lies in a whole one. Where a copy was cut apart (`--pas<x>sword VALUE`, or a
+    secret inserted into another's name, which leaves `...rd VALUE`), what is left of it is no secret, and an output
+    holding VALUE cannot tell which copy it came from: that part is not judged in that input."""
+    parts = []
     for secret, part in SECRET_PARTS.items():
         offset = secret.index(part)
-        for m in re.finditer(re.escape(secret), given):
-            end = m.start() + offset + len(part)
-            values.append(part + re.match(r"\w*", given[end:]).group(0))
-    return values
+        whole = {m.start() + offset for m in re.finditer(re.escape(secret), given)}
+        if whole and all(m.start() in whole for m in re.finditer(re.escape(part), given)):
+            parts.append(part)
+    return parts
 
 
 def _first_frame(path: Optional[str]) -> str:

@@ -36,14 +36,37 @@ def test_the_cases_are_a_function_of_their_seed():
 
 
 def test_a_leak_is_a_whole_planted_secret_in_the_output_not_a_cut_remnant():
-    from tests.fuzz_cases import CANARY, planted_values
+    from tests.fuzz_cases import CANARY, judged_parts, leaked_from
 
     password = f"--password {CANARY}pw"
     # fuzz nccl/8068901: a chained secret inserted into `--password`, glued to its tail: the whole secret there is
-    # `{CANARY}pwrd`, and the remnant `rd {CANARY}pw` is no secret.
+    # `{CANARY}pwrd` (redacted), and the remnant `rd {CANARY}pw` is no secret, but holds the same value
     given = f"--passwoAuthorization: Bearer {CANARY}bearer {password}rd {CANARY}pw/dev/zero"
-    assert sorted(planted_values(given)) == sorted([f"{CANARY}bearer", f"{CANARY}pwrd"])
-    # fuzz nccl/8019547: a whole URL password and a cut `--password` no longer share a secret part
-    given = f"https://fuzzuser:{CANARY}upw@mirror.example/simple --pas\u2066sword {CANARY}pw"
-    assert planted_values(given) == [f"{CANARY}upw"]
-    assert planted_values(f"x {password}\n") == [f"{CANARY}pw"]
+    assert judged_parts(given) == [f"{CANARY}bearer"]
+    assert not leaked_from(given, f"--passwoAuthorization: Bearer <redacted> <redacted> {CANARY}pw/dev/zero")
+    assert leaked_from(given, f"Bearer {CANARY}bearer")
+    # fuzz nccl/8019547: a whole, redacted secret and a cut copy of the same value
+    given = f"{password} --pas\u2066sword {CANARY}pw"
+    assert judged_parts(given) == [] and not leaked_from(given, f"<redacted> --pas\u2066sword {CANARY}pw")
+    # a whole secret whose value goes on, printed cut short or JSON-escaped, is a leak
+    given = f"x {password}" + "x" * 20000
+    assert leaked_from(given, f"x --password {CANARY}pw" + "x" * 280 + "...")
+    given = f"{password}\u0661\u0662.\u0660"
+    assert leaked_from(given, '{"evidence": "--password ' + CANARY + 'pw\\u0661\\u0662.\\u0660"}')
+    assert not leaked_from(given, '{"evidence": "--password <redacted>"}')
+
+
+@pytest.mark.parametrize("seed", [8019547, 8068901])
+def test_the_harness_counts_no_leak_in_what_it_cut_apart_itself(seed, tmp_path):
+    from tests.fuzz_cases import make_case, run_case
+
+    out = run_case(make_case("nccl", seed), tmp_path / "w")
+    assert not out.leak and out.code in (0, 1, 2), out
+
+
+def test_a_secret_in_utf16_without_a_byte_order_mark_is_judged():
+    from tests.fuzz_cases import CANARY, Case, _input_text, judged_parts
+
+    case = Case("nccl", 0, ["nccl", "diagnose", "r0.log"], files={"r0.log": f"NCCL WARN x --password {CANARY}pw\n"
+                                                                            .encode("utf-16-le")})
+    assert judged_parts(_input_text(case)) == [f"{CANARY}pw"]
