@@ -61,8 +61,9 @@ class Registry:
                     self.send_header("Content-Range", f"bytes {start}-{end}/{len(body)}")
                 self.send_header("Content-Length", str(len(chunk)))
                 self.end_headers()
-                self.wfile.write(chunk)
+                # logged before it is sent: a client that has read it may be asked about it at once
                 registry.log.append((path, rng, len(chunk)))
+                self.wfile.write(chunk)
 
             def log_message(self, *args: object) -> None:
                 pass
