@@ -313,6 +313,21 @@ def _pip_install_pid(python: str):
     return None
 
 
+def pip_writing_torch(site, proc) -> int:
+    """The pid of the `pip install` that `proc` (a fix) started, once pip has removed the old torch and is writing the
+    new one."""
+    old_dist = next((site.venv / "lib").glob("python3.*/site-packages/torch-2.13.0+cpu.dist-info"))
+    deadline = time.monotonic() + 120
+    pid = None
+    while time.monotonic() < deadline and proc.poll() is None:
+        pid = pid or _pip_install_pid(site.python)
+        if pid and not old_dist.exists():
+            break
+        time.sleep(0.002)
+    assert pid, "pip install never started"
+    return pid
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("how", ["kill_pip", "sigint_envdoctor"])
 def test_interrupted_install_rolls_back(site, how):
@@ -320,15 +335,7 @@ def test_interrupted_install_rolls_back(site, how):
     site.index.add_torch(fake_torch(site.tmp, "2.14.1+cpu", requires=["fakedep>=2"], pad_files=4000))
     before = freeze(site)
     proc = fix(site, "--yes", popen=True)
-    old_dist = next((site.venv / "lib").glob("python3.*/site-packages/torch-2.13.0+cpu.dist-info"))
-    deadline = time.monotonic() + 120
-    pid = None
-    while time.monotonic() < deadline and proc.poll() is None:
-        pid = pid or _pip_install_pid(site.python)
-        if pid and not old_dist.exists():  # pip has removed the old torch and is writing the new one
-            break
-        time.sleep(0.002)
-    assert pid, "pip install never started"
+    pid = pip_writing_torch(site, proc)
     if how == "kill_pip":
         os.kill(pid, signal.SIGKILL)
     else:

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import signal
 import subprocess
-import time
 
 import pytest
 
-from tests.test_install import _pip_install_pid, fake_torch, fix, freeze
+from tests.test_install import fake_torch, fix, freeze, pip_writing_torch
 
 
 @pytest.mark.slow
@@ -41,15 +40,7 @@ def test_ctrl_c_with_the_pipe_gone_rolls_back_and_exits_3(site):
     site.index.add_torch(fake_torch(site.tmp, "2.14.1+cpu", requires=["fakedep>=2"], pad_files=4000))
     before = freeze(site)
     proc = fix(site, "--yes", popen=True, as_json=False)
-    old_dist = next((site.venv / "lib").glob("python3.*/site-packages/torch-2.13.0+cpu.dist-info"))
-    deadline = time.monotonic() + 120
-    pid = None
-    while time.monotonic() < deadline and proc.poll() is None:
-        pid = pid or _pip_install_pid(site.python)
-        if pid and not old_dist.exists():  # pip has removed the old torch and is writing the new one
-            break
-        time.sleep(0.002)
-    assert pid, "pip install never started"
+    pip_writing_torch(site, proc)
     proc.stdout.close()
     proc.stderr.close()
     proc.send_signal(signal.SIGINT)
